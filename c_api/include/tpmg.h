@@ -1,0 +1,404 @@
+/* tpmg: tensor-product multigrid with vertex-patch smoothers.
+ *
+ * The one public C header. It solves Poisson's equation -Δu = f, u = g on the
+ * boundary of an axis-parallel box, with continuous Q_k elements (Gauss-Lobatto
+ * support points, as deal.II's FE_Q) on a Cartesian mesh of n_0 x n_1 (x n_2)
+ * equal cells refined globally L times, by geometric multigrid whose smoother is
+ * the multiplicative vertex-patch (overlapping Schwarz) method with local solves
+ * by fast diagonalization (Cui, Grosse-Bley, Kanschat, Strzodka, "An
+ * implementation of tensor product patch smoothers on GPU", 2024;
+ * shared/seed/000_2d73055a997eed7b.txt).
+ *
+ * Conventions
+ * - Every function returns a tpmg_status; TPMG_SUCCESS is 0. On failure the
+ *   context keeps a message (tpmg_context_last_error) and no output was changed.
+ * - Vectors are raw pointers to `double` or `float` (see tpmg_precision) that the
+ *   caller owns; tpmg borrows them for the call and never frees them. Their
+ *   memory space is the context's: host memory for TPMG_BACKEND_CPU, device
+ *   memory for TPMG_BACKEND_CUDA (tpmg_vector_create allocates such memory).
+ * - A level vector holds every DoF of the level, Dirichlet DoFs included, in
+ *   global lexicographic order, x fastest: index = i + N_0 (j + N_1 m), where
+ *   N_d = n_d 2^level k + 1.
+ * - The level operator is the Laplace matrix with Dirichlet DoFs eliminated:
+ *   interior rows and columns are those of the finite element matrix, a
+ *   Dirichlet row is the identity row. Every object takes its grid's context;
+ *   objects are not thread-safe, different objects may be used concurrently.
+ */
+#ifndef TPMG_H
+#define TPMG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TPMG_VERSION_MAJOR 0
+#define TPMG_VERSION_MINOR 1
+
+/** Status of every tpmg call. */
+typedef enum {
+  TPMG_SUCCESS = 0,
+  TPMG_ERROR_ARGUMENT = 1,    /**< a bad argument: NULL, out of range, mismatched */
+  TPMG_ERROR_UNSUPPORTED = 2, /**< valid but not supported (degree, backend) */
+  TPMG_ERROR_MEMORY = 3,      /**< an allocation failed or would overflow */
+  TPMG_ERROR_BACKEND = 4,     /**< the backend (CUDA) reported an error */
+  TPMG_ERROR_NUMERICAL = 5    /**< a numerical check failed (breakdown, eigen residual) */
+} tpmg_status;
+
+/** Where vectors live and which kernels run. */
+typedef enum { TPMG_BACKEND_CPU = 0, TPMG_BACKEND_CUDA = 1 } tpmg_backend;
+
+/** Scalar type of a vector. */
+typedef enum { TPMG_DOUBLE = 0, TPMG_FLOAT = 1 } tpmg_precision;
+
+/** Global DoF index: 64 bit, a level may exceed 2^31 DoFs. */
+typedef int64_t tpmg_index;
+
+typedef struct tpmg_context tpmg_context;
+typedef struct tpmg_grid tpmg_grid;
+typedef struct tpmg_operator tpmg_operator;
+typedef struct tpmg_smoother tpmg_smoother;
+typedef struct tpmg_transfer tpmg_transfer;
+typedef struct tpmg_multigrid tpmg_multigrid;
+typedef struct tpmg_solver tpmg_solver;
+
+/* ------------------------------------------------------------------------ */
+/* Context                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/** Options of a context. */
+typedef struct {
+  tpmg_backend backend; /**< default TPMG_BACKEND_CPU */
+  int n_threads;        /**< CPU threads for the CPU backend; 0 (default): OpenMP's default */
+  int device;           /**< CUDA device number; default 0 */
+} tpmg_context_options;
+
+/** Default context options: CPU backend, OpenMP's thread count, device 0. */
+tpmg_context_options tpmg_context_options_default(void);
+
+/** Whether a backend is compiled in and has a usable device.
+ *  @param[in]  backend the backend to ask about
+ *  @param[out] available 1 if usable, else 0
+ *  @return TPMG_SUCCESS, or TPMG_ERROR_ARGUMENT for a NULL output or unknown backend. */
+tpmg_status tpmg_backend_available(tpmg_backend backend, int *available);
+
+/** Create a context: the backend, its threads or device, and the error message.
+ *  @param[in]  options options, or NULL for the defaults
+ *  @param[out] ctx the new context; owned by the caller, free with tpmg_context_destroy
+ *  @return TPMG_ERROR_UNSUPPORTED if the backend is not compiled in or has no device.
+ *  On failure *ctx is NULL and no message can be read: the status says what went wrong. */
+tpmg_status tpmg_context_create(const tpmg_context_options *options, tpmg_context **ctx);
+
+/** Destroy a context; every object made from it must be destroyed first.
+ *  @param[in,out] ctx the context; set to NULL. A NULL *ctx is accepted. */
+tpmg_status tpmg_context_destroy(tpmg_context **ctx);
+
+/** The message of the last failed call on this context ("" if none).
+ *  The string belongs to the context and is valid until its next call. */
+const char *tpmg_context_last_error(const tpmg_context *ctx);
+
+/** Backend memory currently allocated through this context, in bytes (device
+ *  memory for CUDA). Host work arrays of the CPU backend count too.
+ *  @param[out] bytes the byte count */
+tpmg_status tpmg_context_memory(const tpmg_context *ctx, size_t *bytes);
+
+/** The context's backend. */
+tpmg_status tpmg_context_backend(const tpmg_context *ctx, tpmg_backend *backend);
+
+/** The number of threads the CPU backend uses (1 for CUDA). */
+tpmg_status tpmg_context_threads(const tpmg_context *ctx, int *n_threads);
+
+/** Wait until all backend work of this context has finished (for timing). */
+tpmg_status tpmg_context_synchronize(tpmg_context *ctx);
+
+/* ------------------------------------------------------------------------ */
+/* Vectors on the context's memory space                                     */
+/* ------------------------------------------------------------------------ */
+
+/** Allocate a vector of n entries in the context's memory space, set to zero.
+ *  @param[out] v the vector; owned by the caller, free with tpmg_vector_destroy */
+tpmg_status tpmg_vector_create(tpmg_context *ctx, tpmg_precision precision, tpmg_index n, void **v);
+
+/** Free a vector made by tpmg_vector_create; sets *v to NULL (NULL accepted). */
+tpmg_status tpmg_vector_destroy(tpmg_context *ctx, void **v);
+
+/** Copy n entries from host memory into a context vector. */
+tpmg_status tpmg_vector_upload(tpmg_context *ctx, tpmg_precision precision, tpmg_index n,
+                               const void *host, void *v);
+
+/** Copy n entries of a context vector into host memory. */
+tpmg_status tpmg_vector_download(tpmg_context *ctx, tpmg_precision precision, tpmg_index n,
+                                 const void *v, void *host);
+
+/** v_i = value. */
+tpmg_status tpmg_vector_set(tpmg_context *ctx, tpmg_precision precision, tpmg_index n, double value,
+                            void *v);
+
+/** y = a x + b y (b = 0 overwrites y without reading it). */
+tpmg_status tpmg_vector_axpby(tpmg_context *ctx, tpmg_precision precision, tpmg_index n, double a,
+                              const void *x, double b, void *y);
+
+/** result = x . y, summed in double in a fixed order that does not depend on
+ *  the thread count or launch configuration. */
+tpmg_status tpmg_vector_dot(tpmg_context *ctx, tpmg_precision precision, tpmg_index n,
+                            const void *x, const void *y, double *result);
+
+/** dst = src converted between precisions (equal precisions copy). */
+tpmg_status tpmg_vector_convert(tpmg_context *ctx, tpmg_index n, tpmg_precision src_precision,
+                                const void *src, tpmg_precision dst_precision, void *dst);
+
+/* ------------------------------------------------------------------------ */
+/* Grid hierarchy                                                            */
+/* ------------------------------------------------------------------------ */
+
+/** Options of the mesh hierarchy (deal.II's subdivided_hyper_rectangle, refined). */
+typedef struct {
+  int dim;         /**< 2 or 3; default 3 */
+  int degree;      /**< k: 1..10 in 2D, 1..8 in 3D; default 3 */
+  int fine_level;  /**< L, refinements of the coarse mesh, >= 1; default 4 */
+  int cells[3];    /**< coarse cells per direction, >= 1; default 1,1,1 */
+  double box[6];   /**< a_0,b_0,a_1,b_1[,a_2,b_2] with a_d < b_d; default unit cube */
+} tpmg_grid_options;
+
+/** Default grid: 3D, Q3, level 4, one coarse cell, unit cube. */
+tpmg_grid_options tpmg_grid_options_default(void);
+
+/** Create the level hierarchy 0..fine_level and its 1D data (mass, stiffness,
+ *  patch eigenpairs, transfer) in both precisions on the context's memory space.
+ *  Level 0 is the coarse mesh; its interior DoFs are solved directly and must
+ *  not exceed TPMG_MAX_COARSE_DOFS.
+ *  @param[out] grid the grid; owned by the caller, free with tpmg_grid_destroy
+ *  @return TPMG_ERROR_ARGUMENT naming the bad option; TPMG_ERROR_MEMORY if the
+ *  finest level's vectors would overflow tpmg_index or size_t. */
+tpmg_status tpmg_grid_create(tpmg_context *ctx, const tpmg_grid_options *options, tpmg_grid **grid);
+
+#define TPMG_MAX_COARSE_DOFS 4096
+
+/** Destroy a grid; objects made from it must be destroyed first. *grid = NULL. */
+tpmg_status tpmg_grid_destroy(tpmg_grid **grid);
+
+/** The options the grid was made with. */
+tpmg_status tpmg_grid_get_options(const tpmg_grid *grid, tpmg_grid_options *options);
+
+/** The grid's context. */
+tpmg_status tpmg_grid_context(const tpmg_grid *grid, tpmg_context **ctx);
+
+/** DoFs of a level in all and per direction (n_1d[2] = 1 in 2D).
+ *  @param[in]  level 0..fine_level
+ *  @param[out] n_dofs total DoFs (may be NULL)
+ *  @param[out] n_1d DoFs per direction (may be NULL) */
+tpmg_status tpmg_grid_level_size(const tpmg_grid *grid, int level, tpmg_index *n_dofs,
+                                 tpmg_index n_1d[3]);
+
+/* ------------------------------------------------------------------------ */
+/* Level operator                                                            */
+/* ------------------------------------------------------------------------ */
+
+/** The matrix-free Laplace operator of one level in one precision.
+ *  @param[out] op owned by the caller, free with tpmg_operator_destroy */
+tpmg_status tpmg_operator_create(tpmg_grid *grid, int level, tpmg_precision precision,
+                                 tpmg_operator **op);
+
+/** dst = A src (sum factorization; Dirichlet rows act as identity). src and dst
+ *  must not overlap. */
+tpmg_status tpmg_operator_apply(tpmg_operator *op, const void *src, void *dst);
+
+/** Destroy an operator; *op = NULL. */
+tpmg_status tpmg_operator_destroy(tpmg_operator **op);
+
+/* ------------------------------------------------------------------------ */
+/* Vertex-patch smoother                                                     */
+/* ------------------------------------------------------------------------ */
+
+/** How a smoothing step computes the patch residuals (paper Table 4). */
+typedef enum {
+  TPMG_SMOOTHER_GLOBAL = 0,   /**< r = b - A x with the level operator once per colour */
+  TPMG_SMOOTHER_SEPARATE = 1, /**< patch-local residuals, then the local solves, in two passes */
+  TPMG_SMOOTHER_FUSED = 2     /**< residual and local solve on each patch in one pass */
+} tpmg_smoother_variant;
+
+/** Options of the smoother. */
+typedef struct {
+  tpmg_smoother_variant variant; /**< default TPMG_SMOOTHER_FUSED */
+} tpmg_smoother_options;
+
+/** Default smoother options: FUSED. */
+tpmg_smoother_options tpmg_smoother_options_default(void);
+
+/** The colourised multiplicative vertex-patch smoother of one level (paper
+ *  Algorithm 3): 2^dim colours by vertex-index parity, exact patch solves by fast
+ *  diagonalization. Level must be >= 1 (level 0 may have no interior vertex).
+ *  @param[in]  options options, or NULL for the defaults
+ *  @param[out] smoother owned by the caller, free with tpmg_smoother_destroy */
+tpmg_status tpmg_smoother_create(tpmg_grid *grid, int level, tpmg_precision precision,
+                                 const tpmg_smoother_options *options, tpmg_smoother **smoother);
+
+/** One smoothing step in place: x <- S(x, b). Colours run in order 0..2^dim-1,
+ *  or in reverse order if `reverse` is nonzero (a forward pre-smoother and a
+ *  reverse post-smoother make the V-cycle symmetric). Dirichlet entries of x are
+ *  read as zero and not changed. b and x must not overlap. */
+tpmg_status tpmg_smoother_apply(tpmg_smoother *smoother, int reverse, const void *b, void *x);
+
+/** Destroy a smoother; *smoother = NULL. */
+tpmg_status tpmg_smoother_destroy(tpmg_smoother **smoother);
+
+/* ------------------------------------------------------------------------ */
+/* Grid transfer between level-1 and level                                   */
+/* ------------------------------------------------------------------------ */
+
+/** Prolongation (interpolation of the coarse Q_k function) from fine_level-1 to
+ *  fine_level and its exact transpose, restriction. Dirichlet DoFs are zero in
+ *  both directions.
+ *  @param[out] transfer owned by the caller, free with tpmg_transfer_destroy */
+tpmg_status tpmg_transfer_create(tpmg_grid *grid, int fine_level, tpmg_precision precision,
+                                 tpmg_transfer **transfer);
+
+/** fine += P coarse. */
+tpmg_status tpmg_transfer_prolongate_add(tpmg_transfer *transfer, const void *coarse, void *fine);
+
+/** coarse = P^T fine. */
+tpmg_status tpmg_transfer_restrict(tpmg_transfer *transfer, const void *fine, void *coarse);
+
+/** Destroy a transfer; *transfer = NULL. */
+tpmg_status tpmg_transfer_destroy(tpmg_transfer **transfer);
+
+/* ------------------------------------------------------------------------ */
+/* Multigrid                                                                 */
+/* ------------------------------------------------------------------------ */
+
+/** Options of the multigrid hierarchy. */
+typedef struct {
+  tpmg_precision precision;      /**< of every level vector; default TPMG_DOUBLE */
+  tpmg_smoother_variant smoother; /**< default TPMG_SMOOTHER_FUSED */
+  int symmetric;                  /**< nonzero: post-smoother in reverse colour order; default 1 */
+} tpmg_multigrid_options;
+
+/** Default multigrid options: double, FUSED, symmetric. */
+tpmg_multigrid_options tpmg_multigrid_options_default(void);
+
+/** The V-cycle hierarchy on levels 0..fine_level (paper Algorithm 1): one pre-
+ *  and one post-smoothing step, the coarse level solved exactly by a dense
+ *  Cholesky factorization. Allocates all level vectors once.
+ *  @param[in]  options options, or NULL for the defaults
+ *  @param[out] mg owned by the caller, free with tpmg_multigrid_destroy */
+tpmg_status tpmg_multigrid_create(tpmg_grid *grid, const tpmg_multigrid_options *options,
+                                  tpmg_multigrid **mg);
+
+/** One V-cycle on the finest level in place: x <- V(x, b). Vectors in the
+ *  hierarchy's precision. */
+tpmg_status tpmg_multigrid_vcycle(tpmg_multigrid *mg, const void *b, void *x);
+
+/** The preconditioner z = V(0, r). r and z are in the hierarchy's precision,
+ *  or double for a float hierarchy (converted on the way in and out). */
+tpmg_status tpmg_multigrid_precondition(tpmg_multigrid *mg, tpmg_precision precision,
+                                        const void *r, void *z);
+
+/** Full multigrid's first pass (paper Algorithm 2, lines 1-5): b is restricted
+ *  to every level, level 0 solved, then prolongation and one V-cycle per level.
+ *  Writes x on the finest level (Dirichlet entries zero). b and x are in the
+ *  hierarchy's precision, or double for a float hierarchy (converted). */
+tpmg_status tpmg_multigrid_fmg(tpmg_multigrid *mg, tpmg_precision precision, const void *b,
+                               void *x);
+
+/** Destroy a hierarchy; *mg = NULL. */
+tpmg_status tpmg_multigrid_destroy(tpmg_multigrid **mg);
+
+/* ------------------------------------------------------------------------ */
+/* Solver                                                                    */
+/* ------------------------------------------------------------------------ */
+
+/** The iteration. */
+typedef enum {
+  TPMG_SOLVER_GMRES = 0,  /**< flexible GMRES(restart), right-preconditioned by one V-cycle */
+  TPMG_SOLVER_CG = 1,     /**< flexible CG with the symmetric V-cycle */
+  TPMG_SOLVER_FMG = 2,    /**< full multigrid, then V-cycles (paper Algorithm 2) */
+  TPMG_SOLVER_VCYCLE = 3  /**< V-cycles from x = 0 */
+} tpmg_solver_type;
+
+/** Precision of the solve. */
+typedef enum {
+  TPMG_MODE_DOUBLE = 0, /**< everything in double */
+  TPMG_MODE_MIXED = 1,  /**< Krylov and residuals in double, the V-cycle in float (paper §4.2) */
+  TPMG_MODE_FLOAT = 2   /**< everything in float */
+} tpmg_mode;
+
+/** Called after every iteration with its number and ||r|| / ||b|| (the solver's
+ *  own estimate). */
+typedef void (*tpmg_monitor)(void *data, int iteration, double relative_residual);
+
+/** Options of the solver. */
+typedef struct {
+  tpmg_solver_type type;          /**< default TPMG_SOLVER_GMRES */
+  tpmg_mode mode;                 /**< default TPMG_MODE_DOUBLE */
+  tpmg_smoother_variant smoother; /**< default TPMG_SMOOTHER_FUSED */
+  double tolerance;               /**< stop at ||b - A x|| <= tolerance ||b||; default 1e-9 */
+  int max_iterations;             /**< default 100 */
+  int restart;                    /**< GMRES restart length; default 30 */
+  tpmg_monitor monitor;           /**< default NULL */
+  void *monitor_data;             /**< passed to monitor */
+} tpmg_solver_options;
+
+/** Default solver options: GMRES(30), double, FUSED, 1e-9, 100 iterations. */
+tpmg_solver_options tpmg_solver_options_default(void);
+
+/** What a solve did. */
+typedef struct {
+  int iterations;            /**< Krylov iterations, or V-cycles after the FMG pass */
+  int converged;             /**< 1 if the tolerance was reached */
+  double residual_norm_0;    /**< ||b - A x_0|| in the outer precision, x_0 the start vector
+                                  with its Dirichlet entries set (after the FMG pass for FMG) */
+  double residual_norm;      /**< ||b - A x|| recomputed in double after the solve */
+  double residual_reduction; /**< residual_norm / ||b|| */
+} tpmg_solver_result;
+
+/** A solver on the grid's finest level; owns its multigrid hierarchy and work
+ *  vectors, all allocated here.
+ *  @param[in]  options options, or NULL for the defaults
+ *  @param[out] solver owned by the caller, free with tpmg_solver_destroy */
+tpmg_status tpmg_solver_create(tpmg_grid *grid, const tpmg_solver_options *options,
+                               tpmg_solver **solver);
+
+/** Solve A x = b on the finest level. b and x are double, except in
+ *  TPMG_MODE_FLOAT where they are float. x is the start vector (GMRES, CG);
+ *  FMG and VCYCLE ignore it. Dirichlet entries of x are set to those of b first.
+ *  Not converging within max_iterations is not an error: see result->converged.
+ *  @param[out] result what the solve did (may be NULL) */
+tpmg_status tpmg_solver_solve(tpmg_solver *solver, const void *b, void *x,
+                              tpmg_solver_result *result);
+
+/** The GMRES restart length in use: the requested one, shrunk to what fits in
+ *  backend memory (0 for other solvers). */
+tpmg_status tpmg_solver_restart(const tpmg_solver *solver, int *restart);
+
+/** Destroy a solver; *solver = NULL. */
+tpmg_status tpmg_solver_destroy(tpmg_solver **solver);
+
+/* ------------------------------------------------------------------------ */
+/* Test problems                                                             */
+/* ------------------------------------------------------------------------ */
+
+/** Right-hand sides with known data. */
+typedef enum {
+  TPMG_RHS_ONE = 0, /**< f = 1, g = 0 (the paper's iteration tables) */
+  TPMG_RHS_SINE = 1 /**< u = prod_i sin(pi x_i), f = dim pi^2 u, g = u (paper Table 6) */
+} tpmg_rhs;
+
+/** The right-hand side of the finest-level system A x = b: interior entries are
+ *  the load vector (Gauss quadrature, k+2 points per direction) minus the
+ *  lifting of g; Dirichlet entries are g at the support points.
+ *  @param[out] b a finest-level vector of the given precision */
+tpmg_status tpmg_problem_rhs(tpmg_grid *grid, tpmg_rhs rhs, tpmg_precision precision, void *b);
+
+/** The L2 error ||u_h - u|| of a finest-level solution against the exact
+ *  solution, by Gauss quadrature with k+2 points per direction.
+ *  @return TPMG_ERROR_ARGUMENT for TPMG_RHS_ONE (no exact solution known). */
+tpmg_status tpmg_problem_l2_error(tpmg_grid *grid, tpmg_rhs rhs, tpmg_precision precision,
+                                  const void *x, double *error);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,238 @@
+/* The context: backend selection, error messages, memory accounting, and the
+ * public vector operations, which validate and call through the backend table. */
+#include <omp.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tpmg-impl.h"
+
+tpmg_status tpmg_error_set(const tpmg_context *ctx, tpmg_status status, const char *file, int line,
+                           const char *format, ...) {
+  if (!ctx) return status;
+  /* The message is the context's only mutable state visible through const. */
+  char *buffer = ((tpmg_context *)ctx)->error;
+  const char *base = strrchr(file, '/');
+  int used = snprintf(buffer, sizeof(((tpmg_context *)0)->error), "%s:%d: ", base ? base + 1 : file,
+                      line);
+  if (used < 0) used = 0;
+  va_list args;
+  va_start(args, format);
+  vsnprintf(buffer + used, sizeof(((tpmg_context *)0)->error) - (size_t)used, format, args);
+  va_end(args);
+  return status;
+}
+
+size_t tpmg_precision_size(tpmg_precision precision) {
+  return precision == TPMG_FLOAT ? sizeof(float) : sizeof(double);
+}
+
+tpmg_context_options tpmg_context_options_default(void) {
+  tpmg_context_options options = {TPMG_BACKEND_CPU, 0, 0};
+  return options;
+}
+
+static const tpmg_backend_ops *backend_ops(tpmg_backend backend) {
+  switch (backend) {
+  case TPMG_BACKEND_CPU:
+    return &tpmg_cpu_backend;
+  case TPMG_BACKEND_CUDA:
+#ifdef TPMG_HAVE_CUDA
+    return &tpmg_cuda_backend;
+#else
+    return NULL;
+#endif
+  }
+  return NULL;
+}
+
+tpmg_status tpmg_context_create(const tpmg_context_options *options, tpmg_context **ctx) {
+  if (!ctx) return TPMG_ERROR_ARGUMENT;
+  tpmg_context_options opts = options ? *options : tpmg_context_options_default();
+  if (opts.backend != TPMG_BACKEND_CPU && opts.backend != TPMG_BACKEND_CUDA)
+    return TPMG_ERROR_ARGUMENT;
+  if (opts.n_threads < 0 || opts.device < 0) return TPMG_ERROR_ARGUMENT;
+  const tpmg_backend_ops *ops = backend_ops(opts.backend);
+  if (!ops) return TPMG_ERROR_UNSUPPORTED;
+
+  tpmg_context *c = calloc(1, sizeof(*c));
+  if (!c) return TPMG_ERROR_MEMORY;
+  c->backend = opts.backend;
+  c->n_threads = opts.backend == TPMG_BACKEND_CPU
+                     ? (opts.n_threads > 0 ? opts.n_threads : omp_get_max_threads())
+                     : 1;
+  c->device = opts.device;
+  c->ops = ops;
+  tpmg_status status = ops->init(c);
+  if (status != TPMG_SUCCESS) {
+    free(c);
+    return status;
+  }
+  *ctx = c;
+  return TPMG_SUCCESS;
+}
+
+tpmg_status tpmg_backend_available(tpmg_backend backend, int *available) {
+  if (!available) return TPMG_ERROR_ARGUMENT;
+  if (backend != TPMG_BACKEND_CPU && backend != TPMG_BACKEND_CUDA) return TPMG_ERROR_ARGUMENT;
+  tpmg_context_options options = tpmg_context_options_default();
+  options.backend = backend;
+  tpmg_context *ctx = NULL;
+  *available = tpmg_context_create(&options, &ctx) == TPMG_SUCCESS;
+  tpmg_context_destroy(&ctx);
+  return TPMG_SUCCESS;
+}
+
+tpmg_status tpmg_context_destroy(tpmg_context **ctx) {
+  if (!ctx) return TPMG_ERROR_ARGUMENT;
+  if (!*ctx) return TPMG_SUCCESS;
+  (*ctx)->ops->finalize(*ctx);
+  free(*ctx);
+  *ctx = NULL;
+  return TPMG_SUCCESS;
+}
+
+const char *tpmg_context_last_error(const tpmg_context *ctx) {
+  return ctx ? ctx->error : "tpmg: no context";
+}
+
+tpmg_status tpmg_context_memory(const tpmg_context *ctx, size_t *bytes) {
+  if (!ctx) return TPMG_ERROR_ARGUMENT;
+  TPMG_CHECK(ctx, bytes, TPMG_ERROR_ARGUMENT, "bytes is NULL");
+  *bytes = ctx->bytes;
+  return TPMG_SUCCESS;
+}
+
+tpmg_status tpmg_context_backend(const tpmg_context *ctx, tpmg_backend *backend) {
+  if (!ctx) return TPMG_ERROR_ARGUMENT;
+  TPMG_CHECK(ctx, backend, TPMG_ERROR_ARGUMENT, "backend is NULL");
+  *backend = ctx->backend;
+  return TPMG_SUCCESS;
+}
+
+tpmg_status tpmg_context_threads(const tpmg_context *ctx, int *n_threads) {
+  if (!ctx) return TPMG_ERROR_ARGUMENT;
+  TPMG_CHECK(ctx, n_threads, TPMG_ERROR_ARGUMENT, "n_threads is NULL");
+  *n_threads = ctx->n_threads;
+  return TPMG_SUCCESS;
+}
+
+tpmg_status tpmg_context_synchronize(tpmg_context *ctx) {
+  if (!ctx) return TPMG_ERROR_ARGUMENT;
+  return ctx->ops->synchronize(ctx);
+}
+
+tpmg_status tpmg_malloc(tpmg_context *ctx, size_t bytes, const char *what, void **ptr) {
+  *ptr = NULL;
+  if (bytes == 0) return TPMG_SUCCESS;
+  size_t available = SIZE_MAX;
+  TPMG_CALL(ctx->ops->free_memory(ctx, &available));
+  TPMG_CHECK(ctx, bytes <= available, TPMG_ERROR_MEMORY,
+             "%s: needs %zu bytes of %s memory, %zu available", what, bytes, ctx->ops->name,
+             available);
+  TPMG_CALL(ctx->ops->alloc(ctx, bytes, ptr));
+  TPMG_CHECK(ctx, *ptr, TPMG_ERROR_MEMORY, "%s: allocating %zu bytes of %s memory failed", what,
+             bytes, ctx->ops->name);
+  ctx->bytes += bytes;
+  return TPMG_SUCCESS;
+}
+
+void tpmg_free(tpmg_context *ctx, size_t bytes, void *ptr) {
+  if (!ptr) return;
+  ctx->ops->release(ctx, ptr);
+  ctx->bytes -= bytes;
+}
+
+/* ---- public vectors ----------------------------------------------------- */
+
+/* A public vector keeps its byte count in a header word in front of its data,
+ * so that destroy can account for it; 256 bytes keep the data aligned for
+ * coalesced device access. */
+#define VECTOR_HEADER 256
+
+static tpmg_status check_vector_args(tpmg_context *ctx, tpmg_precision precision, tpmg_index n) {
+  if (!ctx) return TPMG_ERROR_ARGUMENT;
+  TPMG_CHECK(ctx, precision == TPMG_DOUBLE || precision == TPMG_FLOAT, TPMG_ERROR_ARGUMENT,
+             "unknown precision %d", (int)precision);
+  TPMG_CHECK(ctx, n >= 0, TPMG_ERROR_ARGUMENT, "vector length %lld is negative", (long long)n);
+  return TPMG_SUCCESS;
+}
+
+tpmg_status tpmg_vector_create(tpmg_context *ctx, tpmg_precision precision, tpmg_index n,
+                               void **v) {
+  TPMG_CALL(check_vector_args(ctx, precision, n));
+  TPMG_CHECK(ctx, v, TPMG_ERROR_ARGUMENT, "v is NULL");
+  size_t scalar = tpmg_precision_size(precision);
+  TPMG_CHECK(ctx, (uint64_t)n <= (SIZE_MAX - VECTOR_HEADER) / scalar, TPMG_ERROR_MEMORY,
+             "vector length %lld overflows size_t", (long long)n);
+  size_t bytes = VECTOR_HEADER + (size_t)n * scalar;
+  void *block = NULL;
+  TPMG_CALL(tpmg_malloc(ctx, bytes, "tpmg_vector_create", &block));
+  /* the byte count lives in the first word of the block, in backend memory */
+  uint64_t header = bytes;
+  tpmg_status status = ctx->ops->upload(ctx, block, &header, sizeof(header));
+  if (status == TPMG_SUCCESS && n > 0)
+    status = ctx->ops->set(ctx, precision, n, 0.0, (char *)block + VECTOR_HEADER);
+  if (status != TPMG_SUCCESS) {
+    tpmg_free(ctx, bytes, block);
+    return status;
+  }
+  *v = (char *)block + VECTOR_HEADER;
+  return TPMG_SUCCESS;
+}
+
+tpmg_status tpmg_vector_destroy(tpmg_context *ctx, void **v) {
+  if (!ctx) return TPMG_ERROR_ARGUMENT;
+  TPMG_CHECK(ctx, v, TPMG_ERROR_ARGUMENT, "v is NULL");
+  if (!*v) return TPMG_SUCCESS;
+  char *block = (char *)*v - VECTOR_HEADER;
+  uint64_t header = 0;
+  TPMG_CALL(ctx->ops->download(ctx, &header, block, sizeof(header)));
+  tpmg_free(ctx, (size_t)header, block);
+  *v = NULL;
+  return TPMG_SUCCESS;
+}
+
+tpmg_status tpmg_vector_upload(tpmg_context *ctx, tpmg_precision precision, tpmg_index n,
+                               const void *host, void *v) {
+  TPMG_CALL(check_vector_args(ctx, precision, n));
+  TPMG_CHECK(ctx, host && v, TPMG_ERROR_ARGUMENT, "NULL vector (host %p, v %p)", host, v);
+  return ctx->ops->upload(ctx, v, host, (size_t)n * tpmg_precision_size(precision));
+}
+
+tpmg_status tpmg_vector_download(tpmg_context *ctx, tpmg_precision precision, tpmg_index n,
+                                 const void *v, void *host) {
+  TPMG_CALL(check_vector_args(ctx, precision, n));
+  TPMG_CHECK(ctx, host && v, TPMG_ERROR_ARGUMENT, "NULL vector (v %p, host %p)", v, host);
+  return ctx->ops->download(ctx, host, v, (size_t)n * tpmg_precision_size(precision));
+}
+
+tpmg_status tpmg_vector_set(tpmg_context *ctx, tpmg_precision precision, tpmg_index n, double value,
+                            void *v) {
+  TPMG_CALL(check_vector_args(ctx, precision, n));
+  TPMG_CHECK(ctx, v, TPMG_ERROR_ARGUMENT, "v is NULL");
+  return ctx->ops->set(ctx, precision, n, value, v);
+}
+
+tpmg_status tpmg_vector_axpby(tpmg_context *ctx, tpmg_precision precision, tpmg_index n, double a,
+                              const void *x, double b, void *y) {
+  TPMG_CALL(check_vector_args(ctx, precision, n));
+  TPMG_CHECK(ctx, x && y, TPMG_ERROR_ARGUMENT, "NULL vector (x %p, y %p)", x, (void *)y);
+  return ctx->ops->axpby(ctx, precision, n, a, x, b, y);
+}
+
+tpmg_status tpmg_vector_dot(tpmg_context *ctx, tpmg_precision precision, tpmg_index n,
+                            const void *x, const void *y, double *result) {
+  TPMG_CALL(check_vector_args(ctx, precision, n));
+  TPMG_CHECK(ctx, x && y && result, TPMG_ERROR_ARGUMENT, "NULL argument (x %p, y %p, result %p)",
+             x, y, (void *)result);
+  return ctx->ops->dot(ctx, precision, n, x, y, result);
+}
+
+tpmg_status tpmg_vector_convert(tpmg_context *ctx, tpmg_index n, tpmg_precision src_precision,
+                                const void *src, tpmg_precision dst_precision, void *dst) {
+  TPMG_CALL(check_vector_args(ctx, src_precision, n));
+  TPMG_CALL(check_vector_args(ctx, dst_precision, n));
+  TPMG_CHECK(ctx, src && dst, TPMG_ERROR_ARGUMENT, "NULL vector (src %p, dst %p)", src, dst);
+  return ctx->ops->convert(ctx, n, src_precision, src, dst_precision, dst);
+}

@@ -1,0 +1,224 @@
+/* The grid: levels 0..L of a refined subdivided hyper-rectangle and the 1D
+ * data of each level, built on the host in double and uploaded once in both
+ * precisions. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tpmg-impl.h"
+
+tpmg_grid_options tpmg_grid_options_default(void) {
+  tpmg_grid_options options = {3, 3, 4, {1, 1, 1}, {0.0, 1.0, 0.0, 1.0, 0.0, 1.0}};
+  return options;
+}
+
+static tpmg_status check_options(tpmg_context *ctx, const tpmg_grid_options *o) {
+  TPMG_CHECK(ctx, o->dim == 2 || o->dim == 3, TPMG_ERROR_ARGUMENT, "dim %d: must be 2 or 3",
+             o->dim);
+  int max_degree = o->dim == 2 ? TPMG_MAX_DEGREE_2D : TPMG_MAX_DEGREE_3D;
+  TPMG_CHECK(ctx, o->degree >= 1 && o->degree <= max_degree, TPMG_ERROR_ARGUMENT,
+             "degree %d: must be 1..%d in %dD", o->degree, max_degree, o->dim);
+  TPMG_CHECK(ctx, o->fine_level >= 1 && o->fine_level < TPMG_MAX_LEVELS - 1, TPMG_ERROR_ARGUMENT,
+             "fine_level %d: must be 1..%d", o->fine_level, TPMG_MAX_LEVELS - 2);
+  for (int d = 0; d < o->dim; ++d) {
+    TPMG_CHECK(ctx, o->cells[d] >= 1, TPMG_ERROR_ARGUMENT, "cells[%d] = %d: must be >= 1", d,
+               o->cells[d]);
+    double a = o->box[2 * d], b = o->box[2 * d + 1];
+    TPMG_CHECK(ctx, isfinite(a) && isfinite(b) && a < b, TPMG_ERROR_ARGUMENT,
+               "box[%d] = [%g, %g]: needs finite a < b", d, a, b);
+  }
+  /* sizes of the finest level: per direction and in all, as vector bytes */
+  double total = 1.0;
+  for (int d = 0; d < o->dim; ++d)
+    total *= ldexp((double)o->cells[d], o->fine_level) * o->degree + 1.0;
+  TPMG_CHECK(ctx, total * sizeof(double) < 0x1p62 && total * sizeof(double) < (double)SIZE_MAX,
+             TPMG_ERROR_MEMORY,
+             "level %d with cells %d,%d,%d and degree %d has %.3g DoFs: a vector would overflow "
+             "the index or size type",
+             o->fine_level, o->cells[0], o->cells[1], o->dim == 3 ? o->cells[2] : 1, o->degree,
+             total);
+  tpmg_index coarse = 1;
+  for (int d = 0; d < o->dim; ++d) coarse *= (tpmg_index)o->cells[d] * o->degree - 1;
+  TPMG_CHECK(ctx, coarse <= TPMG_MAX_COARSE_DOFS, TPMG_ERROR_ARGUMENT,
+             "the coarse mesh (cells %d,%d,%d, degree %d) has %lld interior DoFs; the direct "
+             "coarse solver takes at most %d: use fewer coarse cells",
+             o->cells[0], o->cells[1], o->dim == 3 ? o->cells[2] : 1, o->degree, (long long)coarse,
+             TPMG_MAX_COARSE_DOFS);
+  return TPMG_SUCCESS;
+}
+
+/* Host-side 1D data of one level in double, laid out as in backend memory:
+ * per direction cell mass, cell stiffness, patch mass, patch stiffness,
+ * eigenvectors, eigenvalues; then the reference prolongation. */
+static size_t level_data_count(int dim, int k) {
+  size_t c = (size_t)(k + 1) * (k + 1), p = (size_t)(2 * k + 1) * (2 * k + 1);
+  size_t i = (size_t)(2 * k - 1);
+  return dim * (2 * c + 2 * p + i * i + i) + (size_t)(2 * k + 1) * (k + 1);
+}
+
+static tpmg_status build_level_data(tpmg_context *ctx, const tpmg_level *lvl, double *out) {
+  int k = lvl->degree, nc = k + 1, np = 2 * k + 1, ni = 2 * k - 1;
+  double mref[(TPMG_MAX_DEGREE_2D + 1) * (TPMG_MAX_DEGREE_2D + 1)];
+  double kref[(TPMG_MAX_DEGREE_2D + 1) * (TPMG_MAX_DEGREE_2D + 1)];
+  tpmg_basis_cell_matrices(k, mref, kref);
+  double *p = out;
+  for (int d = 0; d < lvl->dim; ++d) {
+    double h = lvl->h[d];
+    double *cm = p, *ck = cm + nc * nc, *pm = ck + nc * nc, *pk = pm + np * np;
+    double *S = pk + np * np, *lambda = S + ni * ni;
+    p = lambda + ni;
+    for (int i = 0; i < nc * nc; ++i) {
+      cm[i] = h * mref[i];
+      ck[i] = kref[i] / h;
+    }
+    /* vertex patch: two cells, the middle point shared */
+    memset(pm, 0, sizeof(double) * np * np);
+    memset(pk, 0, sizeof(double) * np * np);
+    for (int cell = 0; cell < 2; ++cell)
+      for (int i = 0; i < nc; ++i)
+        for (int j = 0; j < nc; ++j) {
+          pm[(cell * k + i) * np + cell * k + j] += cm[i * nc + j];
+          pk[(cell * k + i) * np + cell * k + j] += ck[i * nc + j];
+        }
+    /* generalized eigenproblem on the 2k-1 interior points (paper eq. 2.9) */
+    double mi[(2 * TPMG_MAX_DEGREE_2D - 1) * (2 * TPMG_MAX_DEGREE_2D - 1)];
+    double ki[(2 * TPMG_MAX_DEGREE_2D - 1) * (2 * TPMG_MAX_DEGREE_2D - 1)];
+    for (int i = 0; i < ni; ++i)
+      for (int j = 0; j < ni; ++j) {
+        mi[i * ni + j] = pm[(i + 1) * np + j + 1];
+        ki[i * ni + j] = pk[(i + 1) * np + j + 1];
+      }
+    double residual = tpmg_basis_generalized_eigen(ni, ki, mi, S, lambda);
+    TPMG_CHECK(ctx, residual >= 0.0 && residual < 1e-11, TPMG_ERROR_NUMERICAL,
+               "patch eigenproblem on level %d, direction %d, degree %d: residual %g", lvl->level,
+               d, k, residual);
+  }
+  /* the coarse cell's basis at the support points of its two children */
+  double nodes[TPMG_MAX_DEGREE_2D + 1];
+  tpmg_basis_gauss_lobatto(nc, nodes);
+  for (int t = 0; t < np; ++t) {
+    double x = t <= k ? 0.5 * nodes[t] : 0.5 + 0.5 * nodes[t - k];
+    for (int s = 0; s < nc; ++s) p[t * nc + s] = tpmg_basis_lagrange(nc, nodes, s, x);
+  }
+  return TPMG_SUCCESS;
+}
+
+/* Point the level's data pointers into a backend block of the given precision. */
+static void set_pointers(tpmg_level *lvl, tpmg_precision precision, char *block) {
+  int k = lvl->degree, nc = k + 1, np = 2 * k + 1, ni = 2 * k - 1;
+  size_t s = tpmg_precision_size(precision), off = 0;
+  tpmg_level_data *data = &lvl->data[precision];
+  memset(data, 0, sizeof(*data));
+  for (int d = 0; d < lvl->dim; ++d) {
+    data->cell_mass[d] = block + off, off += s * nc * nc;
+    data->cell_stiffness[d] = block + off, off += s * nc * nc;
+    data->patch_mass[d] = block + off, off += s * np * np;
+    data->patch_stiffness[d] = block + off, off += s * np * np;
+    data->eigenvectors[d] = block + off, off += s * ni * ni;
+    data->eigenvalues[d] = block + off, off += s * ni;
+  }
+  data->prolongation = block + off;
+}
+
+tpmg_status tpmg_grid_create(tpmg_context *ctx, const tpmg_grid_options *options,
+                             tpmg_grid **grid) {
+  if (!ctx) return TPMG_ERROR_ARGUMENT;
+  TPMG_CHECK(ctx, options && grid, TPMG_ERROR_ARGUMENT, "NULL argument (options %p, grid %p)",
+             (const void *)options, (void *)grid);
+  TPMG_CALL(check_options(ctx, options));
+
+  tpmg_grid *g = calloc(1, sizeof(*g));
+  TPMG_CHECK(ctx, g, TPMG_ERROR_MEMORY, "allocating the grid failed");
+  g->ctx = ctx;
+  g->options = *options;
+  if (options->dim == 2) {
+    g->options.cells[2] = 1;
+    g->options.box[4] = 0.0;
+    g->options.box[5] = 1.0;
+  }
+  g->n_levels = options->fine_level + 1;
+  int k = options->degree, dim = options->dim;
+  size_t count = level_data_count(dim, k);
+  double *host = malloc(count * sizeof(double));
+  float *host_float = malloc(count * sizeof(float));
+  tpmg_status status = host && host_float ? TPMG_SUCCESS : TPMG_ERROR_MEMORY;
+  if (status != TPMG_SUCCESS) tpmg_error_set(ctx, status, __FILE__, __LINE__, "host allocation");
+
+  for (int l = 0; l < g->n_levels && status == TPMG_SUCCESS; ++l) {
+    tpmg_level *lvl = &g->levels[l];
+    lvl->dim = dim;
+    lvl->degree = k;
+    lvl->level = l;
+    lvl->n_dofs = 1;
+    for (int d = 0; d < 3; ++d) {
+      int real = d < dim;
+      lvl->cells[d] = real ? (tpmg_index)options->cells[d] << l : 1;
+      lvl->n[d] = real ? lvl->cells[d] * k + 1 : 1;
+      lvl->h[d] = real ? (options->box[2 * d + 1] - options->box[2 * d]) / (double)lvl->cells[d]
+                       : 1.0;
+      lvl->n_dofs *= lvl->n[d];
+    }
+    status = build_level_data(ctx, lvl, host);
+    for (int p = 0; p < 2 && status == TPMG_SUCCESS; ++p) {
+      size_t bytes = count * tpmg_precision_size((tpmg_precision)p);
+      const void *src = host;
+      if (p == TPMG_FLOAT) {
+        for (size_t i = 0; i < count; ++i) host_float[i] = (float)host[i];
+        src = host_float;
+      }
+      status = tpmg_malloc(ctx, bytes, "grid 1D data", &g->data_block[l][p]);
+      if (status != TPMG_SUCCESS) break;
+      g->data_bytes[l][p] = bytes;
+      status = ctx->ops->upload(ctx, g->data_block[l][p], src, bytes);
+      set_pointers(lvl, (tpmg_precision)p, g->data_block[l][p]);
+    }
+  }
+  free(host);
+  free(host_float);
+  if (status != TPMG_SUCCESS) {
+    tpmg_grid_destroy(&g);
+    return status;
+  }
+  *grid = g;
+  return TPMG_SUCCESS;
+}
+
+tpmg_status tpmg_grid_destroy(tpmg_grid **grid) {
+  if (!grid) return TPMG_ERROR_ARGUMENT;
+  tpmg_grid *g = *grid;
+  if (!g) return TPMG_SUCCESS;
+  for (int l = 0; l < TPMG_MAX_LEVELS; ++l)
+    for (int p = 0; p < 2; ++p) tpmg_free(g->ctx, g->data_bytes[l][p], g->data_block[l][p]);
+  free(g);
+  *grid = NULL;
+  return TPMG_SUCCESS;
+}
+
+tpmg_status tpmg_grid_get_options(const tpmg_grid *grid, tpmg_grid_options *options) {
+  if (!grid) return TPMG_ERROR_ARGUMENT;
+  TPMG_CHECK(grid->ctx, options, TPMG_ERROR_ARGUMENT, "options is NULL");
+  *options = grid->options;
+  return TPMG_SUCCESS;
+}
+
+tpmg_status tpmg_grid_context(const tpmg_grid *grid, tpmg_context **ctx) {
+  if (!grid || !ctx) return TPMG_ERROR_ARGUMENT;
+  *ctx = grid->ctx;
+  return TPMG_SUCCESS;
+}
+
+tpmg_status tpmg_grid_check_level(const tpmg_grid *grid, int level, int min_level) {
+  TPMG_CHECK(grid->ctx, level >= min_level && level < grid->n_levels, TPMG_ERROR_ARGUMENT,
+             "level %d: must be %d..%d", level, min_level, grid->n_levels - 1);
+  return TPMG_SUCCESS;
+}
+
+tpmg_status tpmg_grid_level_size(const tpmg_grid *grid, int level, tpmg_index *n_dofs,
+                                 tpmg_index n_1d[3]) {
+  if (!grid) return TPMG_ERROR_ARGUMENT;
+  TPMG_CALL(tpmg_grid_check_level(grid, level, 0));
+  if (n_dofs) *n_dofs = grid->levels[level].n_dofs;
+  if (n_1d)
+    for (int d = 0; d < 3; ++d) n_1d[d] = grid->levels[level].n[d];
+  return TPMG_SUCCESS;
+}

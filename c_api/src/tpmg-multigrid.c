@@ -1,0 +1,168 @@
+/* The multigrid hierarchy: the V-cycle (paper Algorithm 1) and the first pass
+ * of full multigrid (paper Algorithm 2), written once over backend operations,
+ * so that on a GPU no vector leaves the device. */
+#include <stdlib.h>
+
+#include "tpmg-impl.h"
+
+struct tpmg_multigrid {
+  tpmg_grid *grid;
+  tpmg_multigrid_options options;
+  int fine;                                 /* finest level L */
+  tpmg_smoother *smoothers[TPMG_MAX_LEVELS]; /* levels 1..L */
+  tpmg_coarse *coarse;
+  /* per level: right-hand side / defect b, iterate x, residual r; on level L, b
+   * and x are the caller's except when precondition converts precisions */
+  void *b[TPMG_MAX_LEVELS], *x[TPMG_MAX_LEVELS], *r[TPMG_MAX_LEVELS];
+  size_t bytes[TPMG_MAX_LEVELS];
+};
+
+tpmg_multigrid_options tpmg_multigrid_options_default(void) {
+  tpmg_multigrid_options options = {TPMG_DOUBLE, TPMG_SMOOTHER_FUSED, 1};
+  return options;
+}
+
+tpmg_status tpmg_multigrid_create(tpmg_grid *grid, const tpmg_multigrid_options *options,
+                                  tpmg_multigrid **mg) {
+  if (!grid) return TPMG_ERROR_ARGUMENT;
+  tpmg_context *ctx = grid->ctx;
+  TPMG_CHECK(ctx, mg, TPMG_ERROR_ARGUMENT, "mg is NULL");
+  tpmg_multigrid_options opts = options ? *options : tpmg_multigrid_options_default();
+  TPMG_CHECK(ctx, opts.precision == TPMG_DOUBLE || opts.precision == TPMG_FLOAT,
+             TPMG_ERROR_ARGUMENT, "unknown precision %d", (int)opts.precision);
+
+  tpmg_multigrid *m = calloc(1, sizeof(*m));
+  TPMG_CHECK(ctx, m, TPMG_ERROR_MEMORY, "allocating the multigrid failed");
+  m->grid = grid;
+  m->options = opts;
+  m->fine = grid->n_levels - 1;
+  tpmg_smoother_options smoother_options = {opts.smoother};
+  tpmg_status status = tpmg_coarse_create(grid, opts.precision, &m->coarse);
+  for (int l = 1; l <= m->fine && status == TPMG_SUCCESS; ++l)
+    status = tpmg_smoother_create(grid, l, opts.precision, &smoother_options, &m->smoothers[l]);
+  for (int l = 0; l <= m->fine && status == TPMG_SUCCESS; ++l) {
+    m->bytes[l] = (size_t)grid->levels[l].n_dofs * tpmg_precision_size(opts.precision);
+    status = tpmg_malloc(ctx, m->bytes[l], "multigrid level vector", &m->r[l]);
+    /* level L's b and x are needed only to convert a double preconditioner
+     * argument for a float hierarchy */
+    if (l < m->fine || opts.precision == TPMG_FLOAT) {
+      if (status == TPMG_SUCCESS)
+        status = tpmg_malloc(ctx, m->bytes[l], "multigrid level vector", &m->b[l]);
+      if (status == TPMG_SUCCESS)
+        status = tpmg_malloc(ctx, m->bytes[l], "multigrid level vector", &m->x[l]);
+    }
+  }
+  if (status != TPMG_SUCCESS) {
+    tpmg_multigrid_destroy(&m);
+    return status;
+  }
+  *mg = m;
+  return TPMG_SUCCESS;
+}
+
+tpmg_status tpmg_multigrid_destroy(tpmg_multigrid **mg) {
+  if (!mg) return TPMG_ERROR_ARGUMENT;
+  tpmg_multigrid *m = *mg;
+  if (!m) return TPMG_SUCCESS;
+  tpmg_context *ctx = m->grid->ctx;
+  tpmg_coarse_destroy(&m->coarse);
+  for (int l = 0; l < TPMG_MAX_LEVELS; ++l) {
+    tpmg_smoother_destroy(&m->smoothers[l]);
+    tpmg_free(ctx, m->bytes[l], m->b[l]);
+    tpmg_free(ctx, m->bytes[l], m->x[l]);
+    tpmg_free(ctx, m->bytes[l], m->r[l]);
+  }
+  free(m);
+  *mg = NULL;
+  return TPMG_SUCCESS;
+}
+
+/* x_l <- V_l(x_l, b_l); levels below l use the hierarchy's vectors. */
+static tpmg_status vcycle(tpmg_multigrid *m, int l, const void *b, void *x) {
+  tpmg_context *ctx = m->grid->ctx;
+  tpmg_precision p = m->options.precision;
+  const tpmg_level *lvl = &m->grid->levels[l], *coarse = &m->grid->levels[l - 1];
+  TPMG_CALL(tpmg_smoother_apply(m->smoothers[l], 0, b, x));
+  TPMG_CALL(ctx->ops->laplace(ctx, lvl, p, x, m->r[l]));
+  TPMG_CALL(ctx->ops->axpby(ctx, p, lvl->n_dofs, 1.0, b, -1.0, m->r[l]));
+  TPMG_CALL(ctx->ops->restrict_(ctx, coarse, lvl, p, m->r[l], m->b[l - 1]));
+  if (l - 1 == 0) {
+    TPMG_CALL(tpmg_coarse_apply(m->coarse, m->b[0], m->x[0]));
+  } else {
+    TPMG_CALL(ctx->ops->set(ctx, p, coarse->n_dofs, 0.0, m->x[l - 1]));
+    TPMG_CALL(vcycle(m, l - 1, m->b[l - 1], m->x[l - 1]));
+  }
+  TPMG_CALL(ctx->ops->prolongate_add(ctx, coarse, lvl, p, m->x[l - 1], x));
+  return tpmg_smoother_apply(m->smoothers[l], m->options.symmetric, b, x);
+}
+
+tpmg_status tpmg_multigrid_vcycle(tpmg_multigrid *mg, const void *b, void *x) {
+  if (!mg) return TPMG_ERROR_ARGUMENT;
+  TPMG_CHECK(mg->grid->ctx, b && x && b != x, TPMG_ERROR_ARGUMENT,
+             "b %p and x %p must be distinct non-NULL vectors", b, x);
+  return vcycle(mg, mg->fine, b, x);
+}
+
+/* Check a caller's precision against the hierarchy's: equal, or double
+ * vectors for a float hierarchy. */
+static tpmg_status check_precision(tpmg_multigrid *mg, tpmg_precision precision) {
+  tpmg_precision p = mg->options.precision;
+  TPMG_CHECK(mg->grid->ctx, precision == p || (precision == TPMG_DOUBLE && p == TPMG_FLOAT),
+             TPMG_ERROR_ARGUMENT,
+             "vectors of precision %d for a hierarchy of precision %d (only equal precisions, or "
+             "double vectors for a float hierarchy)",
+             (int)precision, (int)p);
+  return TPMG_SUCCESS;
+}
+
+tpmg_status tpmg_multigrid_precondition(tpmg_multigrid *mg, tpmg_precision precision,
+                                        const void *r, void *z) {
+  if (!mg) return TPMG_ERROR_ARGUMENT;
+  tpmg_context *ctx = mg->grid->ctx;
+  tpmg_precision p = mg->options.precision;
+  TPMG_CHECK(ctx, r && z && r != z, TPMG_ERROR_ARGUMENT,
+             "r %p and z %p must be distinct non-NULL vectors", r, z);
+  TPMG_CALL(check_precision(mg, precision));
+  int L = mg->fine;
+  tpmg_index n = mg->grid->levels[L].n_dofs;
+  if (precision == p) {
+    TPMG_CALL(ctx->ops->set(ctx, p, n, 0.0, z));
+    return vcycle(mg, L, r, z);
+  }
+  TPMG_CALL(ctx->ops->convert(ctx, n, precision, r, p, mg->b[L]));
+  TPMG_CALL(ctx->ops->set(ctx, p, n, 0.0, mg->x[L]));
+  TPMG_CALL(vcycle(mg, L, mg->b[L], mg->x[L]));
+  return ctx->ops->convert(ctx, n, p, mg->x[L], precision, z);
+}
+
+tpmg_status tpmg_multigrid_fmg(tpmg_multigrid *mg, tpmg_precision precision, const void *b,
+                               void *x) {
+  if (!mg) return TPMG_ERROR_ARGUMENT;
+  tpmg_context *ctx = mg->grid->ctx;
+  TPMG_CHECK(ctx, b && x && b != x, TPMG_ERROR_ARGUMENT,
+             "b %p and x %p must be distinct non-NULL vectors", b, x);
+  TPMG_CALL(check_precision(mg, precision));
+  tpmg_precision p = mg->options.precision;
+  int L = mg->fine;
+  const tpmg_level *levels = mg->grid->levels;
+  const void *bL = b;
+  void *xL = x;
+  if (precision != p) {
+    TPMG_CALL(ctx->ops->convert(ctx, levels[L].n_dofs, precision, b, p, mg->b[L]));
+    bL = mg->b[L];
+    xL = mg->x[L];
+  }
+  /* b on every level, by restriction */
+  for (int l = L; l > 0; --l)
+    TPMG_CALL(ctx->ops->restrict_(ctx, &levels[l - 1], &levels[l], p, l == L ? bL : mg->b[l],
+                                  mg->b[l - 1]));
+  TPMG_CALL(tpmg_coarse_apply(mg->coarse, mg->b[0], mg->x[0]));
+  for (int l = 1; l <= L; ++l) {
+    void *xl = l == L ? xL : mg->x[l];
+    TPMG_CALL(ctx->ops->set(ctx, p, levels[l].n_dofs, 0.0, xl));
+    TPMG_CALL(ctx->ops->prolongate_add(ctx, &levels[l - 1], &levels[l], p, mg->x[l - 1], xl));
+    TPMG_CALL(vcycle(mg, l, l == L ? bL : mg->b[l], xl));
+  }
+  if (precision != p) TPMG_CALL(ctx->ops->convert(ctx, levels[L].n_dofs, p, xL, precision, x));
+  return TPMG_SUCCESS;
+}

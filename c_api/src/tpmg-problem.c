@@ -1,0 +1,296 @@
+/* Test problems on the finest level, computed on the host in double and moved
+ * to the context's memory space: the right-hand side of A x = b with the
+ * Dirichlet data lifted, and the L2 error against the exact solution. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tpmg-impl.h"
+
+/* sin(pi x) with exact zeros at integers: reduce x to r in [-1/2, 1/2] first. */
+static double sin_pi(double x) {
+  double n = nearbyint(x), r = x - n;
+  double s = sin(TPMG_PI * r);
+  return fmod(n, 2.0) == 0.0 ? s : -s;
+}
+
+typedef struct {
+  const tpmg_level *lvl;
+  int k;
+  double lower[3];     /* box corner */
+  double nodes[TPMG_MAX_DEGREE_2D + 1];
+} problem_geometry;
+
+static void geometry(const tpmg_grid *grid, problem_geometry *g) {
+  g->lvl = &grid->levels[grid->n_levels - 1];
+  g->k = g->lvl->degree;
+  for (int d = 0; d < 3; ++d) g->lower[d] = grid->options.box[2 * d];
+  tpmg_basis_gauss_lobatto(g->k + 1, g->nodes);
+}
+
+/* coordinate of 1D support point i in direction d */
+static double coordinate(const problem_geometry *g, int d, tpmg_index i) {
+  tpmg_index cell = i / g->k;
+  int a = (int)(i - cell * g->k);
+  if (cell == g->lvl->cells[d]) { /* the last point */
+    cell -= 1;
+    a = g->k;
+  }
+  return g->lower[d] + g->lvl->h[d] * ((double)cell + g->nodes[a]);
+}
+
+static int is_boundary(const tpmg_level *lvl, const tpmg_index *i) {
+  for (int d = 0; d < lvl->dim; ++d)
+    if (i[d] == 0 || i[d] == lvl->n[d] - 1) return 1;
+  return 0;
+}
+
+static double exact(int dim, const double *x) {
+  double u = 1.0;
+  for (int d = 0; d < dim; ++d) u *= sin_pi(x[d]);
+  return u;
+}
+
+/* The load vector of a separable f = c prod_d f_d(x_d) is c (F_2 ⊗ F_1 ⊗ F_0)
+ * with F_d[i] = int f_d phi_i, which k+2 Gauss points per cell give exactly as
+ * the tensor-product rule would. */
+static tpmg_status load_1d(const problem_geometry *g, int d, tpmg_rhs rhs, double *F) {
+  int k = g->k, nq = k + 2;
+  double qp[TPMG_MAX_DEGREE_2D + 2], qw[TPMG_MAX_DEGREE_2D + 2];
+  tpmg_basis_gauss(nq, qp, qw);
+  const tpmg_level *lvl = g->lvl;
+  memset(F, 0, sizeof(double) * (size_t)lvl->n[d]);
+  for (tpmg_index cell = 0; cell < lvl->cells[d]; ++cell)
+    for (int q = 0; q < nq; ++q) {
+      double x = g->lower[d] + lvl->h[d] * ((double)cell + qp[q]);
+      double f = rhs == TPMG_RHS_ONE ? 1.0 : sin_pi(x);
+      for (int a = 0; a <= k; ++a)
+        F[cell * k + a] += lvl->h[d] * qw[q] * f * tpmg_basis_lagrange(k + 1, g->nodes, a, qp[q]);
+    }
+  return TPMG_SUCCESS;
+}
+
+/* out = (sum_d K_d ⊗ M_others) in on one cell, dense 1D cell matrices, x fastest. */
+static void cell_laplace(int dim, int k, double M[3][121], double K[3][121], const double *in,
+                         double *out) {
+  int n = k + 1, m[3] = {n, n, dim == 3 ? n : 1}, total = m[0] * m[1] * m[2];
+  double t[1331], w[1331];
+  memset(out, 0, sizeof(double) * total);
+  for (int term = 0; term < dim; ++term) {
+    memcpy(t, in, sizeof(double) * total);
+    for (int d = 0; d < dim; ++d) {
+      const double *A = d == term ? K[d] : M[d];
+      int stride = d == 0 ? 1 : d == 1 ? n : n * n;
+      for (int base = 0; base < total; ++base) {
+        if ((base / stride) % n != 0) continue;
+        for (int i = 0; i < n; ++i) {
+          double s = 0.0;
+          for (int j = 0; j < n; ++j) s += A[i * n + j] * t[base + j * stride];
+          w[base + i * stride] = s;
+        }
+      }
+      memcpy(t, w, sizeof(double) * total);
+    }
+    for (int i = 0; i < total; ++i) out[i] += t[i];
+  }
+}
+
+/* b_I -= (A g~)_I for the boundary data g~ (zero at interior DoFs): only cells
+ * touching the boundary contribute. */
+static void lift(const problem_geometry *g, double *b) {
+  const tpmg_level *lvl = g->lvl;
+  int dim = lvl->dim, k = g->k, n = k + 1;
+  double mref[121], kref[121], M[3][121], K[3][121];
+  tpmg_basis_cell_matrices(k, mref, kref);
+  for (int d = 0; d < dim; ++d)
+    for (int i = 0; i < n * n; ++i) {
+      M[d][i] = lvl->h[d] * mref[i];
+      K[d][i] = kref[i] / lvl->h[d];
+    }
+  int nz = dim == 3 ? n : 1;
+  for (tpmg_index c2 = 0; c2 < lvl->cells[2]; ++c2)
+    for (tpmg_index c1 = 0; c1 < lvl->cells[1]; ++c1)
+      for (tpmg_index c0 = 0; c0 < lvl->cells[0]; ++c0) {
+        tpmg_index c[3] = {c0, c1, c2};
+        int touches = 0;
+        for (int d = 0; d < dim; ++d) touches |= c[d] == 0 || c[d] == lvl->cells[d] - 1;
+        if (!touches) continue;
+        double in[1331], out[1331];
+        tpmg_index index[1331];
+        int any = 0;
+        for (int a2 = 0; a2 < nz; ++a2)
+          for (int a1 = 0; a1 < n; ++a1)
+            for (int a0 = 0; a0 < n; ++a0) {
+              int local = a0 + n * (a1 + n * a2);
+              tpmg_index i[3] = {c0 * k + a0, c1 * k + a1, dim == 3 ? c2 * k + a2 : 0};
+              index[local] = i[0] + lvl->n[0] * (i[1] + lvl->n[1] * i[2]);
+              in[local] = 0.0;
+              if (is_boundary(lvl, i)) {
+                double x[3] = {coordinate(g, 0, i[0]), coordinate(g, 1, i[1]),
+                               dim == 3 ? coordinate(g, 2, i[2]) : 0.0};
+                in[local] = exact(dim, x);
+                any |= in[local] != 0.0;
+              }
+            }
+        if (!any) continue;
+        cell_laplace(dim, k, M, K, in, out);
+        for (int a2 = 0; a2 < nz; ++a2)
+          for (int a1 = 0; a1 < n; ++a1)
+            for (int a0 = 0; a0 < n; ++a0) {
+              int local = a0 + n * (a1 + n * a2);
+              tpmg_index i[3] = {c0 * k + a0, c1 * k + a1, dim == 3 ? c2 * k + a2 : 0};
+              if (!is_boundary(lvl, i)) b[index[local]] -= out[local];
+            }
+      }
+}
+
+/* Move a host vector in double into a context vector of the given precision. */
+static tpmg_status move_out(tpmg_context *ctx, tpmg_precision precision, tpmg_index n,
+                            const void *host, void *v) {
+  if (precision == TPMG_DOUBLE) return ctx->ops->upload(ctx, v, host, (size_t)n * sizeof(double));
+  float *tmp = malloc(sizeof(float) * (size_t)n);
+  TPMG_CHECK(ctx, tmp, TPMG_ERROR_MEMORY, "host copy of %lld entries", (long long)n);
+  for (tpmg_index i = 0; i < n; ++i) tmp[i] = (float)((const double *)host)[i];
+  tpmg_status status = ctx->ops->upload(ctx, v, tmp, sizeof(float) * (size_t)n);
+  free(tmp);
+  return status;
+}
+
+static tpmg_status check_args(tpmg_grid *grid, tpmg_rhs rhs, tpmg_precision precision,
+                              const void *v) {
+  if (!grid) return TPMG_ERROR_ARGUMENT;
+  TPMG_CHECK(grid->ctx, rhs == TPMG_RHS_ONE || rhs == TPMG_RHS_SINE, TPMG_ERROR_ARGUMENT,
+             "unknown right-hand side %d", (int)rhs);
+  TPMG_CHECK(grid->ctx, precision == TPMG_DOUBLE || precision == TPMG_FLOAT, TPMG_ERROR_ARGUMENT,
+             "unknown precision %d", (int)precision);
+  TPMG_CHECK(grid->ctx, v, TPMG_ERROR_ARGUMENT, "vector is NULL");
+  return TPMG_SUCCESS;
+}
+
+tpmg_status tpmg_problem_rhs(tpmg_grid *grid, tpmg_rhs rhs, tpmg_precision precision, void *b) {
+  TPMG_CALL(check_args(grid, rhs, precision, b));
+  tpmg_context *ctx = grid->ctx;
+  problem_geometry g;
+  geometry(grid, &g);
+  const tpmg_level *lvl = g.lvl;
+  tpmg_index n = lvl->n_dofs;
+  double *host = malloc(sizeof(double) * (size_t)n);
+  double *F[3] = {NULL, NULL, NULL};
+  int ok = host != NULL;
+  for (int d = 0; d < 3; ++d) {
+    F[d] = malloc(sizeof(double) * (size_t)lvl->n[d]);
+    ok = ok && F[d];
+  }
+  tpmg_status status = TPMG_SUCCESS;
+  if (!ok) {
+    status = tpmg_error_set(ctx, TPMG_ERROR_MEMORY, __FILE__, __LINE__,
+                            "host right-hand side of %lld entries", (long long)n);
+    goto done;
+  }
+  for (int d = 0; d < 3; ++d)
+    if (d < lvl->dim)
+      load_1d(&g, d, rhs, F[d]);
+    else
+      F[d][0] = 1.0;
+  double scale = rhs == TPMG_RHS_ONE ? 1.0 : lvl->dim * TPMG_PI * TPMG_PI;
+#pragma omp parallel for collapse(2) num_threads(ctx->n_threads)
+  for (tpmg_index i2 = 0; i2 < lvl->n[2]; ++i2)
+    for (tpmg_index i1 = 0; i1 < lvl->n[1]; ++i1)
+      for (tpmg_index i0 = 0; i0 < lvl->n[0]; ++i0) {
+        tpmg_index i[3] = {i0, i1, i2};
+        double value = scale * F[0][i0] * F[1][i1] * F[2][i2];
+        if (is_boundary(lvl, i)) {
+          double x[3] = {coordinate(&g, 0, i0), coordinate(&g, 1, i1),
+                         lvl->dim == 3 ? coordinate(&g, 2, i2) : 0.0};
+          value = rhs == TPMG_RHS_ONE ? 0.0 : exact(lvl->dim, x);
+        }
+        host[i0 + lvl->n[0] * (i1 + lvl->n[1] * i2)] = value;
+      }
+  if (rhs == TPMG_RHS_SINE) lift(&g, host);
+  status = move_out(ctx, precision, n, host, b);
+done:
+  free(host);
+  for (int d = 0; d < 3; ++d) free(F[d]);
+  return status;
+}
+
+tpmg_status tpmg_problem_l2_error(tpmg_grid *grid, tpmg_rhs rhs, tpmg_precision precision,
+                                  const void *x, double *error) {
+  TPMG_CALL(check_args(grid, rhs, precision, x));
+  tpmg_context *ctx = grid->ctx;
+  TPMG_CHECK(ctx, error, TPMG_ERROR_ARGUMENT, "error is NULL");
+  TPMG_CHECK(ctx, rhs == TPMG_RHS_SINE, TPMG_ERROR_ARGUMENT,
+             "the L2 error needs an exact solution: TPMG_RHS_SINE, not %d", (int)rhs);
+  problem_geometry g;
+  geometry(grid, &g);
+  const tpmg_level *lvl = g.lvl;
+  int dim = lvl->dim, k = g.k, n = k + 1, nq = k + 2;
+  tpmg_index n_dofs = lvl->n_dofs;
+  size_t bytes = (size_t)n_dofs * tpmg_precision_size(precision);
+  void *host = malloc(bytes);
+  TPMG_CHECK(ctx, host, TPMG_ERROR_MEMORY, "host copy of %lld entries", (long long)n_dofs);
+  tpmg_status status = ctx->ops->download(ctx, host, x, bytes);
+  if (status != TPMG_SUCCESS) {
+    free(host);
+    return status;
+  }
+  double qp[TPMG_MAX_DEGREE_2D + 2], qw[TPMG_MAX_DEGREE_2D + 2];
+  double V[(TPMG_MAX_DEGREE_2D + 2) * (TPMG_MAX_DEGREE_2D + 1)];
+  tpmg_basis_gauss(nq, qp, qw);
+  for (int q = 0; q < nq; ++q)
+    for (int a = 0; a < n; ++a) V[q * n + a] = tpmg_basis_lagrange(n, g.nodes, a, qp[q]);
+  double volume = lvl->h[0] * lvl->h[1] * (dim == 3 ? lvl->h[2] : 1.0), sum = 0.0;
+  int nz = dim == 3 ? n : 1, qz = dim == 3 ? nq : 1;
+
+#pragma omp parallel for collapse(2) reduction(+ : sum) num_threads(ctx->n_threads)
+  for (tpmg_index c2 = 0; c2 < lvl->cells[2]; ++c2)
+    for (tpmg_index c1 = 0; c1 < lvl->cells[1]; ++c1)
+      for (tpmg_index c0 = 0; c0 < lvl->cells[0]; ++c0) {
+        /* u_h at the Gauss points by sum factorization, one direction at a time */
+        double u[12 * 12 * 12], t[12 * 12 * 12];
+        for (int a2 = 0; a2 < nz; ++a2)
+          for (int a1 = 0; a1 < n; ++a1)
+            for (int a0 = 0; a0 < n; ++a0) {
+              tpmg_index index = c0 * k + a0 + lvl->n[0] * (c1 * k + a1 + lvl->n[1] * (c2 * k + a2));
+              u[a0 + n * (a1 + n * a2)] = precision == TPMG_DOUBLE ? ((double *)host)[index]
+                                                                   : ((float *)host)[index];
+            }
+        for (int a2 = 0; a2 < nz; ++a2) /* x: (a0,a1,a2) -> (q0,a1,a2) */
+          for (int a1 = 0; a1 < n; ++a1)
+            for (int q0 = 0; q0 < nq; ++q0) {
+              double s = 0.0;
+              for (int a0 = 0; a0 < n; ++a0) s += V[q0 * n + a0] * u[a0 + n * (a1 + n * a2)];
+              t[q0 + nq * (a1 + n * a2)] = s;
+            }
+        for (int a2 = 0; a2 < nz; ++a2) /* y: -> (q0,q1,a2) */
+          for (int q1 = 0; q1 < nq; ++q1)
+            for (int q0 = 0; q0 < nq; ++q0) {
+              double s = 0.0;
+              for (int a1 = 0; a1 < n; ++a1) s += V[q1 * n + a1] * t[q0 + nq * (a1 + n * a2)];
+              u[q0 + nq * (q1 + nq * a2)] = s;
+            }
+        if (dim == 3) /* z: -> (q0,q1,q2) */
+          for (int q2 = 0; q2 < nq; ++q2)
+            for (int q1 = 0; q1 < nq; ++q1)
+              for (int q0 = 0; q0 < nq; ++q0) {
+                double s = 0.0;
+                for (int a2 = 0; a2 < n; ++a2) s += V[q2 * n + a2] * u[q0 + nq * (q1 + nq * a2)];
+                t[q0 + nq * (q1 + nq * q2)] = s;
+              }
+        const double *uq = dim == 3 ? t : u;
+        double cell_sum = 0.0;
+        for (int q2 = 0; q2 < qz; ++q2)
+          for (int q1 = 0; q1 < nq; ++q1)
+            for (int q0 = 0; q0 < nq; ++q0) {
+              double xq[3] = {g.lower[0] + lvl->h[0] * ((double)c0 + qp[q0]),
+                              g.lower[1] + lvl->h[1] * ((double)c1 + qp[q1]),
+                              g.lower[2] + lvl->h[2] * ((double)c2 + qp[q2])};
+              double e = uq[q0 + nq * (q1 + nq * q2)] - exact(dim, xq);
+              cell_sum += qw[q0] * qw[q1] * (dim == 3 ? qw[q2] : 1.0) * e * e;
+            }
+        sum += cell_sum * volume;
+      }
+  free(host);
+  *error = sqrt(sum);
+  return TPMG_SUCCESS;
+}

@@ -1,0 +1,357 @@
+/* Solvers on the finest level: flexible GMRES and flexible CG preconditioned
+ * by one V-cycle, full multigrid, and plain V-cycle iteration. Written once
+ * over backend operations: only scalars cross to the host.
+ *
+ * Precision (paper §4.2): the outer iteration and its residuals run in the
+ * outer precision q (double, or float in TPMG_MODE_FLOAT), the V-cycle in the
+ * hierarchy's precision (float in TPMG_MODE_MIXED). A float V-cycle is not an
+ * exactly linear operator, so both Krylov methods are the flexible variants:
+ * GMRES keeps the preconditioned vectors Z and forms x = x_0 + Z y, which keeps
+ * its residual estimate true; CG uses the Polak-Ribiere-type beta
+ * (z_{k+1}, r_{k+1} - r_k) / (z_k, r_k). The reported residual is recomputed in
+ * double after the solve. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tpmg-impl.h"
+
+struct tpmg_solver {
+  tpmg_grid *grid;
+  tpmg_context *ctx;
+  tpmg_solver_options options;
+  tpmg_precision q;            /* outer precision */
+  const tpmg_level *level;     /* the finest */
+  tpmg_multigrid *mg;
+  int restart;                 /* GMRES: in use */
+  int n_vectors;
+  void **vectors;              /* outer-precision work vectors, see create */
+  void *check[3];              /* TPMG_MODE_FLOAT: double x, b, r for the final residual */
+  double *hessenberg, *givens_c, *givens_s, *g, *y; /* GMRES, host */
+};
+
+tpmg_solver_options tpmg_solver_options_default(void) {
+  tpmg_solver_options options;
+  memset(&options, 0, sizeof(options));
+  options.type = TPMG_SOLVER_GMRES;
+  options.mode = TPMG_MODE_DOUBLE;
+  options.smoother = TPMG_SMOOTHER_FUSED;
+  options.tolerance = 1e-9;
+  options.max_iterations = 100;
+  options.restart = 30;
+  return options;
+}
+
+static tpmg_status check_options(tpmg_context *ctx, const tpmg_solver_options *o) {
+  TPMG_CHECK(ctx, o->type >= TPMG_SOLVER_GMRES && o->type <= TPMG_SOLVER_VCYCLE,
+             TPMG_ERROR_ARGUMENT, "unknown solver type %d", (int)o->type);
+  TPMG_CHECK(ctx, o->mode >= TPMG_MODE_DOUBLE && o->mode <= TPMG_MODE_FLOAT, TPMG_ERROR_ARGUMENT,
+             "unknown precision mode %d", (int)o->mode);
+  TPMG_CHECK(ctx, o->smoother >= TPMG_SMOOTHER_GLOBAL && o->smoother <= TPMG_SMOOTHER_FUSED,
+             TPMG_ERROR_ARGUMENT, "unknown smoother variant %d", (int)o->smoother);
+  TPMG_CHECK(ctx, o->tolerance > 0.0 && o->tolerance < 1.0, TPMG_ERROR_ARGUMENT,
+             "tolerance %g: must be in (0, 1)", o->tolerance);
+  TPMG_CHECK(ctx, o->max_iterations >= 1, TPMG_ERROR_ARGUMENT, "max_iterations %d: must be >= 1",
+             o->max_iterations);
+  TPMG_CHECK(ctx, o->type != TPMG_SOLVER_GMRES || (o->restart >= 1 && o->restart <= 1000),
+             TPMG_ERROR_ARGUMENT, "restart %d: must be 1..1000", o->restart);
+  return TPMG_SUCCESS;
+}
+
+tpmg_status tpmg_solver_destroy(tpmg_solver **solver) {
+  if (!solver) return TPMG_ERROR_ARGUMENT;
+  tpmg_solver *s = *solver;
+  if (!s) return TPMG_SUCCESS;
+  size_t bytes = (size_t)s->level->n_dofs * tpmg_precision_size(s->q);
+  for (int i = 0; i < s->n_vectors; ++i) tpmg_free(s->ctx, bytes, s->vectors[i]);
+  for (int i = 0; i < 3; ++i) tpmg_free(s->ctx, (size_t)s->level->n_dofs * sizeof(double), s->check[i]);
+  free(s->vectors);
+  tpmg_multigrid_destroy(&s->mg);
+  free(s->hessenberg);
+  free(s->givens_c);
+  free(s->givens_s);
+  free(s->g);
+  free(s->y);
+  free(s);
+  *solver = NULL;
+  return TPMG_SUCCESS;
+}
+
+tpmg_status tpmg_solver_create(tpmg_grid *grid, const tpmg_solver_options *options,
+                               tpmg_solver **solver) {
+  if (!grid) return TPMG_ERROR_ARGUMENT;
+  tpmg_context *ctx = grid->ctx;
+  TPMG_CHECK(ctx, solver, TPMG_ERROR_ARGUMENT, "solver is NULL");
+  tpmg_solver_options opts = options ? *options : tpmg_solver_options_default();
+  TPMG_CALL(check_options(ctx, &opts));
+
+  tpmg_solver *s = calloc(1, sizeof(*s));
+  TPMG_CHECK(ctx, s, TPMG_ERROR_MEMORY, "allocating the solver failed");
+  s->grid = grid;
+  s->ctx = ctx;
+  s->options = opts;
+  s->q = opts.mode == TPMG_MODE_FLOAT ? TPMG_FLOAT : TPMG_DOUBLE;
+  s->level = &grid->levels[grid->n_levels - 1];
+  tpmg_multigrid_options mg_options = {opts.mode == TPMG_MODE_DOUBLE ? TPMG_DOUBLE : TPMG_FLOAT,
+                                       opts.smoother, 1};
+  tpmg_status status = tpmg_multigrid_create(grid, &mg_options, &s->mg);
+  size_t bytes = (size_t)s->level->n_dofs * tpmg_precision_size(s->q);
+
+  /* vectors: 0 = r; 1 = w (GMRES, CG) or z (FMG, VCYCLE); CG: 2 = z, 3 = p;
+   * GMRES: the basis V_0..V_m, then the preconditioned Z_0..Z_{m-1} */
+  int fixed = opts.type == TPMG_SOLVER_CG ? 4 : 2;
+  if (status == TPMG_SUCCESS && opts.type == TPMG_SOLVER_GMRES) {
+    size_t available = SIZE_MAX;
+    status = ctx->ops->free_memory(ctx, &available);
+    /* keep 5% of the free memory for the check vectors and the backend */
+    double fit = ((double)available * 0.95 - (double)fixed * bytes) / (2.0 * bytes) - 0.5;
+    s->restart = fit < opts.restart ? (int)fit : opts.restart;
+    if (status == TPMG_SUCCESS && s->restart < 1)
+      status = tpmg_error_set(ctx, TPMG_ERROR_MEMORY, __FILE__, __LINE__,
+                              "GMRES needs %zu bytes for a restart length of 1, %zu available",
+                              (size_t)(fixed + 3) * bytes, available);
+  }
+  int n_vectors = fixed + (opts.type == TPMG_SOLVER_GMRES ? 2 * s->restart + 1 : 0);
+  if (status == TPMG_SUCCESS) {
+    s->vectors = calloc((size_t)n_vectors, sizeof(void *));
+    if (!s->vectors)
+      status = tpmg_error_set(ctx, TPMG_ERROR_MEMORY, __FILE__, __LINE__, "solver vectors");
+  }
+  for (int i = 0; i < n_vectors && status == TPMG_SUCCESS; ++i) {
+    status = tpmg_malloc(ctx, bytes, "solver work vector", &s->vectors[i]);
+    if (status == TPMG_SUCCESS) s->n_vectors = i + 1;
+  }
+  for (int i = 0; i < 3 && status == TPMG_SUCCESS && s->q == TPMG_FLOAT; ++i)
+    status = tpmg_malloc(ctx, (size_t)s->level->n_dofs * sizeof(double), "residual check vector",
+                         &s->check[i]);
+  if (status == TPMG_SUCCESS && opts.type == TPMG_SOLVER_GMRES) {
+    int m = s->restart;
+    s->hessenberg = calloc((size_t)(m + 1) * m, sizeof(double));
+    s->givens_c = calloc((size_t)m, sizeof(double));
+    s->givens_s = calloc((size_t)m, sizeof(double));
+    s->g = calloc((size_t)m + 1, sizeof(double));
+    s->y = calloc((size_t)m, sizeof(double));
+    if (!s->hessenberg || !s->givens_c || !s->givens_s || !s->g || !s->y)
+      status = tpmg_error_set(ctx, TPMG_ERROR_MEMORY, __FILE__, __LINE__, "GMRES host arrays");
+  }
+  if (status != TPMG_SUCCESS) {
+    tpmg_solver_destroy(&s);
+    return status;
+  }
+  *solver = s;
+  return TPMG_SUCCESS;
+}
+
+tpmg_status tpmg_solver_restart(const tpmg_solver *solver, int *restart) {
+  if (!solver) return TPMG_ERROR_ARGUMENT;
+  TPMG_CHECK(solver->ctx, restart, TPMG_ERROR_ARGUMENT, "restart is NULL");
+  *restart = solver->restart;
+  return TPMG_SUCCESS;
+}
+
+/* ---- building blocks in the outer precision ------------------------------ */
+
+static tpmg_status residual(tpmg_solver *s, const void *b, const void *x, void *r, double *norm) {
+  tpmg_context *ctx = s->ctx;
+  TPMG_CALL(ctx->ops->laplace(ctx, s->level, s->q, x, r));
+  TPMG_CALL(ctx->ops->axpby(ctx, s->q, s->level->n_dofs, 1.0, b, -1.0, r));
+  TPMG_CALL(ctx->ops->dot(ctx, s->q, s->level->n_dofs, r, r, norm));
+  *norm = sqrt(*norm);
+  return TPMG_SUCCESS;
+}
+
+static tpmg_status precondition(tpmg_solver *s, const void *r, void *z) {
+  return tpmg_multigrid_precondition(s->mg, s->q, r, z);
+}
+
+static tpmg_status norm(tpmg_solver *s, const void *v, double *result) {
+  TPMG_CALL(s->ctx->ops->dot(s->ctx, s->q, s->level->n_dofs, v, v, result));
+  *result = sqrt(*result);
+  return TPMG_SUCCESS;
+}
+
+static void monitor(tpmg_solver *s, int iteration, double relative) {
+  if (s->options.monitor) s->options.monitor(s->options.monitor_data, iteration, relative);
+}
+
+/* ---- the iterations ------------------------------------------------------- */
+
+static tpmg_status gmres(tpmg_solver *s, const void *b, void *x, double bnorm, double rnorm,
+                         int *iterations) {
+  tpmg_context *ctx = s->ctx;
+  tpmg_index n = s->level->n_dofs;
+  tpmg_precision q = s->q;
+  int m = s->restart;
+  void *r = s->vectors[0], *w = s->vectors[1], **V = s->vectors + 2, **Z = s->vectors + 3 + m;
+  double *H = s->hessenberg, *cs = s->givens_c, *sn = s->givens_s, *g = s->g, *y = s->y;
+  double target = s->options.tolerance * bnorm;
+  int it = 0;
+  while (rnorm > target && it < s->options.max_iterations) {
+    TPMG_CALL(ctx->ops->axpby(ctx, q, n, 1.0 / rnorm, r, 0.0, V[0]));
+    memset(g, 0, sizeof(double) * (m + 1));
+    g[0] = rnorm;
+    int j = 0;
+    for (; j < m; ++j) {
+      TPMG_CALL(precondition(s, V[j], Z[j]));
+      TPMG_CALL(ctx->ops->laplace(ctx, s->level, q, Z[j], w));
+      for (int i = 0; i <= j; ++i) { /* modified Gram-Schmidt */
+        double h;
+        TPMG_CALL(ctx->ops->dot(ctx, q, n, w, V[i], &h));
+        TPMG_CALL(ctx->ops->axpby(ctx, q, n, -h, V[i], 1.0, w));
+        H[i * m + j] = h;
+      }
+      double h_next;
+      TPMG_CALL(norm(s, w, &h_next));
+      for (int i = 0; i < j; ++i) { /* previous rotations on column j */
+        double a = H[i * m + j], c = H[(i + 1) * m + j];
+        H[i * m + j] = cs[i] * a + sn[i] * c;
+        H[(i + 1) * m + j] = -sn[i] * a + cs[i] * c;
+      }
+      double a = H[j * m + j], d = hypot(a, h_next);
+      TPMG_CHECK(ctx, d > 0.0, TPMG_ERROR_NUMERICAL, "GMRES breakdown in iteration %d", it + 1);
+      cs[j] = a / d;
+      sn[j] = h_next / d;
+      H[j * m + j] = d;
+      g[j + 1] = -sn[j] * g[j];
+      g[j] = cs[j] * g[j];
+      ++it;
+      monitor(s, it, fabs(g[j + 1]) / bnorm);
+      int done = fabs(g[j + 1]) <= target || it >= s->options.max_iterations || h_next == 0.0;
+      if (!done) TPMG_CALL(ctx->ops->axpby(ctx, q, n, 1.0 / h_next, w, 0.0, V[j + 1]));
+      if (done) {
+        ++j;
+        break;
+      }
+    }
+    /* y = H^{-1} g by back substitution; x += Z y */
+    for (int i = j - 1; i >= 0; --i) {
+      double sum = g[i];
+      for (int p = i + 1; p < j; ++p) sum -= H[i * m + p] * y[p];
+      y[i] = sum / H[i * m + i];
+    }
+    for (int i = 0; i < j; ++i) TPMG_CALL(ctx->ops->axpby(ctx, q, n, y[i], Z[i], 1.0, x));
+    TPMG_CALL(residual(s, b, x, r, &rnorm));
+  }
+  *iterations = it;
+  return TPMG_SUCCESS;
+}
+
+static tpmg_status cg(tpmg_solver *s, void *x, double bnorm, double rnorm, int *iterations) {
+  tpmg_context *ctx = s->ctx;
+  tpmg_index n = s->level->n_dofs;
+  tpmg_precision q = s->q;
+  void *r = s->vectors[0], *w = s->vectors[1], *z = s->vectors[2], *p = s->vectors[3];
+  double target = s->options.tolerance * bnorm, rz, zw, pw;
+  int it = 0;
+  TPMG_CALL(precondition(s, r, z));
+  TPMG_CALL(ctx->ops->axpby(ctx, q, n, 1.0, z, 0.0, p));
+  TPMG_CALL(ctx->ops->dot(ctx, q, n, r, z, &rz));
+  while (rnorm > target && it < s->options.max_iterations) {
+    TPMG_CALL(ctx->ops->laplace(ctx, s->level, q, p, w));
+    TPMG_CALL(ctx->ops->dot(ctx, q, n, p, w, &pw));
+    TPMG_CHECK(ctx, pw > 0.0 && rz > 0.0, TPMG_ERROR_NUMERICAL,
+               "CG breakdown in iteration %d: (p, A p) = %g, (r, z) = %g", it + 1, pw, rz);
+    double alpha = rz / pw;
+    TPMG_CALL(ctx->ops->axpby(ctx, q, n, alpha, p, 1.0, x));
+    TPMG_CALL(ctx->ops->axpby(ctx, q, n, -alpha, w, 1.0, r));
+    TPMG_CALL(norm(s, r, &rnorm));
+    ++it;
+    monitor(s, it, rnorm / bnorm);
+    if (rnorm <= target) break;
+    TPMG_CALL(precondition(s, r, z));
+    double rz_new;
+    TPMG_CALL(ctx->ops->dot(ctx, q, n, r, z, &rz_new));
+    TPMG_CALL(ctx->ops->dot(ctx, q, n, z, w, &zw));
+    /* flexible: beta = (z_new, r_new - r_old) / (z_old, r_old), r_new - r_old = -alpha w */
+    double beta = (rz_new - alpha * zw) / rz;
+    TPMG_CALL(ctx->ops->axpby(ctx, q, n, 1.0, z, beta, p));
+    rz = rz_new;
+  }
+  *iterations = it;
+  return TPMG_SUCCESS;
+}
+
+/* Defect correction x += V(0, b - A x) until the tolerance (paper Algorithm 2,
+ * lines 6-9). */
+static tpmg_status vcycles(tpmg_solver *s, const void *b, void *x, double bnorm, double rnorm,
+                           int *iterations) {
+  tpmg_context *ctx = s->ctx;
+  void *r = s->vectors[0], *z = s->vectors[1];
+  int it = 0;
+  while (rnorm > s->options.tolerance * bnorm && it < s->options.max_iterations) {
+    TPMG_CALL(precondition(s, r, z));
+    TPMG_CALL(ctx->ops->axpby(ctx, s->q, s->level->n_dofs, 1.0, z, 1.0, x));
+    TPMG_CALL(residual(s, b, x, r, &rnorm));
+    ++it;
+    monitor(s, it, rnorm / bnorm);
+  }
+  *iterations = it;
+  return TPMG_SUCCESS;
+}
+
+/* ||b - A x|| in double, converting float vectors first. */
+static tpmg_status true_residual(tpmg_solver *s, const void *b, const void *x, double *result) {
+  tpmg_context *ctx = s->ctx;
+  tpmg_index n = s->level->n_dofs;
+  if (s->q == TPMG_DOUBLE) {
+    TPMG_CALL(ctx->ops->laplace(ctx, s->level, TPMG_DOUBLE, x, s->vectors[0]));
+    TPMG_CALL(ctx->ops->axpby(ctx, TPMG_DOUBLE, n, 1.0, b, -1.0, s->vectors[0]));
+    TPMG_CALL(ctx->ops->dot(ctx, TPMG_DOUBLE, n, s->vectors[0], s->vectors[0], result));
+  } else {
+    TPMG_CALL(ctx->ops->convert(ctx, n, TPMG_FLOAT, x, TPMG_DOUBLE, s->check[0]));
+    TPMG_CALL(ctx->ops->convert(ctx, n, TPMG_FLOAT, b, TPMG_DOUBLE, s->check[1]));
+    TPMG_CALL(ctx->ops->laplace(ctx, s->level, TPMG_DOUBLE, s->check[0], s->check[2]));
+    TPMG_CALL(ctx->ops->axpby(ctx, TPMG_DOUBLE, n, 1.0, s->check[1], -1.0, s->check[2]));
+    TPMG_CALL(ctx->ops->dot(ctx, TPMG_DOUBLE, n, s->check[2], s->check[2], result));
+  }
+  *result = sqrt(*result);
+  return TPMG_SUCCESS;
+}
+
+tpmg_status tpmg_solver_solve(tpmg_solver *solver, const void *b, void *x,
+                              tpmg_solver_result *result) {
+  if (!solver) return TPMG_ERROR_ARGUMENT;
+  tpmg_solver *s = solver;
+  tpmg_context *ctx = s->ctx;
+  TPMG_CHECK(ctx, b && x && b != x, TPMG_ERROR_ARGUMENT,
+             "b %p and x %p must be distinct non-NULL vectors", b, x);
+  tpmg_index n = s->level->n_dofs;
+  tpmg_solver_type type = s->options.type;
+  void *r = s->vectors[0];
+
+  if (type == TPMG_SOLVER_FMG)
+    TPMG_CALL(tpmg_multigrid_fmg(s->mg, s->q, b, x));
+  else if (type == TPMG_SOLVER_VCYCLE)
+    TPMG_CALL(ctx->ops->set(ctx, s->q, n, 0.0, x));
+  TPMG_CALL(ctx->ops->copy_boundary(ctx, s->level, s->q, b, x));
+
+  double bnorm, rnorm;
+  TPMG_CALL(norm(s, b, &bnorm));
+  TPMG_CALL(residual(s, b, x, r, &rnorm));
+  double rnorm0 = rnorm;
+  int iterations = 0;
+  if (bnorm > 0.0) {
+    switch (type) {
+    case TPMG_SOLVER_GMRES:
+      TPMG_CALL(gmres(s, b, x, bnorm, rnorm, &iterations));
+      break;
+    case TPMG_SOLVER_CG:
+      TPMG_CALL(cg(s, x, bnorm, rnorm, &iterations));
+      break;
+    case TPMG_SOLVER_FMG:
+    case TPMG_SOLVER_VCYCLE:
+      TPMG_CALL(vcycles(s, b, x, bnorm, rnorm, &iterations));
+      break;
+    }
+  }
+  double final_norm;
+  TPMG_CALL(true_residual(s, b, x, &final_norm));
+  if (result) {
+    result->iterations = iterations;
+    result->residual_norm_0 = rnorm0;
+    result->residual_norm = final_norm;
+    result->residual_reduction = bnorm > 0.0 ? final_norm / bnorm : 0.0;
+    result->converged = final_norm <= s->options.tolerance * bnorm;
+  }
+  return TPMG_SUCCESS;
+}

@@ -1,0 +1,56 @@
+/* Grid transfer between two levels. The mesh hierarchy and the basis are
+ * tensor products, so the prolongation (interpolation of the coarse function at
+ * the fine support points) is P = P_2 ⊗ P_1 ⊗ P_0 with 1D interpolation
+ * matrices, and restriction is its exact transpose (paper §2.1). */
+#include <stdlib.h>
+
+#include "tpmg-impl.h"
+
+struct tpmg_transfer {
+  tpmg_grid *grid;
+  const tpmg_level *coarse, *fine;
+  tpmg_precision precision;
+};
+
+tpmg_status tpmg_transfer_create(tpmg_grid *grid, int fine_level, tpmg_precision precision,
+                                 tpmg_transfer **transfer) {
+  if (!grid) return TPMG_ERROR_ARGUMENT;
+  tpmg_context *ctx = grid->ctx;
+  TPMG_CHECK(ctx, transfer, TPMG_ERROR_ARGUMENT, "transfer is NULL");
+  TPMG_CHECK(ctx, precision == TPMG_DOUBLE || precision == TPMG_FLOAT, TPMG_ERROR_ARGUMENT,
+             "unknown precision %d", (int)precision);
+  TPMG_CALL(tpmg_grid_check_level(grid, fine_level, 1));
+  tpmg_transfer *t = malloc(sizeof(*t));
+  TPMG_CHECK(ctx, t, TPMG_ERROR_MEMORY, "allocating the transfer failed");
+  t->grid = grid;
+  t->coarse = &grid->levels[fine_level - 1];
+  t->fine = &grid->levels[fine_level];
+  t->precision = precision;
+  *transfer = t;
+  return TPMG_SUCCESS;
+}
+
+tpmg_status tpmg_transfer_prolongate_add(tpmg_transfer *transfer, const void *coarse, void *fine) {
+  if (!transfer) return TPMG_ERROR_ARGUMENT;
+  tpmg_context *ctx = transfer->grid->ctx;
+  TPMG_CHECK(ctx, coarse && fine, TPMG_ERROR_ARGUMENT, "NULL vector (coarse %p, fine %p)", coarse,
+             fine);
+  return ctx->ops->prolongate_add(ctx, transfer->coarse, transfer->fine, transfer->precision,
+                                  coarse, fine);
+}
+
+tpmg_status tpmg_transfer_restrict(tpmg_transfer *transfer, const void *fine, void *coarse) {
+  if (!transfer) return TPMG_ERROR_ARGUMENT;
+  tpmg_context *ctx = transfer->grid->ctx;
+  TPMG_CHECK(ctx, coarse && fine, TPMG_ERROR_ARGUMENT, "NULL vector (fine %p, coarse %p)", fine,
+             coarse);
+  return ctx->ops->restrict_(ctx, transfer->coarse, transfer->fine, transfer->precision, fine,
+                             coarse);
+}
+
+tpmg_status tpmg_transfer_destroy(tpmg_transfer **transfer) {
+  if (!transfer) return TPMG_ERROR_ARGUMENT;
+  free(*transfer);
+  *transfer = NULL;
+  return TPMG_SUCCESS;
+}
