@@ -48,6 +48,7 @@ static const tpmg_backend_ops *backend_ops(tpmg_backend backend) {
 
 tpmg_status tpmg_context_create(const tpmg_context_options *options, tpmg_context **ctx) {
   if (!ctx) return TPMG_ERROR_ARGUMENT;
+  *ctx = NULL;
   tpmg_context_options opts = options ? *options : tpmg_context_options_default();
   if (opts.backend != TPMG_BACKEND_CPU && opts.backend != TPMG_BACKEND_CUDA)
     return TPMG_ERROR_ARGUMENT;

@@ -272,13 +272,14 @@ static tpmg_status cg(tpmg_solver *s, void *x, double bnorm, double rnorm, int *
 }
 
 /* Defect correction x += V(0, b - A x) until the tolerance (paper Algorithm 2,
- * lines 6-9). */
+ * lines 6-9). As there, the loop starts from delta = ||b||, so at least one
+ * V-cycle runs even when the FMG pass alone reached the tolerance. */
 static tpmg_status vcycles(tpmg_solver *s, const void *b, void *x, double bnorm, double rnorm,
                            int *iterations) {
   tpmg_context *ctx = s->ctx;
   void *r = s->vectors[0], *z = s->vectors[1];
   int it = 0;
-  while (rnorm > s->options.tolerance * bnorm && it < s->options.max_iterations) {
+  while ((it == 0 || rnorm > s->options.tolerance * bnorm) && it < s->options.max_iterations) {
     TPMG_CALL(precondition(s, r, z));
     TPMG_CALL(ctx->ops->axpby(ctx, s->q, s->level->n_dofs, 1.0, z, 1.0, x));
     TPMG_CALL(residual(s, b, x, r, &rnorm));

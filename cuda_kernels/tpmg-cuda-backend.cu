@@ -1,0 +1,417 @@
+/* The CUDA backend: device, stream and memory, the vector kernels, and the
+ * table tpmg_cuda_backend through which the core calls every operation. The
+ * level kernels live in tpmg-cuda-kernels.cuh, instantiated per dimension.
+ *
+ * All work of a context runs on its own stream; host transfers and reductions
+ * synchronize that stream. Every CUDA call and launch is checked and becomes
+ * TPMG_ERROR_BACKEND with the CUDA error's name. */
+#include <stdlib.h>
+
+#include "tpmg-cuda.cuh"
+
+namespace tpmg_cuda {
+
+namespace {
+
+constexpr int elementwise_threads = 256;
+constexpr tpmg_index elementwise_max_blocks = 65536;
+
+/* dot: at most dot_max_blocks contiguous chunks of at least dot_min_chunk
+ * entries, each summed by one block in a fixed order, then the partials by one
+ * block in a fixed order: the result depends on n only. */
+constexpr int dot_threads = 256;
+constexpr int dot_max_blocks = 1024;
+constexpr tpmg_index dot_min_chunk = 4096;
+
+unsigned elementwise_blocks(tpmg_index n) {
+  tpmg_index blocks = (n + elementwise_threads - 1) / elementwise_threads;
+  return unsigned(blocks < elementwise_max_blocks ? blocks : elementwise_max_blocks);
+}
+
+__device__ __forceinline__ tpmg_index grid_start() {
+  return tpmg_index(blockIdx.x) * blockDim.x + threadIdx.x;
+}
+__device__ __forceinline__ tpmg_index grid_stride() {
+  return tpmg_index(gridDim.x) * blockDim.x;
+}
+
+/* Whether DoF `index` of the level is a Dirichlet DoF. */
+__device__ __forceinline__ bool dirichlet(const tpmg_level &lvl, tpmg_index index) {
+  const tpmg_index i0 = index % lvl.n[0], rest = index / lvl.n[0];
+  const tpmg_index i1 = rest % lvl.n[1], i2 = rest / lvl.n[1];
+  return i0 == 0 || i0 == lvl.n[0] - 1 || i1 == 0 || i1 == lvl.n[1] - 1 ||
+         (lvl.dim == 3 && (i2 == 0 || i2 == lvl.n[2] - 1));
+}
+
+template <typename T> __global__ void set_kernel(tpmg_index n, T value, T *__restrict__ v) {
+  for (tpmg_index i = grid_start(); i < n; i += grid_stride())
+    v[i] = value;
+}
+
+template <typename T>
+__global__ void axpby_kernel(tpmg_index n, T a, const T *__restrict__ x, T b, T *__restrict__ y) {
+  if (b == T(0))
+    for (tpmg_index i = grid_start(); i < n; i += grid_stride())
+      y[i] = a * x[i];
+  else
+    for (tpmg_index i = grid_start(); i < n; i += grid_stride())
+      y[i] = a * x[i] + b * y[i];
+}
+
+template <typename S, typename D>
+__global__ void convert_kernel(tpmg_index n, const S *__restrict__ src, D *__restrict__ dst) {
+  for (tpmg_index i = grid_start(); i < n; i += grid_stride())
+    dst[i] = D(src[i]);
+}
+
+/* Sum of a block's values in shared memory, a fixed tree; the result in sum[0]. */
+__device__ void block_sum(double *sum) {
+  for (int width = dot_threads / 2; width > 0; width /= 2) {
+    __syncthreads();
+    if (int(threadIdx.x) < width)
+      sum[threadIdx.x] += sum[threadIdx.x + width];
+  }
+}
+
+template <typename T>
+__global__ void __launch_bounds__(dot_threads)
+    dot_partial_kernel(tpmg_index n, tpmg_index chunk, const T *__restrict__ x,
+                       const T *__restrict__ y, double *__restrict__ partials) {
+  __shared__ double sum[dot_threads];
+  const tpmg_index begin = tpmg_index(blockIdx.x) * chunk;
+  const tpmg_index end = begin + chunk < n ? begin + chunk : n;
+  double s = 0;
+  for (tpmg_index i = begin + threadIdx.x; i < end; i += dot_threads)
+    s += double(x[i]) * double(y[i]);
+  sum[threadIdx.x] = s;
+  block_sum(sum);
+  if (threadIdx.x == 0)
+    partials[blockIdx.x] = sum[0];
+}
+
+__global__ void __launch_bounds__(dot_threads)
+    dot_final_kernel(int n_partials, double *__restrict__ partials) {
+  __shared__ double sum[dot_threads];
+  double s = 0;
+  for (int i = threadIdx.x; i < n_partials; i += dot_threads)
+    s += partials[i];
+  sum[threadIdx.x] = s;
+  block_sum(sum);
+  if (threadIdx.x == 0)
+    partials[dot_max_blocks] = sum[0];
+}
+
+template <typename T>
+__global__ void copy_boundary_kernel(const tpmg_level lvl, const T *__restrict__ src,
+                                     T *__restrict__ dst) {
+  for (tpmg_index i = grid_start(); i < lvl.n_dofs; i += grid_stride())
+    if (dirichlet(lvl, i))
+      dst[i] = src[i];
+}
+
+/* One warp per DoF: x_B = 0, x_I = row of the dense inverse times b_I (interior
+ * DoFs numbered lexicographically), summed by the lanes in a fixed order. */
+template <typename T>
+__global__ void coarse_solve_kernel(const tpmg_level lvl, tpmg_index n_interior,
+                                    const T *__restrict__ inverse, const T *__restrict__ b,
+                                    T *__restrict__ x) {
+  const tpmg_index warp = grid_start() / 32, n_warps = grid_stride() / 32;
+  const int lane = threadIdx.x % 32;
+  const tpmg_index m0 = lvl.n[0] - 2, m1 = lvl.n[1] - 2;
+  for (tpmg_index i = warp; i < lvl.n_dofs; i += n_warps) {
+    if (dirichlet(lvl, i)) {
+      if (lane == 0)
+        x[i] = T(0);
+      continue;
+    }
+    const tpmg_index i0 = i % lvl.n[0] - 1, i1 = (i / lvl.n[0]) % lvl.n[1] - 1;
+    const tpmg_index i2 = lvl.dim == 3 ? i / (lvl.n[0] * lvl.n[1]) - 1 : 0;
+    const T *row = inverse + (i0 + m0 * (i1 + m1 * i2)) * n_interior;
+    T sum = 0;
+    for (tpmg_index j = lane; j < n_interior; j += 32) {
+      const tpmg_index j0 = j % m0 + 1, j1 = (j / m0) % m1 + 1;
+      const tpmg_index j2 = lvl.dim == 3 ? j / (m0 * m1) + 1 : 0;
+      sum += row[j] * b[j0 + lvl.n[0] * (j1 + lvl.n[1] * j2)];
+    }
+    for (int offset = 16; offset > 0; offset /= 2)
+      sum += __shfl_down_sync(0xffffffffu, sum, offset);
+    if (lane == 0)
+      x[i] = sum;
+  }
+}
+
+/* Make the context's device current for this host thread. */
+tpmg_status activate(tpmg_context *ctx) {
+  TPMG_CUDA_CALL(ctx, cudaSetDevice(ctx->device));
+  return TPMG_SUCCESS;
+}
+
+tpmg_status init(tpmg_context *ctx) {
+  int count = 0;
+  cudaError_t error = cudaGetDeviceCount(&count);
+  if (error != cudaSuccess)
+    return tpmg_error_set(ctx, TPMG_ERROR_UNSUPPORTED, __FILE__, __LINE__,
+                          "no usable CUDA device: %s", cudaGetErrorName(error));
+  if (ctx->device >= count)
+    return tpmg_error_set(ctx, TPMG_ERROR_UNSUPPORTED, __FILE__, __LINE__,
+                          "CUDA device %d requested, %d present", ctx->device, count);
+  TPMG_CALL(activate(ctx));
+  backend_data *data = static_cast<backend_data *>(calloc(1, sizeof(backend_data)));
+  TPMG_CHECK(ctx, data, TPMG_ERROR_MEMORY, "allocating the CUDA backend state failed");
+  error = cudaStreamCreateWithFlags(&data->stream, cudaStreamNonBlocking);
+  if (error == cudaSuccess)
+    error = cudaMalloc(&data->partials, (dot_max_blocks + 1) * sizeof(double));
+  if (error == cudaSuccess)
+    error = cudaMallocHost(&data->host_result, sizeof(double));
+  if (error != cudaSuccess) {
+    if (data->partials)
+      cudaFree(data->partials);
+    if (data->stream)
+      cudaStreamDestroy(data->stream);
+    free(data);
+    return cuda_error(ctx, error, "creating the CUDA stream and reduction buffers", __FILE__,
+                      __LINE__);
+  }
+  ctx->backend_data = data;
+  return TPMG_SUCCESS;
+}
+
+void finalize(tpmg_context *ctx) {
+  backend_data *data = static_cast<backend_data *>(ctx->backend_data);
+  if (!data)
+    return;
+  cudaSetDevice(ctx->device);
+  cudaStreamSynchronize(data->stream);
+  cudaFreeHost(data->host_result);
+  cudaFree(data->partials);
+  cudaStreamDestroy(data->stream);
+  free(data);
+  ctx->backend_data = NULL;
+}
+
+tpmg_status alloc(tpmg_context *ctx, size_t bytes, void **ptr) {
+  *ptr = NULL;
+  TPMG_CALL(activate(ctx));
+  TPMG_CUDA_CALL(ctx, cudaMalloc(ptr, bytes));
+  return TPMG_SUCCESS;
+}
+
+void release(tpmg_context *ctx, void *ptr) {
+  /* The stream may still use the memory; cudaFree waits for the device. */
+  cudaSetDevice(ctx->device);
+  cudaFree(ptr);
+}
+
+tpmg_status upload(tpmg_context *ctx, void *dst, const void *host, size_t bytes) {
+  TPMG_CALL(activate(ctx));
+  TPMG_CUDA_CALL(ctx, cudaMemcpyAsync(dst, host, bytes, cudaMemcpyHostToDevice, stream_of(ctx)));
+  TPMG_CUDA_CALL(ctx, cudaStreamSynchronize(stream_of(ctx)));
+  return TPMG_SUCCESS;
+}
+
+tpmg_status download(tpmg_context *ctx, void *host, const void *src, size_t bytes) {
+  TPMG_CALL(activate(ctx));
+  TPMG_CUDA_CALL(ctx, cudaMemcpyAsync(host, src, bytes, cudaMemcpyDeviceToHost, stream_of(ctx)));
+  TPMG_CUDA_CALL(ctx, cudaStreamSynchronize(stream_of(ctx)));
+  return TPMG_SUCCESS;
+}
+
+tpmg_status synchronize(tpmg_context *ctx) {
+  TPMG_CALL(activate(ctx));
+  TPMG_CUDA_CALL(ctx, cudaStreamSynchronize(stream_of(ctx)));
+  return TPMG_SUCCESS;
+}
+
+tpmg_status free_memory(tpmg_context *ctx, size_t *bytes) {
+  TPMG_CALL(activate(ctx));
+  size_t total = 0;
+  TPMG_CUDA_CALL(ctx, cudaMemGetInfo(bytes, &total));
+  return TPMG_SUCCESS;
+}
+
+tpmg_status set_op(tpmg_context *ctx, tpmg_precision prec, tpmg_index n, double value, void *v) {
+  TPMG_CALL(activate(ctx));
+  return set(ctx, prec, n, value, v);
+}
+
+tpmg_status axpby(tpmg_context *ctx, tpmg_precision prec, tpmg_index n, double a, const void *x,
+                  double b, void *y) {
+  TPMG_CALL(activate(ctx));
+  if (n <= 0)
+    return TPMG_SUCCESS;
+  if (prec == TPMG_DOUBLE)
+    axpby_kernel<<<elementwise_blocks(n), elementwise_threads, 0, stream_of(ctx)>>>(
+        n, a, static_cast<const double *>(x), b, static_cast<double *>(y));
+  else
+    axpby_kernel<<<elementwise_blocks(n), elementwise_threads, 0, stream_of(ctx)>>>(
+        n, float(a), static_cast<const float *>(x), float(b), static_cast<float *>(y));
+  TPMG_CUDA_LAUNCHED(ctx, "axpby_kernel");
+  return TPMG_SUCCESS;
+}
+
+tpmg_status dot(tpmg_context *ctx, tpmg_precision prec, tpmg_index n, const void *x, const void *y,
+                double *result) {
+  TPMG_CALL(activate(ctx));
+  if (n <= 0) {
+    *result = 0;
+    return TPMG_SUCCESS;
+  }
+  backend_data *data = static_cast<backend_data *>(ctx->backend_data);
+  tpmg_index blocks = (n + dot_min_chunk - 1) / dot_min_chunk;
+  if (blocks > dot_max_blocks)
+    blocks = dot_max_blocks;
+  const tpmg_index chunk = (n + blocks - 1) / blocks;
+  if (prec == TPMG_DOUBLE)
+    dot_partial_kernel<<<unsigned(blocks), dot_threads, 0, data->stream>>>(
+        n, chunk, static_cast<const double *>(x), static_cast<const double *>(y), data->partials);
+  else
+    dot_partial_kernel<<<unsigned(blocks), dot_threads, 0, data->stream>>>(
+        n, chunk, static_cast<const float *>(x), static_cast<const float *>(y), data->partials);
+  TPMG_CUDA_LAUNCHED(ctx, "dot_partial_kernel");
+  dot_final_kernel<<<1, dot_threads, 0, data->stream>>>(int(blocks), data->partials);
+  TPMG_CUDA_LAUNCHED(ctx, "dot_final_kernel");
+  TPMG_CUDA_CALL(ctx, cudaMemcpyAsync(data->host_result, data->partials + dot_max_blocks,
+                                      sizeof(double), cudaMemcpyDeviceToHost, data->stream));
+  TPMG_CUDA_CALL(ctx, cudaStreamSynchronize(data->stream));
+  *result = *data->host_result;
+  return TPMG_SUCCESS;
+}
+
+tpmg_status convert(tpmg_context *ctx, tpmg_index n, tpmg_precision src_prec, const void *src,
+                    tpmg_precision dst_prec, void *dst) {
+  TPMG_CALL(activate(ctx));
+  if (n <= 0)
+    return TPMG_SUCCESS;
+  if (src_prec == dst_prec) {
+    if (src != dst)
+      TPMG_CUDA_CALL(ctx, cudaMemcpyAsync(dst, src, size_t(n) * tpmg_precision_size(src_prec),
+                                          cudaMemcpyDeviceToDevice, stream_of(ctx)));
+    return TPMG_SUCCESS;
+  }
+  if (src_prec == TPMG_DOUBLE)
+    convert_kernel<<<elementwise_blocks(n), elementwise_threads, 0, stream_of(ctx)>>>(
+        n, static_cast<const double *>(src), static_cast<float *>(dst));
+  else
+    convert_kernel<<<elementwise_blocks(n), elementwise_threads, 0, stream_of(ctx)>>>(
+        n, static_cast<const float *>(src), static_cast<double *>(dst));
+  TPMG_CUDA_LAUNCHED(ctx, "convert_kernel");
+  return TPMG_SUCCESS;
+}
+
+tpmg_status copy_boundary(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
+                          const void *src, void *dst) {
+  TPMG_CALL(activate(ctx));
+  const unsigned blocks = elementwise_blocks(lvl->n_dofs);
+  if (prec == TPMG_DOUBLE)
+    copy_boundary_kernel<<<blocks, elementwise_threads, 0, stream_of(ctx)>>>(
+        *lvl, static_cast<const double *>(src), static_cast<double *>(dst));
+  else
+    copy_boundary_kernel<<<blocks, elementwise_threads, 0, stream_of(ctx)>>>(
+        *lvl, static_cast<const float *>(src), static_cast<float *>(dst));
+  TPMG_CUDA_LAUNCHED(ctx, "copy_boundary_kernel");
+  return TPMG_SUCCESS;
+}
+
+tpmg_status coarse_solve(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
+                         const void *inverse, const void *b, void *x) {
+  TPMG_CALL(activate(ctx));
+  tpmg_index n_interior = 1;
+  for (int d = 0; d < lvl->dim; ++d)
+    n_interior *= lvl->n[d] - 2;
+  const unsigned blocks = elementwise_blocks(lvl->n_dofs * 32);
+  if (prec == TPMG_DOUBLE)
+    coarse_solve_kernel<<<blocks, elementwise_threads, 0, stream_of(ctx)>>>(
+        *lvl, n_interior, static_cast<const double *>(inverse), static_cast<const double *>(b),
+        static_cast<double *>(x));
+  else
+    coarse_solve_kernel<<<blocks, elementwise_threads, 0, stream_of(ctx)>>>(
+        *lvl, n_interior, static_cast<const float *>(inverse), static_cast<const float *>(b),
+        static_cast<float *>(x));
+  TPMG_CUDA_LAUNCHED(ctx, "coarse_solve_kernel");
+  return TPMG_SUCCESS;
+}
+
+/* The level operations: make the device current, then dispatch on dimension
+ * (degree and precision are dispatched inside). */
+tpmg_status laplace_op(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
+                       const void *src, void *dst) {
+  TPMG_CALL(activate(ctx));
+  return lvl->dim == 2 ? laplace<2>(ctx, lvl, prec, src, dst)
+                       : laplace<3>(ctx, lvl, prec, src, dst);
+}
+
+tpmg_status patch_fused_op(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
+                           int colour, const void *b, void *x) {
+  TPMG_CALL(activate(ctx));
+  return lvl->dim == 2 ? patch_fused<2>(ctx, lvl, prec, colour, b, x)
+                       : patch_fused<3>(ctx, lvl, prec, colour, b, x);
+}
+
+tpmg_status patch_residual_op(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
+                              int colour, const void *b, const void *x, void *r) {
+  TPMG_CALL(activate(ctx));
+  return lvl->dim == 2 ? patch_residual<2>(ctx, lvl, prec, colour, b, x, r)
+                       : patch_residual<3>(ctx, lvl, prec, colour, b, x, r);
+}
+
+tpmg_status patch_solve_op(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
+                           int colour, const void *r, void *x) {
+  TPMG_CALL(activate(ctx));
+  return lvl->dim == 2 ? patch_solve<2>(ctx, lvl, prec, colour, r, x)
+                       : patch_solve<3>(ctx, lvl, prec, colour, r, x);
+}
+
+tpmg_status prolongate_add_op(tpmg_context *ctx, const tpmg_level *coarse, const tpmg_level *fine,
+                              tpmg_precision prec, const void *c, void *f) {
+  TPMG_CALL(activate(ctx));
+  return fine->dim == 2 ? prolongate_add<2>(ctx, coarse, fine, prec, c, f)
+                        : prolongate_add<3>(ctx, coarse, fine, prec, c, f);
+}
+
+tpmg_status restrict_op(tpmg_context *ctx, const tpmg_level *coarse, const tpmg_level *fine,
+                        tpmg_precision prec, const void *f, void *c) {
+  TPMG_CALL(activate(ctx));
+  return fine->dim == 2 ? restrict_<2>(ctx, coarse, fine, prec, f, c)
+                        : restrict_<3>(ctx, coarse, fine, prec, f, c);
+}
+
+} // namespace
+
+tpmg_status set(tpmg_context *ctx, tpmg_precision prec, tpmg_index n, double value, void *v) {
+  if (n <= 0)
+    return TPMG_SUCCESS;
+  if (prec == TPMG_DOUBLE)
+    set_kernel<<<elementwise_blocks(n), elementwise_threads, 0, stream_of(ctx)>>>(
+        n, value, static_cast<double *>(v));
+  else
+    set_kernel<<<elementwise_blocks(n), elementwise_threads, 0, stream_of(ctx)>>>(
+        n, float(value), static_cast<float *>(v));
+  TPMG_CUDA_LAUNCHED(ctx, "set_kernel");
+  return TPMG_SUCCESS;
+}
+
+} // namespace tpmg_cuda
+
+extern "C" const tpmg_backend_ops tpmg_cuda_backend = {
+    "cuda",
+    tpmg_cuda::init,
+    tpmg_cuda::finalize,
+    tpmg_cuda::alloc,
+    tpmg_cuda::release,
+    tpmg_cuda::upload,
+    tpmg_cuda::download,
+    tpmg_cuda::synchronize,
+    tpmg_cuda::free_memory,
+    tpmg_cuda::set_op,
+    tpmg_cuda::axpby,
+    tpmg_cuda::dot,
+    tpmg_cuda::convert,
+    tpmg_cuda::laplace_op,
+    tpmg_cuda::copy_boundary,
+    tpmg_cuda::patch_fused_op,
+    tpmg_cuda::patch_residual_op,
+    tpmg_cuda::patch_solve_op,
+    tpmg_cuda::prolongate_add_op,
+    tpmg_cuda::restrict_op,
+    tpmg_cuda::coarse_solve,
+};

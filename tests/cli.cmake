@@ -1,0 +1,366 @@
+# Tests of the command-line programs tpmg-poisson and tpmg-bench.
+#
+# This file has two roles. Included from tests/CMakeLists.txt it adds the tests
+# (label `cli`). Run as `cmake -DMODE=... -P cli.cmake` it is the test driver:
+# it runs a program, checks its exit status, its stderr and its JSON or CSV
+# output, and fails with what was expected and what came instead.
+#
+# Driver variables: PROGRAM, ARGS (arguments separated by '|'), MODE, and
+#   MODE usage    exit status 2, exactly one line on stderr matching EXPECT, no stdout
+#   MODE library  exit status 1, exactly one line on stderr matching EXPECT
+#   MODE json     exit status 0; the last stdout line is a JSON object, and every
+#                 CHECKS entry ('|'-separated "key op value", op one of == != < <= > >=,
+#                 value a number, true, false, null or a word) holds
+#   MODE rate     two json runs at LEVELS (a|b, appended as --level); the L2 error
+#                 ratio e_a / e_b lies in [RATE_MIN, RATE_MAX]
+#   MODE cuda     exit status 2 with a message naming --backend cuda (no usable GPU),
+#                 or exit status 0 with a converged JSON result (a GPU is present)
+#   MODE csv      exit status 0; the CSV file CSV has a header and ROWS rows of equal width
+#   MODE help     exit status 0, stdout contains EXPECT
+
+if(CMAKE_SCRIPT_MODE_FILE)
+  string(REPLACE "|" ";" args "${ARGS}")
+
+  function(fail message)
+    message(FATAL_ERROR "${PROGRAM} ${args}\n${message}")
+  endfunction()
+
+  # Run the program: sets out, err and rc in the caller.
+  macro(run_program)
+    execute_process(COMMAND "${PROGRAM}" ${args} ${ARGN}
+                    OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
+  endmacro()
+
+  # The last non-empty line of stdout, parsed as a JSON object, into `json`.
+  function(last_json_line out_var)
+    string(REGEX REPLACE "\n+$" "" text "${out}")
+    string(REGEX MATCH "[^\n]*$" line "${text}")
+    string(JSON type ERROR_VARIABLE json_error TYPE "${line}")
+    if(json_error OR NOT type STREQUAL "OBJECT")
+      fail("expected the last stdout line to be a JSON object, got: '${line}' (${json_error})")
+    endif()
+    set(${out_var} "${line}" PARENT_SCOPE)
+  endfunction()
+
+  # Check one "key op value" against a JSON object.
+  function(check_json json check)
+    if(NOT check MATCHES "^([a-z_0-9]+) *(==|!=|<=|>=|<|>) *(.+)$")
+      fail("bad check '${check}'")
+    endif()
+    set(key "${CMAKE_MATCH_1}")
+    set(op "${CMAKE_MATCH_2}")
+    set(want "${CMAKE_MATCH_3}")
+    string(JSON type ERROR_VARIABLE json_error TYPE "${json}" "${key}")
+    if(json_error)
+      fail("JSON has no field '${key}': ${json}")
+    endif()
+    if(type STREQUAL "NULL")
+      set(got null)
+    else()
+      string(JSON got GET "${json}" "${key}")
+    endif()
+    if(type STREQUAL "BOOLEAN") # string(JSON) gives ON or OFF
+      if(got)
+        set(got true)
+      else()
+        set(got false)
+      endif()
+    endif()
+    if(want MATCHES "^(true|false|null)$" OR NOT type STREQUAL "NUMBER")
+      if(op STREQUAL "==" AND got STREQUAL want)
+        return()
+      elseif(op STREQUAL "!=" AND NOT got STREQUAL want)
+        return()
+      endif()
+    else()
+      set(ok FALSE)
+      if(op STREQUAL "==" AND got EQUAL want)
+        set(ok TRUE)
+      elseif(op STREQUAL "!=" AND NOT got EQUAL want)
+        set(ok TRUE)
+      elseif(op STREQUAL "<" AND got LESS want)
+        set(ok TRUE)
+      elseif(op STREQUAL "<=" AND got LESS_EQUAL want)
+        set(ok TRUE)
+      elseif(op STREQUAL ">" AND got GREATER want)
+        set(ok TRUE)
+      elseif(op STREQUAL ">=" AND got GREATER_EQUAL want)
+        set(ok TRUE)
+      endif()
+      if(ok)
+        return()
+      endif()
+    endif()
+    fail("expected ${key} ${op} ${want}, got ${key} = ${got}\nJSON: ${json}")
+  endfunction()
+
+  # A nonnegative decimal `value` (as printed by %g) as an integer mantissa and
+  # a power of ten: CMake has no floating-point arithmetic.
+  function(decimal value mantissa_var exponent_var)
+    if(NOT value MATCHES "^([0-9]*)\\.?([0-9]*)([eE]([-+]?[0-9]+))?$")
+      fail("not a nonnegative number: '${value}'")
+    endif()
+    set(exponent 0)
+    if(CMAKE_MATCH_4)
+      set(exponent "${CMAKE_MATCH_4}")
+    endif()
+    string(LENGTH "${CMAKE_MATCH_2}" n_fraction)
+    string(REGEX REPLACE "^0+" "" mantissa "${CMAKE_MATCH_1}${CMAKE_MATCH_2}")
+    if(mantissa STREQUAL "")
+      set(mantissa 0)
+    endif()
+    math(EXPR exponent "${exponent} - ${n_fraction}")
+    set(${mantissa_var} "${mantissa}" PARENT_SCOPE)
+    set(${exponent_var} "${exponent}" PARENT_SCOPE)
+  endfunction()
+
+  # value * factor for decimals of at most 9 significant digits, as a string
+  # that if(LESS) compares.
+  function(scale value factor out_var)
+    decimal("${value}" m1 e1)
+    decimal("${factor}" m2 e2)
+    math(EXPR mantissa "${m1} * ${m2}")
+    math(EXPR exponent "${e1} + ${e2}")
+    set(${out_var} "${mantissa}e${exponent}" PARENT_SCOPE)
+  endfunction()
+
+  if(MODE STREQUAL "usage" OR MODE STREQUAL "library")
+    run_program()
+    if(MODE STREQUAL "usage")
+      set(want_rc 2)
+    else()
+      set(want_rc 1)
+    endif()
+    if(NOT rc STREQUAL want_rc)
+      fail("expected exit status ${want_rc}, got '${rc}'\nstderr: ${err}")
+    endif()
+    string(REGEX REPLACE "\n$" "" line "${err}")
+    if(line STREQUAL "" OR line MATCHES "\n")
+      fail("expected exactly one line on stderr, got:\n${err}")
+    endif()
+    if(NOT line MATCHES "${EXPECT}")
+      fail("expected stderr to match '${EXPECT}', got: ${line}")
+    endif()
+    if(MODE STREQUAL "usage" AND NOT out STREQUAL "")
+      fail("expected no stdout on a usage error, got:\n${out}")
+    endif()
+  elseif(MODE STREQUAL "json")
+    run_program()
+    if(NOT rc STREQUAL "0")
+      fail("expected exit status 0, got '${rc}'\nstderr: ${err}")
+    endif()
+    last_json_line(json)
+    string(REPLACE "|" ";" checks "${CHECKS}")
+    foreach(check IN LISTS checks)
+      check_json("${json}" "${check}")
+    endforeach()
+  elseif(MODE STREQUAL "rate")
+    string(REPLACE "|" ";" levels "${LEVELS}")
+    set(errors)
+    foreach(level IN LISTS levels)
+      run_program(--level ${level})
+      if(NOT rc STREQUAL "0")
+        fail("expected exit status 0 at --level ${level}, got '${rc}'\nstderr: ${err}")
+      endif()
+      last_json_line(json)
+      check_json("${json}" "converged == true")
+      string(JSON error GET "${json}" l2_error)
+      list(APPEND errors "${error}")
+    endforeach()
+    list(GET errors 0 coarse)
+    list(GET errors 1 fine)
+    scale("${fine}" "${RATE_MIN}" low)
+    scale("${fine}" "${RATE_MAX}" high)
+    if(coarse LESS low OR coarse GREATER high)
+      fail("expected the L2 error to fall by a factor in [${RATE_MIN}, ${RATE_MAX}] from "
+           "level ${levels}, got ${coarse} -> ${fine}")
+    endif()
+  elseif(MODE STREQUAL "cuda")
+    run_program()
+    if(rc STREQUAL "2")
+      if(NOT err MATCHES "--backend cuda: backend not available")
+        fail("expected a message naming --backend cuda, got: ${err}")
+      endif()
+    elseif(rc STREQUAL "0")
+      last_json_line(json)
+      check_json("${json}" "backend == cuda")
+      check_json("${json}" "converged == true")
+    else()
+      fail("expected exit status 2 (no GPU) or 0 (GPU), got '${rc}'\nstderr: ${err}")
+    endif()
+  elseif(MODE STREQUAL "csv")
+    file(REMOVE "${CSV}")
+    run_program()
+    if(NOT rc STREQUAL "0")
+      fail("expected exit status 0, got '${rc}'\nstderr: ${err}")
+    endif()
+    file(STRINGS "${CSV}" lines)
+    list(LENGTH lines n_lines)
+    math(EXPR want_lines "${ROWS} + 1")
+    if(NOT n_lines EQUAL want_lines)
+      fail("expected ${want_lines} lines in ${CSV}, got ${n_lines}")
+    endif()
+    list(GET lines 0 header)
+    if(NOT header MATCHES "^dim,degree,level,n_dofs,")
+      fail("unexpected CSV header: ${header}")
+    endif()
+    string(REGEX REPLACE "[^,]" "" header_commas "${header}")
+    foreach(line IN LISTS lines)
+      string(REGEX REPLACE "[^,]" "" commas "${line}")
+      if(NOT commas STREQUAL header_commas)
+        fail("CSV row and header differ in width:\n${header}\n${line}")
+      endif()
+      if(NOT line STREQUAL header AND NOT line MATCHES "^[23],[0-9]+,[0-9]+,[0-9]+,[^,]*,[^,]*,[^,]*,[^,]*,[0-9.e+-]+,")
+        fail("malformed CSV row: ${line}")
+      endif()
+    endforeach()
+  elseif(MODE STREQUAL "help")
+    run_program()
+    if(NOT rc STREQUAL "0" OR NOT out MATCHES "${EXPECT}")
+      fail("expected exit status 0 and stdout matching '${EXPECT}', got '${rc}':\n${out}")
+    endif()
+  else()
+    fail("unknown MODE '${MODE}'")
+  endif()
+
+else()
+  set(tpmg_cli_driver "${CMAKE_CURRENT_LIST_FILE}")
+
+  # tpmg_cli_test(name program MODE mode ARGS a b ... [EXPECT re] [CHECKS c ...]
+  #               [LEVELS a b] [RATE_MIN n] [RATE_MAX n] [CSV file] [ROWS n])
+  function(tpmg_cli_test name program)
+    cmake_parse_arguments(t "" "MODE;EXPECT;RATE_MIN;RATE_MAX;CSV;ROWS" "ARGS;CHECKS;LEVELS"
+                          ${ARGN})
+    string(REPLACE ";" "|" args "${t_ARGS}")
+    string(REPLACE ";" "|" checks "${t_CHECKS}")
+    string(REPLACE ";" "|" levels "${t_LEVELS}")
+    add_test(NAME cli-${name}
+             COMMAND ${CMAKE_COMMAND} "-DPROGRAM=$<TARGET_FILE:${program}>" "-DMODE=${t_MODE}"
+                     "-DARGS=${args}" "-DEXPECT=${t_EXPECT}" "-DCHECKS=${checks}"
+                     "-DLEVELS=${levels}" "-DRATE_MIN=${t_RATE_MIN}" "-DRATE_MAX=${t_RATE_MAX}"
+                     "-DCSV=${t_CSV}" "-DROWS=${t_ROWS}" -P "${tpmg_cli_driver}")
+    # One OpenMP thread unless a test asks for more: ctest runs tests side by
+    # side, and oversubscribed OpenMP barriers make small solves crawl.
+    set_tests_properties(cli-${name} PROPERTIES LABELS cli TIMEOUT 300
+                                                ENVIRONMENT OMP_NUM_THREADS=1)
+  endfunction()
+
+  # Bad options: exit status 2 and one line naming the option and value.
+  function(tpmg_cli_usage name program expect)
+    tpmg_cli_test(${name} ${program} MODE usage EXPECT "${expect}" ARGS ${ARGN})
+  endfunction()
+  tpmg_cli_usage(poisson-unknown-option tpmg-poisson "unknown option '--frobnicate'"
+                 --frobnicate)
+  tpmg_cli_usage(poisson-missing-value tpmg-poisson "--dim needs a value" --dim)
+  tpmg_cli_usage(poisson-dim-4 tpmg-poisson "--dim 4:" --dim 4)
+  tpmg_cli_usage(poisson-dim-text tpmg-poisson "--dim 3x:" --dim 3x)
+  tpmg_cli_usage(poisson-degree-0 tpmg-poisson "--degree 0:" --degree 0)
+  tpmg_cli_usage(poisson-degree-11-2d tpmg-poisson "--degree 11: must be 1..10 for dim 2"
+                 --dim 2 --degree 11)
+  tpmg_cli_usage(poisson-degree-9-3d tpmg-poisson "--degree 9: must be 1..8 for dim 3"
+                 --degree 9)
+  tpmg_cli_usage(poisson-level-minus-1 tpmg-poisson "--level -1:" --level -1)
+  tpmg_cli_usage(poisson-level-0 tpmg-poisson "--level 0:" --level=0)
+  tpmg_cli_usage(poisson-cells-0 tpmg-poisson "--cells 0,1,1:" --cells 0,1,1)
+  tpmg_cli_usage(poisson-cells-count tpmg-poisson "--cells 1,1,1: needs 2 values for dim 2"
+                 --dim 2 --cells 1,1,1)
+  tpmg_cli_usage(poisson-cells-coarse tpmg-poisson "--cells 20,20,20:.*interior DoFs"
+                 --cells 20,20,20)
+  tpmg_cli_usage(poisson-box-reversed tpmg-poisson "--box 1,0,0,1,0,1: needs a_0 < b_0"
+                 --box 1,0,0,1,0,1)
+  tpmg_cli_usage(poisson-box-count tpmg-poisson "--box 0,1,0,1:" --box 0,1,0,1)
+  tpmg_cli_usage(poisson-solver-foo tpmg-poisson "--solver foo: expected one of gmres"
+                 --solver foo)
+  tpmg_cli_usage(poisson-precision-half tpmg-poisson "--precision half:" --precision half)
+  tpmg_cli_usage(poisson-rhs-foo tpmg-poisson "--rhs foo:" --rhs foo)
+  tpmg_cli_usage(poisson-smoother-foo tpmg-poisson "--smoother foo:" --smoother foo)
+  tpmg_cli_usage(poisson-tol-negative tpmg-poisson "--tol -1:" --tol -1)
+  tpmg_cli_usage(poisson-tol-nan tpmg-poisson "--tol nan:" --tol nan)
+  tpmg_cli_usage(poisson-threads-0 tpmg-poisson "--threads 0:" --threads 0)
+  tpmg_cli_usage(poisson-repeat-0 tpmg-poisson "--repeat 0:" --repeat 0)
+  tpmg_cli_usage(poisson-max-iterations-0 tpmg-poisson "--max-iterations 0:"
+                 --max-iterations 0)
+  tpmg_cli_usage(poisson-restart-0 tpmg-poisson "--restart 0:" --restart 0)
+  tpmg_cli_usage(poisson-backend-foo tpmg-poisson "--backend foo:" --backend foo)
+  tpmg_cli_usage(poisson-json-value tpmg-poisson "--json takes no value" --json=1)
+  tpmg_cli_usage(bench-unknown-option tpmg-bench "unknown option '--frobnicate'" --frobnicate)
+  tpmg_cli_usage(bench-dim-4 tpmg-bench "--dim 4:" --dim 4)
+  tpmg_cli_usage(bench-degree-9 tpmg-bench "--degree 9: must be 1..8 for dim 3" --dim 3
+                 --degree 9)
+  tpmg_cli_usage(bench-repeat-0 tpmg-bench "--repeat 0:" --repeat 0)
+  tpmg_cli_usage(bench-level-and-dofs tpmg-bench "--level and --dofs exclude each other"
+                 --level 2 --dofs 1000)
+  tpmg_cli_usage(bench-precision-mixed tpmg-bench "--precision mixed:" --precision mixed)
+
+  # A library error: exit status 1 and the context's message.
+  tpmg_cli_test(poisson-library-error tpmg-poisson MODE library
+                EXPECT "^tpmg-poisson: tpmg_grid_create: .*overflow" ARGS --level 30)
+
+  # --backend cuda: a clear usage error without a GPU, a converged solve with one.
+  tpmg_cli_test(poisson-backend-cuda tpmg-poisson MODE cuda
+                ARGS --backend cuda --dim 2 --degree 2 --level 3 --json)
+
+  tpmg_cli_test(poisson-help tpmg-poisson MODE help EXPECT "Usage: tpmg-poisson" ARGS --help)
+  tpmg_cli_test(bench-help tpmg-bench MODE help EXPECT "Usage: tpmg-bench" ARGS --help)
+
+  # Solves with JSON output. n_dofs = prod_d (n_d 2^L k + 1).
+  tpmg_cli_test(poisson-json-2d tpmg-poisson MODE json
+                ARGS --dim 2 --degree 3 --level 4 --tol 1e-10 --json
+                CHECKS "dim == 2" "degree == 3" "level == 4" "n_dofs == 2401" "solver == gmres"
+                       "precision == double" "smoother == fused" "backend == cpu"
+                       "converged == true" "residual_reduction <= 1e-10" "iterations >= 1"
+                       "iterations <= 10" "l2_error < 1e-6" "l2_error > 0" "restart == 30"
+                       "solve_seconds > 0" "setup_seconds > 0" "dofs_per_second > 0"
+                       "memory_bytes > 0" "memory_bytes_per_dof > 0")
+  tpmg_cli_test(poisson-json-3d-rhs-one tpmg-poisson MODE json
+                ARGS --dim 3 --degree 2 --level 2 --rhs one --threads 1 --json
+                CHECKS "n_dofs == 729" "threads == 1" "converged == true"
+                       "residual_reduction <= 1e-9" "l2_error == null")
+  foreach(solver gmres cg fmg vcycle)
+    tpmg_cli_test(poisson-json-${solver} tpmg-poisson MODE json
+                  ARGS --dim 2 --degree 2 --level 4 --solver ${solver} --tol 1e-8 --json
+                  CHECKS "solver == ${solver}" "converged == true" "residual_reduction <= 1e-8"
+                         "iterations <= 20")
+  endforeach()
+  tpmg_cli_test(poisson-json-3d-cg tpmg-poisson MODE json
+                ARGS --dim 3 --degree 3 --level 2 --solver cg --json
+                CHECKS "n_dofs == 2197" "converged == true" "residual_reduction <= 1e-9"
+                       "restart == null")
+  foreach(smoother global separate fused)
+    tpmg_cli_test(poisson-json-smoother-${smoother} tpmg-poisson MODE json
+                  ARGS --dim 3 --degree 2 --level 2 --smoother ${smoother} --json
+                  CHECKS "smoother == ${smoother}" "converged == true"
+                         "residual_reduction <= 1e-9")
+  endforeach()
+  tpmg_cli_test(poisson-json-mixed tpmg-poisson MODE json
+                ARGS --dim 2 --degree 4 --level 4 --precision mixed --json
+                CHECKS "precision == mixed" "converged == true" "residual_reduction <= 1e-9")
+  tpmg_cli_test(poisson-json-float tpmg-poisson MODE json
+                ARGS --dim 2 --degree 2 --level 4 --precision float --json
+                CHECKS "precision == float" "tolerance == 1e-3" "converged == true"
+                       "residual_reduction <= 1e-3")
+  tpmg_cli_test(poisson-json-float-cg tpmg-poisson MODE json
+                ARGS --dim 3 --degree 2 --level 2 --precision float --solver cg --tol 1e-4 --json
+                CHECKS "precision == float" "converged == true" "residual_reduction <= 1e-4")
+  tpmg_cli_test(poisson-json-cells-box tpmg-poisson MODE json
+                ARGS --dim 2 --degree 2 --level 3 --cells 2,1 --box 0,2,0,1 --restart 5
+                     --max-iterations 50 --repeat 2 --json
+                CHECKS "n_dofs == 561" "repeat == 2" "restart == 5" "converged == true"
+                       "residual_reduction <= 1e-9" "l2_error < 1e-3")
+
+  # The discretization converges at the rate h^(k+1) in L2.
+  tpmg_cli_test(poisson-rate-2d-q2 tpmg-poisson MODE rate
+                ARGS --dim 2 --degree 2 --tol 1e-12 --json LEVELS 3 4 RATE_MIN 7 RATE_MAX 9)
+  tpmg_cli_test(poisson-rate-3d-q1 tpmg-poisson MODE rate
+                ARGS --dim 3 --degree 1 --tol 1e-12 --json LEVELS 3 4 RATE_MIN 3.5 RATE_MAX 4.5)
+
+  # A small benchmark writes a CSV table with one row per degree.
+  tpmg_cli_test(bench-csv tpmg-bench MODE csv
+                ARGS --dim 2 --degree 2 --level 3 --repeat 1
+                     --csv ${CMAKE_CURRENT_BINARY_DIR}/cli-bench.csv
+                CSV ${CMAKE_CURRENT_BINARY_DIR}/cli-bench.csv ROWS 1)
+  tpmg_cli_test(bench-csv-all-degrees tpmg-bench MODE csv
+                ARGS --dim 3 --dofs 2000 --repeat 1 --threads 2
+                     --csv ${CMAKE_CURRENT_BINARY_DIR}/cli-bench-3d.csv
+                CSV ${CMAKE_CURRENT_BINARY_DIR}/cli-bench-3d.csv ROWS 8)
+endif()

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# GPU checks of tpmg on a machine with an NVIDIA GPU (Hopper; CUDA 13, cmake,
+# gcc; no deal.II needed), from any directory:
+#   1. a Release build for sm_90 in build-gpu/ (-j16);
+#   2. ctest -L gpu: every CUDA backend operation and whole solves against the
+#      CPU backend;
+#   3. compute-sanitizer memcheck and racecheck on a small smoother test per
+#      variant, in 2D and 3D;
+#   4. a small solve table with tpmg-poisson --backend cuda --json;
+# and a summary last. Logs go to $OUT (if set) or build-gpu/gpu-logs.
+# TPMG_JOBS sets the build parallelism (default 16).
+#
+#   bash tests/gpu/run-all.sh
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+
+jobs=${TPMG_JOBS:-16}
+build=build-gpu
+logs=${OUT:-$build/gpu-logs}
+mkdir -p "$logs"
+summary=()
+failed=0
+
+# step NAME LOG COMMAND...: run one step with its output in LOG (and on the
+# terminal), record PASS/FAIL and its time.
+step() {
+  local name=$1 log=$2 start=$SECONDS status
+  shift 2
+  echo
+  echo "==> $name"
+  "$@" 2>&1 | tee "$logs/$log"
+  status=${PIPESTATUS[0]}
+  if [ "$status" -eq 0 ]; then
+    summary+=("PASS  $name ($((SECONDS - start)) s)")
+  else
+    summary+=("FAIL  $name ($((SECONDS - start)) s, status $status, log $logs/$log)")
+    failed=1
+  fi
+  return "$status"
+}
+
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > "$logs/gpu.txt" 2>&1
+cat "$logs/gpu.txt"
+
+configure() {
+  cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DTPMG_ENABLE_CUDA=ON \
+    -DCMAKE_CUDA_ARCHITECTURES=90 -DTPMG_ENABLE_BRIDGE=OFF
+}
+build_all() { cmake --build "$build" -j "$jobs"; }
+
+step "configure" configure.log configure &&
+  step "build (-j$jobs)" build.log build_all
+built=$?
+
+if [ $built -eq 0 ]; then
+  step "ctest -L gpu" ctest-gpu.log \
+    ctest --test-dir "$build" -L gpu --output-on-failure --no-tests=error
+  # The sanitizers must see real runs: a skipped test (77) counts as failure.
+  sanitize() {
+    local tool=$1 dim=$2 variant=$3
+    compute-sanitizer --tool "$tool" --error-exitcode 99 \
+      "$build/bin/t802-gpu-smoother" "$dim" "$variant" 2 2
+  }
+  for tool in memcheck racecheck; do
+    for dim in 2 3; do
+      for variant in global separate fused; do
+        step "compute-sanitizer $tool ${dim}D $variant" "sanitizer-$tool-${dim}d-$variant.log" \
+          sanitize "$tool" "$dim" "$variant"
+      done
+    done
+  done
+  compute-sanitizer --tool memcheck --error-exitcode 99 "$build/bin/t801-gpu-level" 3 3 \
+    > "$logs/sanitizer-memcheck-level.log" 2>&1 &&
+    summary+=("PASS  compute-sanitizer memcheck t801-gpu-level 3D Q3") ||
+    { summary+=("FAIL  compute-sanitizer memcheck t801-gpu-level 3D Q3 (log $logs/sanitizer-memcheck-level.log)"); failed=1; }
+
+  # A small solve table: GMRES with the sine solution, double and mixed.
+  solves() {
+    local dim degree level precision
+    for dim in 2 3; do
+      for degree in 1 3 5 8; do
+        level=$([ "$dim" -eq 2 ] && echo 8 || echo 5)
+        [ "$dim" -eq 3 ] && [ "$degree" -ge 5 ] && level=4
+        for precision in double mixed; do
+          "$build/bin/tpmg-poisson" --backend cuda --json --dim "$dim" --degree "$degree" \
+            --level "$level" --precision "$precision" --rhs sine || return 1
+        done
+      done
+    done
+  }
+  step "solve table (tpmg-poisson --backend cuda --json)" solves.jsonl solves
+fi
+
+echo
+echo "==> Summary (logs in $logs)"
+printf '  %s\n' "${summary[@]}"
+if [ $failed -eq 0 ]; then
+  echo "  ALL PASSED"
+else
+  echo "  SOME STEPS FAILED"
+fi
+exit $failed

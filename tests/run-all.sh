@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Set up, build and test tpmg from the repository root:
+#   1. tests/setup.sh installs missing packages (Debian 12);
+#   2. a Release build in build/ and its whole test suite;
+#   3. an AddressSanitizer + UndefinedBehaviorSanitizer build (CPU backend only)
+#      in build-sanitize/ and its tests, except those labelled gpu, slow or
+#      valgrind (valgrind does not run sanitized programs).
+# Exits nonzero if any step fails; ends with a summary. TPMG_JOBS sets the
+# parallelism of builds and tests (default 2).
+#
+#   bash tests/run-all.sh
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
+
+jobs=${TPMG_JOBS:-2}
+summary=()
+failed=0
+
+# step NAME COMMAND...: run, time and record one step; returns its status.
+step() {
+  local name=$1 start=$SECONDS status
+  shift
+  echo
+  echo "==> $name"
+  "$@"
+  status=$?
+  if [ $status -eq 0 ]; then
+    summary+=("PASS  $name ($((SECONDS - start)) s)")
+  else
+    summary+=("FAIL  $name ($((SECONDS - start)) s, status $status)")
+    failed=1
+  fi
+  return $status
+}
+
+report() {
+  echo
+  echo "==> Summary"
+  printf '  %s\n' "${summary[@]}"
+  if [ $failed -eq 0 ]; then
+    echo "run-all: all steps passed in $SECONDS s"
+  else
+    echo "run-all: FAILED ($SECONDS s)"
+  fi
+  exit $failed
+}
+
+step "set-up (tests/setup.sh)" bash tests/setup.sh || report
+
+if step "Release: configure and build (build/)" \
+  bash -c "cmake -S . -B build -DCMAKE_BUILD_TYPE=Release && cmake --build build -j$jobs"; then
+  step "Release: tests" ctest --test-dir build --output-on-failure -j"$jobs"
+fi
+
+if step "Sanitizers: configure and build (build-sanitize/)" \
+  bash -c "cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTPMG_SANITIZE=ON \
+             -DTPMG_ENABLE_CUDA=OFF && cmake --build build-sanitize -j$jobs"; then
+  step "Sanitizers: tests (without labels gpu, slow, valgrind)" \
+    ctest --test-dir build-sanitize --output-on-failure -j"$jobs" -LE '^(gpu|slow|valgrind)$'
+fi
+
+report

@@ -1,0 +1,89 @@
+/* t200-operator: tpmg_operator_apply against the matrix assembled cell by cell
+ * in reference.c (Dirichlet rows identity, interior rows restricted to
+ * interior columns), in 2D (k = 1,2,3,5,8,10) and 3D (k = 1,2,4), on every level
+ * of an anisotropic box with several coarse cells and on the unit square/cube,
+ * in double (relative 1e-12) and float (relative 1e-5). */
+#include <math.h>
+#include <stdlib.h>
+
+#include "reference.h"
+
+static void check_operator(tpmg_context *ctx, int dim, int k, int L, const int cells[3],
+                           const double *box) {
+  tpmg_grid *grid = ref_grid_create(ctx, dim, k, L, cells, box);
+  uint64_t seed = 200 + 17 * dim + k;
+  for (int l = 0; l <= L; l++) {
+    ref_mesh m;
+    ref_mesh_init(&m, dim, k, cells, box, l);
+    tpmg_index n_dofs = -1, n_1d[3] = {-1, -1, -1};
+    REF_CALL(ctx, tpmg_grid_level_size(grid, l, &n_dofs, n_1d));
+    REF_CHECK(n_dofs == m.n_dofs, "dim %d k %d level %d: expected %lld DoFs, got %lld", dim, k, l,
+              (long long)m.n_dofs, (long long)n_dofs);
+    for (int d = 0; d < 3; d++)
+      REF_CHECK(n_1d[d] == m.n[d], "dim %d k %d level %d: n_1d[%d] expected %lld, got %lld", dim,
+                k, l, d, (long long)m.n[d], (long long)n_1d[d]);
+    if (n_dofs != m.n_dofs) continue;
+    int64_t n = m.n_dofs;
+    ref_csr A;
+    ref_assemble_laplace(&m, &A);
+    double *src = ref_malloc(sizeof(double) * n), *dst = ref_malloc(sizeof(double) * n);
+    double *expected = ref_malloc(sizeof(double) * n);
+    float *srcf = ref_malloc(sizeof(float) * n), *dstf = ref_malloc(sizeof(float) * n);
+    ref_fill_random(&seed, n, src);
+
+    tpmg_operator *op = NULL;
+    REF_CALL(ctx, tpmg_operator_create(grid, l, TPMG_DOUBLE, &op));
+    ref_csr_apply(&A, src, expected);
+    ref_fill_nan(n, dst);
+    REF_CALL(ctx, tpmg_operator_apply(op, src, dst));
+    double err = ref_relative_difference(n, dst, expected);
+    REF_CHECK(err <= 1e-12,
+              "double operator, dim %d k %d level %d: max|A x - A_ref x|/max|A_ref x| expected <= 1e-12, got %.3g",
+              dim, k, l, err);
+    for (int64_t i = 0; i < n; i++)
+      if (ref_mesh_is_boundary(&m, i))
+        REF_CHECK(dst[i] == src[i], "double operator dim %d k %d level %d: Dirichlet row %lld: expected %.17g, got %.17g",
+                  dim, k, l, (long long)i, src[i], dst[i]);
+    REF_CALL(ctx, tpmg_operator_destroy(&op));
+    REF_CHECK(op == NULL, "tpmg_operator_destroy did not set the pointer to NULL");
+
+    /* float: the reference applied to the rounded input */
+    for (int64_t i = 0; i < n; i++) {
+      srcf[i] = (float)src[i];
+      src[i] = srcf[i];
+    }
+    ref_csr_apply(&A, src, expected);
+    ref_fill_nan_float(n, dstf);
+    REF_CALL(ctx, tpmg_operator_create(grid, l, TPMG_FLOAT, &op));
+    REF_CALL(ctx, tpmg_operator_apply(op, srcf, dstf));
+    for (int64_t i = 0; i < n; i++) dst[i] = dstf[i];
+    err = ref_relative_difference(n, dst, expected);
+    REF_CHECK(err <= 1e-5,
+              "float operator, dim %d k %d level %d: relative difference expected <= 1e-5, got %.3g",
+              dim, k, l, err);
+    REF_CALL(ctx, tpmg_operator_destroy(&op));
+
+    free(dstf);
+    free(srcf);
+    free(expected);
+    free(dst);
+    free(src);
+    ref_csr_free(&A);
+  }
+  REF_CALL(ctx, tpmg_grid_destroy(&grid));
+}
+
+int main(void) {
+  tpmg_context *ctx = ref_context_create(0);
+  const int cells[3] = {2, 3, 1};
+  const double box[6] = {0, 2, -1, 0.5, 0, 0.3};
+  const int k2[] = {1, 2, 3, 5}, k3[] = {1, 2, 4};
+  for (int t = 0; t < 4; t++) check_operator(ctx, 2, k2[t], 2, cells, box);
+  check_operator(ctx, 2, 8, 1, cells, box);
+  check_operator(ctx, 2, 10, 1, cells, box);
+  check_operator(ctx, 2, 3, 3, NULL, NULL);
+  for (int t = 0; t < 3; t++) check_operator(ctx, 3, k3[t], k3[t] == 1 ? 2 : 1, cells, box);
+  check_operator(ctx, 3, 2, 2, NULL, NULL);
+  REF_CALL(ctx, tpmg_context_destroy(&ctx));
+  return ref_exit_code("t200-operator");
+}

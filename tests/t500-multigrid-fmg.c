@@ -1,0 +1,84 @@
+/* t500-multigrid-fmg: full multigrid (tpmg_solver, TPMG_SOLVER_FMG, f = 1,
+ * relative accuracy 1e-9) on the unit square/cube with one coarse cell,
+ * against the paper's Table 1 (2D, k = 1..10) and Table 2 (3D, k = 1..8):
+ * converged, counts that do not grow with the level, and within 2 of the
+ * paper's for k >= 2 (Table 1 row L = 4: 9 5 3 3 3 2 2 2 2 2, rows L = 4..11
+ * equal for k >= 2; Table 2 rows L = 4..7: 6 5 3 3 3 3 2 2).
+ *
+ * Usage: t500-multigrid-fmg [dim level k_min k_max] runs one set of cases
+ * (e.g. larger levels by hand); without arguments the default cases below. */
+#include <stdlib.h>
+
+#include "reference.h"
+
+static const int table_2d[11] = {0, 9, 5, 3, 3, 3, 2, 2, 2, 2, 2}; /* Table 1, L = 4 */
+static const int table_2d_high[11] = {0, 7, 5, 3, 3, 3, 2, 2, 2, 2, 2}; /* Table 1, L = 11 */
+static const int table_3d[9] = {0, 6, 5, 3, 3, 3, 3, 2, 2};          /* Table 2, L = 4..7 */
+
+static int return_iterations;
+
+/* Solves f = 1 by FMG to 1e-9 and checks the count; returns it. */
+static int check_fmg(tpmg_context *ctx, int dim, int L, int k) {
+  tpmg_grid *grid = ref_grid_create(ctx, dim, k, L, NULL, NULL);
+  tpmg_index n = 0;
+  REF_CALL(ctx, tpmg_grid_level_size(grid, L, &n, NULL));
+  double *b = ref_malloc(sizeof(double) * n), *x = ref_malloc(sizeof(double) * n);
+  REF_CALL(ctx, tpmg_problem_rhs(grid, TPMG_RHS_ONE, TPMG_DOUBLE, b));
+  tpmg_solver_options options = tpmg_solver_options_default();
+  options.type = TPMG_SOLVER_FMG;
+  options.tolerance = 1e-9;
+  options.max_iterations = 50;
+  tpmg_solver *solver = NULL;
+  REF_CALL(ctx, tpmg_solver_create(grid, &options, &solver));
+  ref_fill_nan(n, x);
+  tpmg_solver_result result = {-1, -1, -1, -1, -1};
+  REF_CALL(ctx, tpmg_solver_solve(solver, b, x, &result));
+  /* The paper's counts come from its authors' deal.II pipeline, whose
+   * conventions differ from Algorithm 2 as printed (see doc/benchmarks.md,
+   * "Iteration counts"); tpmg follows Algorithm 2. For k >= 2 the counts agree
+   * within 2 (tpmg needs fewer from k = 4 on); Q1 needs more here: 10-11 where
+   * the paper reports 9..7 (2D) and 6 (3D), bounded by 12. */
+  int paper = dim == 2 ? (L > 4 && k == 1 ? table_2d_high[k] : table_2d[k]) : table_3d[k];
+  REF_CHECK(result.converged == 1, "FMG dim %d L %d k %d: not converged (reduction %.3g)", dim, L, k,
+            result.residual_reduction);
+  if (k >= 2)
+    REF_CHECK(abs(result.iterations - paper) <= 2,
+              "FMG dim %d L %d k %d: paper's count %d, got %d: more than 2 apart", dim, L, k, paper,
+              result.iterations);
+  else
+    REF_CHECK(result.iterations <= 12, "FMG dim %d L %d Q1: expected <= 12 V-cycles, got %d", dim,
+              L, result.iterations);
+  return_iterations = result.iterations;
+  REF_CHECK(result.residual_reduction <= 1e-9,
+            "FMG dim %d L %d k %d: residual reduction expected <= 1e-9, got %.3g", dim, L, k,
+            result.residual_reduction);
+  REF_CALL(ctx, tpmg_solver_destroy(&solver));
+  REF_CALL(ctx, tpmg_grid_destroy(&grid));
+  free(x);
+  free(b);
+  return return_iterations;
+}
+
+/* Counts must not grow with the level (the paper's point): L+1 needs at most
+ * one V-cycle more than L. */
+static void check_levels(tpmg_context *ctx, int dim, int L, int k) {
+  int coarse = check_fmg(ctx, dim, L, k), fine = check_fmg(ctx, dim, L + 1, k);
+  REF_CHECK(fine <= coarse + 1, "FMG dim %d k %d: %d V-cycles on level %d but %d on level %d", dim,
+            k, coarse, L, fine, L + 1);
+}
+
+int main(int argc, char **argv) {
+  tpmg_context *ctx = ref_context_create(0);
+  if (argc == 5) {
+    int dim = atoi(argv[1]), L = atoi(argv[2]), k0 = atoi(argv[3]), k1 = atoi(argv[4]);
+    for (int k = k0; k <= k1; k++) check_fmg(ctx, dim, L, k);
+  } else {
+    for (int k = 1; k <= 10; k++) check_fmg(ctx, 2, 4, k);
+    for (int k = 1; k <= 6; k++) check_levels(ctx, 2, 5, k);
+    for (int k = 1; k <= 5; k++) check_fmg(ctx, 3, 4, k);
+    check_levels(ctx, 3, 4, 1); /* Q1 settles from L = 4: 8, 10, 11 on L = 3, 4, 5 */
+    for (int k = 2; k <= 3; k++) check_levels(ctx, 3, 3, k);
+  }
+  REF_CALL(ctx, tpmg_context_destroy(&ctx));
+  return ref_exit_code("t500-multigrid-fmg");
+}

@@ -1,0 +1,208 @@
+/* t601-solver-modes: solver types and precisions.
+ * - the reported residual is the true one: residual_norm = ||b - A x|| with the
+ *   assembled reference matrix, residual_reduction = residual_norm / ||b|| <=
+ *   tolerance when converged, residual_norm_0 = ||b - A x_0||;
+ * - MIXED (V-cycle in float) GMRES reaches the L2 error of DOUBLE GMRES
+ *   (relative difference < 1e-6) and the tolerance 1e-11;
+ * - CG with the symmetric V-cycle converges and agrees with GMRES;
+ * - FLOAT mode converges to 1e-4 with float vectors, L2 error within 1e-3;
+ * - FMG and VCYCLE solvers converge; the monitor sees every iteration.
+ * On the unit square and an anisotropic 2D/3D box with several coarse cells. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reference.h"
+
+typedef struct {
+  int calls, last_iteration;
+  double last;
+} monitor_record;
+
+static void monitor(void *data, int iteration, double relative_residual) {
+  monitor_record *r = data;
+  r->calls++;
+  r->last_iteration = iteration;
+  r->last = relative_residual;
+}
+
+typedef struct {
+  tpmg_context *ctx;
+  int dim, k, L;
+  const int *cells;
+  const double *box;
+  ref_mesh m;
+  ref_csr A;
+  tpmg_grid *grid;
+  double *b;
+  double norm_b;
+} problem;
+
+static void problem_init(problem *p, tpmg_context *ctx, int dim, int k, int L, const int *cells,
+                         const double *box) {
+  p->ctx = ctx;
+  p->dim = dim;
+  p->k = k;
+  p->L = L;
+  p->cells = cells;
+  p->box = box;
+  ref_mesh_init(&p->m, dim, k, cells, box, L);
+  ref_assemble_laplace(&p->m, &p->A);
+  p->grid = ref_grid_create(ctx, dim, k, L, cells, box);
+  p->b = ref_malloc(sizeof(double) * p->m.n_dofs);
+  REF_CALL(ctx, tpmg_problem_rhs(p->grid, TPMG_RHS_SINE, TPMG_DOUBLE, p->b));
+  p->norm_b = ref_norm2(p->m.n_dofs, p->b);
+}
+
+static void problem_free(problem *p) {
+  free(p->b);
+  REF_CALL(p->ctx, tpmg_grid_destroy(&p->grid));
+  ref_csr_free(&p->A);
+}
+
+static double true_residual(const problem *p, const double *x) {
+  int64_t n = p->m.n_dofs;
+  double *r = ref_malloc(sizeof(double) * n);
+  ref_csr_apply(&p->A, x, r);
+  for (int64_t i = 0; i < n; i++) r[i] = p->b[i] - r[i];
+  double norm = ref_norm2(n, r);
+  free(r);
+  return norm;
+}
+
+/* Solve in double vectors (DOUBLE or MIXED), check the result's residuals
+ * against the reference; x returned (caller frees), L2 error in *error. */
+static double *solve(problem *p, tpmg_solver_type type, tpmg_mode mode, double tol,
+                     tpmg_solver_result *result, double *error, const char *what) {
+  int64_t n = p->m.n_dofs;
+  double *x = ref_malloc(sizeof(double) * n);
+  uint64_t seed = 601;
+  ref_fill_random(&seed, n, x); /* start vector; Dirichlet entries are overwritten */
+  if (type == TPMG_SOLVER_FMG || type == TPMG_SOLVER_VCYCLE) ref_fill_nan(n, x);
+  double *x0 = ref_malloc(sizeof(double) * n);
+  for (int64_t i = 0; i < n; i++) x0[i] = ref_mesh_is_boundary(&p->m, i) ? p->b[i] : x[i];
+  tpmg_solver_options options = tpmg_solver_options_default();
+  options.type = type;
+  options.mode = mode;
+  options.tolerance = tol;
+  options.max_iterations = 100;
+  monitor_record rec = {0, -1, NAN};
+  options.monitor = monitor;
+  options.monitor_data = &rec;
+  tpmg_solver *solver = NULL;
+  REF_CALL(p->ctx, tpmg_solver_create(p->grid, &options, &solver));
+  memset(result, 0xff, sizeof(*result));
+  REF_CALL(p->ctx, tpmg_solver_solve(solver, p->b, x, result));
+  REF_CALL(p->ctx, tpmg_solver_destroy(&solver));
+
+  double r_true = true_residual(p, x);
+  REF_CHECK(result->converged == 1, "%s dim %d k %d L %d: not converged (reduction %.3g, %d iterations)",
+            what, p->dim, p->k, p->L, result->residual_reduction, result->iterations);
+  REF_CHECK(fabs(result->residual_norm - r_true) <= 1e-3 * r_true + 1e-14 * p->norm_b,
+            "%s dim %d k %d L %d: residual_norm expected ||b - A x|| = %.6g (reference matrix), got %.6g",
+            what, p->dim, p->k, p->L, r_true, result->residual_norm);
+  REF_CHECK(fabs(result->residual_reduction - result->residual_norm / p->norm_b) <=
+                1e-12 * result->residual_reduction,
+            "%s: residual_reduction expected residual_norm/||b|| = %.6g, got %.6g", what,
+            result->residual_norm / p->norm_b, result->residual_reduction);
+  REF_CHECK(r_true <= tol * p->norm_b * (1 + 1e-6),
+            "%s dim %d k %d L %d: true residual reduction expected <= %g, got %.3g", what, p->dim,
+            p->k, p->L, tol, r_true / p->norm_b);
+  if (type == TPMG_SOLVER_GMRES || type == TPMG_SOLVER_CG) {
+    double r0 = true_residual(p, x0);
+    REF_CHECK(fabs(result->residual_norm_0 - r0) <= 1e-10 * r0,
+              "%s: residual_norm_0 expected ||b - A x_0|| = %.12g, got %.12g", what, r0,
+              result->residual_norm_0);
+  }
+  for (int64_t i = 0; i < n; i++)
+    if (ref_mesh_is_boundary(&p->m, i) && x[i] != p->b[i]) {
+      REF_CHECK(0, "%s: Dirichlet entry %lld of x: expected b = %.17g, got %.17g", what, (long long)i,
+                p->b[i], x[i]);
+      break;
+    }
+  REF_CHECK(rec.calls == result->iterations && rec.last_iteration == result->iterations,
+            "%s: monitor expected %d calls ending at iteration %d, got %d calls, last iteration %d",
+            what, result->iterations, result->iterations, rec.calls, rec.last_iteration);
+  REF_CALL(p->ctx, tpmg_problem_l2_error(p->grid, TPMG_RHS_SINE, TPMG_DOUBLE, x, error));
+  free(x0);
+  return x;
+}
+
+static void check_modes(tpmg_context *ctx, int dim, int k, int L, const int *cells,
+                        const double *box) {
+  problem p;
+  problem_init(&p, ctx, dim, k, L, cells, box);
+  int64_t n = p.m.n_dofs;
+  tpmg_solver_result rd, rm, rc, rf, rv;
+  double ed, em, ec, ef, ev;
+  /* a tight tolerance, so that algebraic errors stay far below the L2 error */
+  const double tol = 1e-11;
+  double *xd = solve(&p, TPMG_SOLVER_GMRES, TPMG_MODE_DOUBLE, tol, &rd, &ed, "GMRES double");
+  double *xm = solve(&p, TPMG_SOLVER_GMRES, TPMG_MODE_MIXED, tol, &rm, &em, "GMRES mixed");
+  REF_CHECK(fabs(em - ed) <= 1e-6 * ed,
+            "mixed vs double dim %d k %d L %d: L2 error expected %.12g (double), got %.12g (mixed)",
+            dim, k, L, ed, em);
+  REF_CHECK(rm.iterations <= rd.iterations + 2,
+            "mixed GMRES dim %d k %d L %d: %d iterations, double needs %d", dim, k, L, rm.iterations,
+            rd.iterations);
+  double *xc = solve(&p, TPMG_SOLVER_CG, TPMG_MODE_DOUBLE, tol, &rc, &ec, "CG double");
+  double diff = ref_relative_difference(n, xc, xd);
+  REF_CHECK(diff <= 1e-7, "CG vs GMRES dim %d k %d L %d: relative difference expected <= 1e-7, got %.3g",
+            dim, k, L, diff);
+  REF_CHECK(rc.iterations <= 30, "CG dim %d k %d L %d: expected <= 30 iterations, got %d", dim, k, L,
+            rc.iterations);
+  double *xf = solve(&p, TPMG_SOLVER_FMG, TPMG_MODE_DOUBLE, tol, &rf, &ef, "FMG double");
+  double *xv = solve(&p, TPMG_SOLVER_VCYCLE, TPMG_MODE_DOUBLE, tol, &rv, &ev, "V-cycle double");
+  REF_CHECK(fabs(ef - ed) <= 1e-6 * ed && fabs(ev - ed) <= 1e-6 * ed,
+            "FMG / V-cycle L2 error dim %d k %d L %d: expected %.12g (GMRES), got %.12g / %.12g", dim,
+            k, L, ed, ef, ev);
+  REF_CHECK(rf.iterations <= rv.iterations,
+            "FMG needs %d V-cycles after its first pass, plain V-cycles %d: expected no more", rf.iterations,
+            rv.iterations);
+
+  /* FLOAT mode: float vectors throughout */
+  {
+    float *bf = ref_malloc(sizeof(float) * n), *x = ref_malloc(sizeof(float) * n);
+    REF_CALL(ctx, tpmg_problem_rhs(p.grid, TPMG_RHS_SINE, TPMG_FLOAT, bf));
+    for (int64_t i = 0; i < n; i++) x[i] = 0;
+    tpmg_solver_options options = tpmg_solver_options_default();
+    options.mode = TPMG_MODE_FLOAT;
+    /* the float residual stagnates near eps_float times the condition number */
+    options.tolerance = 1e-4;
+    tpmg_solver *solver = NULL;
+    REF_CALL(ctx, tpmg_solver_create(p.grid, &options, &solver));
+    tpmg_solver_result r;
+    REF_CALL(ctx, tpmg_solver_solve(solver, bf, x, &r));
+    REF_CHECK(r.converged == 1 && r.residual_reduction <= 1e-4,
+              "FLOAT GMRES dim %d k %d L %d: expected convergence to 1e-4, got converged %d reduction %.3g",
+              dim, k, L, r.converged, r.residual_reduction);
+    double e = NAN;
+    REF_CALL(ctx, tpmg_problem_l2_error(p.grid, TPMG_RHS_SINE, TPMG_FLOAT, x, &e));
+    /* the algebraic error at tolerance 1e-4 bounds what the float solution reaches */
+    REF_CHECK(fabs(e - ed) <= 1e-2 * ed + 1e-3,
+              "FLOAT GMRES dim %d k %d L %d: L2 error expected %.6g (double) + 1e-3 at most, got %.6g", dim,
+              k, L, ed, e);
+    REF_CALL(ctx, tpmg_solver_destroy(&solver));
+    free(x);
+    free(bf);
+  }
+  free(xv);
+  free(xf);
+  free(xc);
+  free(xm);
+  free(xd);
+  problem_free(&p);
+}
+
+int main(void) {
+  tpmg_context *ctx = ref_context_create(0);
+  const int cells[3] = {2, 3, 1};
+  const double box[6] = {0, 2, -1, 0.5, 0, 0.3};
+  check_modes(ctx, 2, 3, 3, NULL, NULL);
+  check_modes(ctx, 2, 2, 3, cells, box);
+  check_modes(ctx, 2, 5, 2, cells, box);
+  check_modes(ctx, 3, 2, 2, cells, box);
+  check_modes(ctx, 3, 1, 3, NULL, NULL);
+  REF_CALL(ctx, tpmg_context_destroy(&ctx));
+  return ref_exit_code("t601-solver-modes");
+}

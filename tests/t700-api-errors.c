@@ -1,0 +1,442 @@
+/* t700-api-errors: bad input to every public function. Each call returns the
+ * documented nonzero status, leaves the context a non-empty message that names
+ * the offending value where there is one, and changes no output (pointer
+ * outputs keep a sentinel value; context_create sets *ctx = NULL as
+ * documented). Destroy functions accept a NULL object. Valid calls still work
+ * afterwards. */
+#include <ctype.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reference.h"
+
+static char sentinel_storage;
+#define SENTINEL ((void *)&sentinel_storage)
+
+static int contains_ci(const char *haystack, const char *needle) {
+  size_t n = strlen(needle);
+  for (const char *p = haystack; *p; p++) {
+    size_t i = 0;
+    while (i < n && p[i] && tolower((unsigned char)p[i]) == tolower((unsigned char)needle[i])) i++;
+    if (i == n) return 1;
+  }
+  return 0;
+}
+
+static void expect(const tpmg_context *ctx, tpmg_status got, tpmg_status s1, tpmg_status s2,
+                   const char *needle, const char *expr, int line) {
+  if (got != s1 && got != s2) {
+    fprintf(stderr, "t700-api-errors.c:%d: %s: expected status %d%s, got %d\n", line, expr, (int)s1,
+            s1 != s2 ? " or another documented one" : "", (int)got);
+    ref_failures++;
+    return;
+  }
+  if (!ctx || got == TPMG_SUCCESS) return;
+  const char *msg = tpmg_context_last_error(ctx);
+  if (!msg || !msg[0]) {
+    fprintf(stderr, "t700-api-errors.c:%d: %s: expected a message, got an empty one\n", line, expr);
+    ref_failures++;
+  } else if (needle && !contains_ci(msg, needle)) {
+    fprintf(stderr, "t700-api-errors.c:%d: %s: expected the message to mention \"%s\", got \"%s\"\n",
+            line, expr, needle, msg);
+    ref_failures++;
+  }
+}
+
+#define EXPECT(ctx, expr, s1, s2, needle) expect((ctx), (expr), (s1), (s2), (needle), #expr, __LINE__)
+#define EXPECT_ARG(ctx, expr, needle)                                                              \
+  EXPECT(ctx, expr, TPMG_ERROR_ARGUMENT, TPMG_ERROR_ARGUMENT, needle)
+#define EXPECT_OK(ctx, expr) EXPECT(ctx, expr, TPMG_SUCCESS, TPMG_SUCCESS, NULL)
+#define UNCHANGED(ptr)                                                                             \
+  REF_CHECK((void *)(ptr) == SENTINEL, "output %s changed by a failed call", #ptr)
+
+static void context_errors(void) {
+  int available = -7;
+  EXPECT_ARG(NULL, tpmg_backend_available(TPMG_BACKEND_CPU, NULL), NULL);
+  EXPECT_ARG(NULL, tpmg_backend_available((tpmg_backend)7, &available), NULL);
+  REF_CHECK(available == -7, "tpmg_backend_available(7): output changed to %d", available);
+  EXPECT_OK(NULL, tpmg_backend_available(TPMG_BACKEND_CPU, &available));
+  REF_CHECK(available == 1, "tpmg_backend_available(CPU): expected 1, got %d", available);
+
+  tpmg_context *ctx = SENTINEL;
+  EXPECT_ARG(NULL, tpmg_context_create(NULL, NULL), NULL);
+  tpmg_context_options options = tpmg_context_options_default();
+  REF_CHECK(options.backend == TPMG_BACKEND_CPU && options.n_threads == 0 && options.device == 0,
+            "tpmg_context_options_default: expected CPU, 0 threads, device 0, got %d, %d, %d",
+            (int)options.backend, options.n_threads, options.device);
+  options.backend = (tpmg_backend)7;
+  EXPECT(NULL, tpmg_context_create(&options, &ctx), TPMG_ERROR_ARGUMENT, TPMG_ERROR_UNSUPPORTED, NULL);
+  REF_CHECK(ctx == NULL, "tpmg_context_create(backend 7) failed but *ctx is not NULL");
+  options = tpmg_context_options_default();
+  options.n_threads = -3;
+  ctx = SENTINEL;
+  EXPECT_ARG(NULL, tpmg_context_create(&options, &ctx), NULL);
+  REF_CHECK(ctx == NULL, "tpmg_context_create(-3 threads) failed but *ctx is not NULL");
+  EXPECT_OK(NULL, tpmg_backend_available(TPMG_BACKEND_CUDA, &available));
+  if (!available) {
+    options = tpmg_context_options_default();
+    options.backend = TPMG_BACKEND_CUDA;
+    ctx = SENTINEL;
+    EXPECT(NULL, tpmg_context_create(&options, &ctx), TPMG_ERROR_UNSUPPORTED, TPMG_ERROR_UNSUPPORTED, NULL);
+    REF_CHECK(ctx == NULL, "tpmg_context_create(CUDA unavailable) failed but *ctx is not NULL");
+  }
+  ctx = NULL;
+  EXPECT_ARG(NULL, tpmg_context_destroy(NULL), NULL);
+  EXPECT_OK(NULL, tpmg_context_destroy(&ctx));
+
+  ctx = ref_context_create(0);
+  size_t bytes = 12345;
+  tpmg_backend backend = (tpmg_backend)9;
+  int threads = -9;
+  EXPECT_ARG(NULL, tpmg_context_memory(NULL, &bytes), NULL);
+  EXPECT_ARG(ctx, tpmg_context_memory(ctx, NULL), NULL);
+  EXPECT_ARG(NULL, tpmg_context_backend(NULL, &backend), NULL);
+  EXPECT_ARG(ctx, tpmg_context_backend(ctx, NULL), NULL);
+  EXPECT_ARG(NULL, tpmg_context_threads(NULL, &threads), NULL);
+  EXPECT_ARG(ctx, tpmg_context_threads(ctx, NULL), NULL);
+  EXPECT_ARG(NULL, tpmg_context_synchronize(NULL), NULL);
+  REF_CHECK(bytes == 12345 && backend == (tpmg_backend)9 && threads == -9,
+            "context queries changed their outputs on failure");
+  EXPECT_OK(ctx, tpmg_context_backend(ctx, &backend));
+  REF_CHECK(backend == TPMG_BACKEND_CPU, "tpmg_context_backend: expected CPU, got %d", (int)backend);
+  EXPECT_OK(ctx, tpmg_context_threads(ctx, &threads));
+  REF_CHECK(threads >= 1, "tpmg_context_threads: expected >= 1, got %d", threads);
+  EXPECT_OK(ctx, tpmg_context_synchronize(ctx));
+  const char *msg = tpmg_context_last_error(ctx);
+  REF_CHECK(msg != NULL, "tpmg_context_last_error returned NULL");
+
+  /* vectors */
+  void *v = SENTINEL;
+  EXPECT_ARG(NULL, tpmg_vector_create(NULL, TPMG_DOUBLE, 10, &v), NULL);
+  EXPECT_ARG(ctx, tpmg_vector_create(ctx, (tpmg_precision)7, 10, &v), "7");
+  EXPECT_ARG(ctx, tpmg_vector_create(ctx, TPMG_DOUBLE, -5, &v), "-5");
+  EXPECT_ARG(ctx, tpmg_vector_create(ctx, TPMG_DOUBLE, 10, NULL), NULL);
+  EXPECT(ctx, tpmg_vector_create(ctx, TPMG_DOUBLE, INT64_MAX, &v), TPMG_ERROR_MEMORY,
+         TPMG_ERROR_MEMORY, NULL);
+  UNCHANGED(v);
+  v = NULL;
+  EXPECT_OK(ctx, tpmg_vector_create(ctx, TPMG_DOUBLE, 10, &v));
+  double host[10], result = -7;
+  for (int i = 0; i < 10; i++) host[i] = i + 1;
+  EXPECT_ARG(NULL, tpmg_vector_upload(NULL, TPMG_DOUBLE, 10, host, v), NULL);
+  EXPECT_ARG(ctx, tpmg_vector_upload(ctx, TPMG_DOUBLE, 10, NULL, v), NULL);
+  EXPECT_ARG(ctx, tpmg_vector_upload(ctx, TPMG_DOUBLE, 10, host, NULL), NULL);
+  EXPECT_ARG(ctx, tpmg_vector_upload(ctx, TPMG_DOUBLE, -4, host, v), "-4");
+  EXPECT_ARG(ctx, tpmg_vector_upload(ctx, (tpmg_precision)6, 10, host, v), "6");
+  EXPECT_ARG(NULL, tpmg_vector_download(NULL, TPMG_DOUBLE, 10, v, host), NULL);
+  EXPECT_ARG(ctx, tpmg_vector_download(ctx, TPMG_DOUBLE, 10, NULL, host), NULL);
+  EXPECT_ARG(ctx, tpmg_vector_download(ctx, TPMG_DOUBLE, 10, v, NULL), NULL);
+  EXPECT_ARG(ctx, tpmg_vector_download(ctx, TPMG_DOUBLE, -4, v, host), "-4");
+  EXPECT_ARG(NULL, tpmg_vector_set(NULL, TPMG_DOUBLE, 10, 1.0, v), NULL);
+  EXPECT_ARG(ctx, tpmg_vector_set(ctx, TPMG_DOUBLE, 10, 1.0, NULL), NULL);
+  EXPECT_ARG(ctx, tpmg_vector_set(ctx, TPMG_DOUBLE, -2, 1.0, v), "-2");
+  EXPECT_ARG(ctx, tpmg_vector_set(ctx, (tpmg_precision)5, 10, 1.0, v), "5");
+  EXPECT_ARG(NULL, tpmg_vector_axpby(NULL, TPMG_DOUBLE, 10, 1.0, v, 1.0, v), NULL);
+  EXPECT_ARG(ctx, tpmg_vector_axpby(ctx, TPMG_DOUBLE, 10, 1.0, NULL, 1.0, v), NULL);
+  EXPECT_ARG(ctx, tpmg_vector_axpby(ctx, TPMG_DOUBLE, 10, 1.0, v, 1.0, NULL), NULL);
+  EXPECT_ARG(ctx, tpmg_vector_axpby(ctx, TPMG_DOUBLE, -8, 1.0, v, 1.0, v), "-8");
+  EXPECT_ARG(NULL, tpmg_vector_dot(NULL, TPMG_DOUBLE, 10, v, v, &result), NULL);
+  EXPECT_ARG(ctx, tpmg_vector_dot(ctx, TPMG_DOUBLE, 10, NULL, v, &result), NULL);
+  EXPECT_ARG(ctx, tpmg_vector_dot(ctx, TPMG_DOUBLE, 10, v, NULL, &result), NULL);
+  EXPECT_ARG(ctx, tpmg_vector_dot(ctx, TPMG_DOUBLE, 10, v, v, NULL), NULL);
+  EXPECT_ARG(ctx, tpmg_vector_dot(ctx, (tpmg_precision)4, 10, v, v, &result), "4");
+  REF_CHECK(result == -7, "tpmg_vector_dot changed its output on failure: %g", result);
+  EXPECT_ARG(NULL, tpmg_vector_convert(NULL, 10, TPMG_DOUBLE, v, TPMG_DOUBLE, v), NULL);
+  EXPECT_ARG(ctx, tpmg_vector_convert(ctx, 10, TPMG_DOUBLE, NULL, TPMG_FLOAT, v), NULL);
+  EXPECT_ARG(ctx, tpmg_vector_convert(ctx, 10, TPMG_DOUBLE, v, TPMG_FLOAT, NULL), NULL);
+  EXPECT_ARG(ctx, tpmg_vector_convert(ctx, 10, (tpmg_precision)3, v, TPMG_FLOAT, host), "3");
+  EXPECT_ARG(ctx, tpmg_vector_convert(ctx, -6, TPMG_DOUBLE, v, TPMG_FLOAT, host), "-6");
+  /* valid vector calls still work */
+  EXPECT_OK(ctx, tpmg_vector_upload(ctx, TPMG_DOUBLE, 10, host, v));
+  EXPECT_OK(ctx, tpmg_vector_dot(ctx, TPMG_DOUBLE, 10, v, v, &result));
+  REF_CHECK(result == 385, "tpmg_vector_dot(1..10, 1..10): expected 385, got %.17g", result);
+  EXPECT_ARG(ctx, tpmg_vector_destroy(ctx, NULL), NULL);
+  EXPECT_OK(ctx, tpmg_vector_destroy(ctx, &v));
+  REF_CHECK(v == NULL, "tpmg_vector_destroy did not set *v = NULL");
+  EXPECT_OK(ctx, tpmg_vector_destroy(ctx, &v));
+  EXPECT_OK(ctx, tpmg_context_destroy(&ctx));
+  REF_CHECK(ctx == NULL, "tpmg_context_destroy did not set *ctx = NULL");
+}
+
+static tpmg_grid_options grid_options(int dim, int degree, int level) {
+  tpmg_grid_options o = tpmg_grid_options_default();
+  o.dim = dim;
+  o.degree = degree;
+  o.fine_level = level;
+  return o;
+}
+
+static void grid_errors(tpmg_context *ctx) {
+  tpmg_grid_options defaults = tpmg_grid_options_default();
+  REF_CHECK(defaults.dim == 3 && defaults.degree == 3 && defaults.fine_level == 4 &&
+                defaults.cells[0] == 1 && defaults.cells[1] == 1 && defaults.cells[2] == 1 &&
+                defaults.box[0] == 0 && defaults.box[1] == 1 && defaults.box[5] == 1,
+            "tpmg_grid_options_default is not the documented 3D Q3 level 4 unit cube");
+  tpmg_grid *grid = SENTINEL;
+  tpmg_grid_options o = grid_options(2, 2, 2);
+  EXPECT_ARG(NULL, tpmg_grid_create(NULL, &o, &grid), NULL);
+  EXPECT_ARG(ctx, tpmg_grid_create(ctx, &o, NULL), NULL);
+  o = grid_options(1, 2, 2);
+  EXPECT_ARG(ctx, tpmg_grid_create(ctx, &o, &grid), "dim");
+  o = grid_options(4, 2, 2);
+  EXPECT_ARG(ctx, tpmg_grid_create(ctx, &o, &grid), "4");
+  o = grid_options(2, 0, 2);
+  EXPECT(ctx, tpmg_grid_create(ctx, &o, &grid), TPMG_ERROR_ARGUMENT, TPMG_ERROR_UNSUPPORTED, "degree");
+  o = grid_options(2, 11, 2);
+  EXPECT(ctx, tpmg_grid_create(ctx, &o, &grid), TPMG_ERROR_ARGUMENT, TPMG_ERROR_UNSUPPORTED, "11");
+  o = grid_options(3, 9, 1);
+  EXPECT(ctx, tpmg_grid_create(ctx, &o, &grid), TPMG_ERROR_ARGUMENT, TPMG_ERROR_UNSUPPORTED, "9");
+  o = grid_options(2, 2, 0);
+  EXPECT_ARG(ctx, tpmg_grid_create(ctx, &o, &grid), "level");
+  o = grid_options(2, 2, -2);
+  EXPECT_ARG(ctx, tpmg_grid_create(ctx, &o, &grid), "-2");
+  o = grid_options(2, 10, 31);
+  EXPECT(ctx, tpmg_grid_create(ctx, &o, &grid), TPMG_ERROR_MEMORY, TPMG_ERROR_ARGUMENT, NULL);
+  o = grid_options(3, 8, 25);
+  EXPECT(ctx, tpmg_grid_create(ctx, &o, &grid), TPMG_ERROR_MEMORY, TPMG_ERROR_ARGUMENT, NULL);
+  o = grid_options(2, 2, 40);
+  EXPECT(ctx, tpmg_grid_create(ctx, &o, &grid), TPMG_ERROR_ARGUMENT, TPMG_ERROR_MEMORY, "40");
+  o = grid_options(2, 2, 2);
+  o.cells[0] = 0;
+  EXPECT_ARG(ctx, tpmg_grid_create(ctx, &o, &grid), "cells");
+  o = grid_options(3, 2, 2);
+  o.cells[2] = -3;
+  EXPECT_ARG(ctx, tpmg_grid_create(ctx, &o, &grid), "-3");
+  o = grid_options(2, 2, 2);
+  o.box[2] = 0.75;
+  o.box[3] = 0.25;
+  EXPECT_ARG(ctx, tpmg_grid_create(ctx, &o, &grid), "0.75");
+  o = grid_options(3, 2, 2);
+  o.box[4] = o.box[5] = 0.5;
+  EXPECT_ARG(ctx, tpmg_grid_create(ctx, &o, &grid), "0.5");
+  o = grid_options(2, 2, 2);
+  o.box[1] = NAN;
+  EXPECT_ARG(ctx, tpmg_grid_create(ctx, &o, &grid), "nan");
+  /* level 0 with (101-2)^2 = 9801 > TPMG_MAX_COARSE_DOFS interior DoFs */
+  o = grid_options(2, 10, 1);
+  o.cells[0] = o.cells[1] = 10;
+  EXPECT_ARG(ctx, tpmg_grid_create(ctx, &o, &grid), "9801");
+  UNCHANGED(grid);
+  grid = NULL;
+  EXPECT_ARG(NULL, tpmg_grid_destroy(NULL), NULL);
+  EXPECT_OK(ctx, tpmg_grid_destroy(&grid));
+}
+
+static void object_errors(tpmg_context *ctx) {
+  tpmg_grid_options o = grid_options(2, 2, 2);
+  o.cells[0] = 2;
+  tpmg_grid *grid = NULL;
+  EXPECT_OK(ctx, tpmg_grid_create(ctx, &o, &grid));
+  tpmg_index n = -1, n_1d[3] = {-1, -1, -1}, n_c = -1;
+  tpmg_grid_options got = grid_options(9, 9, 9);
+  tpmg_context *gctx = SENTINEL;
+  EXPECT_ARG(NULL, tpmg_grid_get_options(NULL, &got), NULL);
+  EXPECT_ARG(ctx, tpmg_grid_get_options(grid, NULL), NULL);
+  REF_CHECK(got.dim == 9, "tpmg_grid_get_options changed its output on failure");
+  EXPECT_OK(ctx, tpmg_grid_get_options(grid, &got));
+  REF_CHECK(got.dim == 2 && got.degree == 2 && got.fine_level == 2 && got.cells[0] == 2,
+            "tpmg_grid_get_options: expected dim 2 degree 2 level 2 cells[0] 2, got %d %d %d %d",
+            got.dim, got.degree, got.fine_level, got.cells[0]);
+  EXPECT_ARG(NULL, tpmg_grid_context(NULL, &gctx), NULL);
+  EXPECT_ARG(ctx, tpmg_grid_context(grid, NULL), NULL);
+  UNCHANGED(gctx);
+  EXPECT_OK(ctx, tpmg_grid_context(grid, &gctx));
+  REF_CHECK(gctx == ctx, "tpmg_grid_context: expected the grid's context");
+  EXPECT_ARG(NULL, tpmg_grid_level_size(NULL, 0, &n, n_1d), NULL);
+  EXPECT_ARG(ctx, tpmg_grid_level_size(grid, -1, &n, n_1d), "-1");
+  EXPECT_ARG(ctx, tpmg_grid_level_size(grid, 3, &n, n_1d), "3");
+  REF_CHECK(n == -1 && n_1d[0] == -1, "tpmg_grid_level_size changed its outputs on failure");
+  EXPECT_OK(ctx, tpmg_grid_level_size(grid, 2, NULL, NULL));
+  EXPECT_OK(ctx, tpmg_grid_level_size(grid, 2, &n, n_1d));
+  EXPECT_OK(ctx, tpmg_grid_level_size(grid, 1, &n_c, NULL));
+  REF_CHECK(n == 17 * 9 && n_1d[0] == 17 && n_1d[1] == 9 && n_1d[2] == 1,
+            "tpmg_grid_level_size(2): expected 153 = 17 x 9 x 1, got %lld = %lld x %lld x %lld",
+            (long long)n, (long long)n_1d[0], (long long)n_1d[1], (long long)n_1d[2]);
+  double *a = ref_malloc(sizeof(double) * n), *b = ref_malloc(sizeof(double) * n);
+  double *c = ref_malloc(sizeof(double) * n_c);
+  uint64_t seed = 700;
+  ref_fill_random(&seed, n, a);
+  ref_fill_random(&seed, n, b);
+  ref_fill_random(&seed, n_c, c);
+
+  /* operator */
+  tpmg_operator *op = SENTINEL;
+  EXPECT_ARG(NULL, tpmg_operator_create(NULL, 1, TPMG_DOUBLE, &op), NULL);
+  EXPECT_ARG(ctx, tpmg_operator_create(grid, -1, TPMG_DOUBLE, &op), "-1");
+  EXPECT_ARG(ctx, tpmg_operator_create(grid, 3, TPMG_DOUBLE, &op), "3");
+  EXPECT_ARG(ctx, tpmg_operator_create(grid, 2, (tpmg_precision)5, &op), "5");
+  EXPECT_ARG(ctx, tpmg_operator_create(grid, 2, TPMG_DOUBLE, NULL), NULL);
+  UNCHANGED(op);
+  op = NULL;
+  EXPECT_OK(ctx, tpmg_operator_create(grid, 2, TPMG_DOUBLE, &op));
+  EXPECT_ARG(NULL, tpmg_operator_apply(NULL, a, b), NULL);
+  EXPECT_ARG(ctx, tpmg_operator_apply(op, NULL, b), NULL);
+  EXPECT_ARG(ctx, tpmg_operator_apply(op, a, NULL), NULL);
+  EXPECT_ARG(ctx, tpmg_operator_apply(op, a, a), NULL);
+  EXPECT_OK(ctx, tpmg_operator_apply(op, a, b));
+  EXPECT_ARG(NULL, tpmg_operator_destroy(NULL), NULL);
+  EXPECT_OK(ctx, tpmg_operator_destroy(&op));
+  EXPECT_OK(ctx, tpmg_operator_destroy(&op));
+
+  /* smoother */
+  tpmg_smoother *s = SENTINEL;
+  tpmg_smoother_options so = tpmg_smoother_options_default();
+  REF_CHECK(so.variant == TPMG_SMOOTHER_FUSED, "tpmg_smoother_options_default: expected FUSED, got %d",
+            (int)so.variant);
+  EXPECT_ARG(NULL, tpmg_smoother_create(NULL, 1, TPMG_DOUBLE, NULL, &s), NULL);
+  EXPECT_ARG(ctx, tpmg_smoother_create(grid, 0, TPMG_DOUBLE, NULL, &s), "level");
+  EXPECT_ARG(ctx, tpmg_smoother_create(grid, 3, TPMG_DOUBLE, NULL, &s), "3");
+  EXPECT_ARG(ctx, tpmg_smoother_create(grid, 1, (tpmg_precision)8, NULL, &s), "8");
+  so.variant = (tpmg_smoother_variant)9;
+  EXPECT_ARG(ctx, tpmg_smoother_create(grid, 1, TPMG_DOUBLE, &so, &s), "9");
+  EXPECT_ARG(ctx, tpmg_smoother_create(grid, 1, TPMG_DOUBLE, NULL, NULL), NULL);
+  UNCHANGED(s);
+  s = NULL;
+  EXPECT_OK(ctx, tpmg_smoother_create(grid, 2, TPMG_DOUBLE, NULL, &s));
+  EXPECT_ARG(NULL, tpmg_smoother_apply(NULL, 0, a, b), NULL);
+  EXPECT_ARG(ctx, tpmg_smoother_apply(s, 0, NULL, b), NULL);
+  EXPECT_ARG(ctx, tpmg_smoother_apply(s, 0, a, NULL), NULL);
+  EXPECT_ARG(ctx, tpmg_smoother_apply(s, 0, a, a), NULL);
+  EXPECT_OK(ctx, tpmg_smoother_apply(s, 1, a, b));
+  EXPECT_ARG(NULL, tpmg_smoother_destroy(NULL), NULL);
+  EXPECT_OK(ctx, tpmg_smoother_destroy(&s));
+  EXPECT_OK(ctx, tpmg_smoother_destroy(&s));
+
+  /* transfer */
+  tpmg_transfer *t = SENTINEL;
+  EXPECT_ARG(NULL, tpmg_transfer_create(NULL, 1, TPMG_DOUBLE, &t), NULL);
+  EXPECT_ARG(ctx, tpmg_transfer_create(grid, 0, TPMG_DOUBLE, &t), "level");
+  EXPECT_ARG(ctx, tpmg_transfer_create(grid, 3, TPMG_DOUBLE, &t), "3");
+  EXPECT_ARG(ctx, tpmg_transfer_create(grid, 2, (tpmg_precision)8, &t), "8");
+  EXPECT_ARG(ctx, tpmg_transfer_create(grid, 2, TPMG_DOUBLE, NULL), NULL);
+  UNCHANGED(t);
+  t = NULL;
+  EXPECT_OK(ctx, tpmg_transfer_create(grid, 2, TPMG_DOUBLE, &t));
+  EXPECT_ARG(NULL, tpmg_transfer_prolongate_add(NULL, c, a), NULL);
+  EXPECT_ARG(ctx, tpmg_transfer_prolongate_add(t, NULL, a), NULL);
+  EXPECT_ARG(ctx, tpmg_transfer_prolongate_add(t, c, NULL), NULL);
+  EXPECT_ARG(NULL, tpmg_transfer_restrict(NULL, a, c), NULL);
+  EXPECT_ARG(ctx, tpmg_transfer_restrict(t, NULL, c), NULL);
+  EXPECT_ARG(ctx, tpmg_transfer_restrict(t, a, NULL), NULL);
+  EXPECT_OK(ctx, tpmg_transfer_restrict(t, a, c));
+  EXPECT_ARG(NULL, tpmg_transfer_destroy(NULL), NULL);
+  EXPECT_OK(ctx, tpmg_transfer_destroy(&t));
+  EXPECT_OK(ctx, tpmg_transfer_destroy(&t));
+
+  /* multigrid */
+  tpmg_multigrid *mg = SENTINEL;
+  tpmg_multigrid_options mo = tpmg_multigrid_options_default();
+  REF_CHECK(mo.precision == TPMG_DOUBLE && mo.smoother == TPMG_SMOOTHER_FUSED && mo.symmetric,
+            "tpmg_multigrid_options_default is not double, FUSED, symmetric");
+  EXPECT_ARG(NULL, tpmg_multigrid_create(NULL, NULL, &mg), NULL);
+  EXPECT_ARG(ctx, tpmg_multigrid_create(grid, NULL, NULL), NULL);
+  mo.precision = (tpmg_precision)4;
+  EXPECT_ARG(ctx, tpmg_multigrid_create(grid, &mo, &mg), "4");
+  mo = tpmg_multigrid_options_default();
+  mo.smoother = (tpmg_smoother_variant)6;
+  EXPECT_ARG(ctx, tpmg_multigrid_create(grid, &mo, &mg), "6");
+  UNCHANGED(mg);
+  mg = NULL;
+  EXPECT_OK(ctx, tpmg_multigrid_create(grid, NULL, &mg));
+  EXPECT_ARG(NULL, tpmg_multigrid_vcycle(NULL, a, b), NULL);
+  EXPECT_ARG(ctx, tpmg_multigrid_vcycle(mg, NULL, b), NULL);
+  EXPECT_ARG(ctx, tpmg_multigrid_vcycle(mg, a, NULL), NULL);
+  EXPECT_ARG(ctx, tpmg_multigrid_vcycle(mg, a, a), NULL);
+  EXPECT_ARG(NULL, tpmg_multigrid_precondition(NULL, TPMG_DOUBLE, a, b), NULL);
+  EXPECT_ARG(ctx, tpmg_multigrid_precondition(mg, TPMG_DOUBLE, NULL, b), NULL);
+  EXPECT_ARG(ctx, tpmg_multigrid_precondition(mg, TPMG_DOUBLE, a, NULL), NULL);
+  EXPECT_ARG(ctx, tpmg_multigrid_precondition(mg, (tpmg_precision)7, a, b), "7");
+  /* a double hierarchy takes double vectors only */
+  EXPECT_ARG(ctx, tpmg_multigrid_precondition(mg, TPMG_FLOAT, a, b), NULL);
+  EXPECT_ARG(NULL, tpmg_multigrid_fmg(NULL, TPMG_DOUBLE, a, b), NULL);
+  EXPECT_ARG(ctx, tpmg_multigrid_fmg(mg, TPMG_DOUBLE, NULL, b), NULL);
+  EXPECT_ARG(ctx, tpmg_multigrid_fmg(mg, TPMG_DOUBLE, a, NULL), NULL);
+  EXPECT_ARG(ctx, tpmg_multigrid_fmg(mg, TPMG_FLOAT, a, b), NULL);
+  EXPECT_OK(ctx, tpmg_multigrid_vcycle(mg, a, b));
+  EXPECT_ARG(NULL, tpmg_multigrid_destroy(NULL), NULL);
+  EXPECT_OK(ctx, tpmg_multigrid_destroy(&mg));
+  EXPECT_OK(ctx, tpmg_multigrid_destroy(&mg));
+
+  /* solver */
+  tpmg_solver *sv = SENTINEL;
+  tpmg_solver_options sopt = tpmg_solver_options_default();
+  REF_CHECK(sopt.type == TPMG_SOLVER_GMRES && sopt.mode == TPMG_MODE_DOUBLE &&
+                sopt.smoother == TPMG_SMOOTHER_FUSED && sopt.tolerance == 1e-9 &&
+                sopt.max_iterations == 100 && sopt.restart == 30 && sopt.monitor == NULL,
+            "tpmg_solver_options_default is not GMRES(30), double, FUSED, 1e-9, 100");
+  EXPECT_ARG(NULL, tpmg_solver_create(NULL, NULL, &sv), NULL);
+  EXPECT_ARG(ctx, tpmg_solver_create(grid, NULL, NULL), NULL);
+  sopt.type = (tpmg_solver_type)9;
+  EXPECT_ARG(ctx, tpmg_solver_create(grid, &sopt, &sv), "9");
+  sopt = tpmg_solver_options_default();
+  sopt.mode = (tpmg_mode)8;
+  EXPECT_ARG(ctx, tpmg_solver_create(grid, &sopt, &sv), "8");
+  sopt = tpmg_solver_options_default();
+  sopt.smoother = (tpmg_smoother_variant)7;
+  EXPECT_ARG(ctx, tpmg_solver_create(grid, &sopt, &sv), "7");
+  sopt = tpmg_solver_options_default();
+  sopt.tolerance = -0.5;
+  EXPECT_ARG(ctx, tpmg_solver_create(grid, &sopt, &sv), "-0.5");
+  sopt.tolerance = 0;
+  EXPECT_ARG(ctx, tpmg_solver_create(grid, &sopt, &sv), "tolerance");
+  sopt.tolerance = NAN;
+  EXPECT_ARG(ctx, tpmg_solver_create(grid, &sopt, &sv), "nan");
+  sopt = tpmg_solver_options_default();
+  sopt.max_iterations = -4;
+  EXPECT_ARG(ctx, tpmg_solver_create(grid, &sopt, &sv), "-4");
+  sopt = tpmg_solver_options_default();
+  sopt.restart = 0;
+  EXPECT_ARG(ctx, tpmg_solver_create(grid, &sopt, &sv), "restart");
+  UNCHANGED(sv);
+  sv = NULL;
+  EXPECT_OK(ctx, tpmg_solver_create(grid, NULL, &sv));
+  int restart = -5;
+  EXPECT_ARG(NULL, tpmg_solver_restart(NULL, &restart), NULL);
+  EXPECT_ARG(ctx, tpmg_solver_restart(sv, NULL), NULL);
+  REF_CHECK(restart == -5, "tpmg_solver_restart changed its output on failure");
+  EXPECT_OK(ctx, tpmg_solver_restart(sv, &restart));
+  REF_CHECK(restart >= 1 && restart <= 30, "tpmg_solver_restart: expected 1..30, got %d", restart);
+  EXPECT_OK(ctx, tpmg_problem_rhs(grid, TPMG_RHS_ONE, TPMG_DOUBLE, a));
+  tpmg_solver_result r;
+  EXPECT_ARG(NULL, tpmg_solver_solve(NULL, a, b, &r), NULL);
+  EXPECT_ARG(ctx, tpmg_solver_solve(sv, NULL, b, &r), NULL);
+  EXPECT_ARG(ctx, tpmg_solver_solve(sv, a, NULL, &r), NULL);
+  EXPECT_ARG(ctx, tpmg_solver_solve(sv, a, a, &r), NULL);
+  for (tpmg_index i = 0; i < n; i++) b[i] = 0;
+  EXPECT_OK(ctx, tpmg_solver_solve(sv, a, b, NULL)); /* result may be NULL */
+  EXPECT_ARG(NULL, tpmg_solver_destroy(NULL), NULL);
+  EXPECT_OK(ctx, tpmg_solver_destroy(&sv));
+  EXPECT_OK(ctx, tpmg_solver_destroy(&sv));
+
+  /* problems */
+  double err = -7;
+  EXPECT_ARG(NULL, tpmg_problem_rhs(NULL, TPMG_RHS_ONE, TPMG_DOUBLE, a), NULL);
+  EXPECT_ARG(ctx, tpmg_problem_rhs(grid, (tpmg_rhs)9, TPMG_DOUBLE, a), "9");
+  EXPECT_ARG(ctx, tpmg_problem_rhs(grid, TPMG_RHS_ONE, (tpmg_precision)6, a), "6");
+  EXPECT_ARG(ctx, tpmg_problem_rhs(grid, TPMG_RHS_ONE, TPMG_DOUBLE, NULL), NULL);
+  EXPECT_ARG(NULL, tpmg_problem_l2_error(NULL, TPMG_RHS_SINE, TPMG_DOUBLE, b, &err), NULL);
+  EXPECT_ARG(ctx, tpmg_problem_l2_error(grid, TPMG_RHS_ONE, TPMG_DOUBLE, b, &err), NULL);
+  EXPECT_ARG(ctx, tpmg_problem_l2_error(grid, (tpmg_rhs)9, TPMG_DOUBLE, b, &err), "9");
+  EXPECT_ARG(ctx, tpmg_problem_l2_error(grid, TPMG_RHS_SINE, (tpmg_precision)6, b, &err), "6");
+  EXPECT_ARG(ctx, tpmg_problem_l2_error(grid, TPMG_RHS_SINE, TPMG_DOUBLE, NULL, &err), NULL);
+  EXPECT_ARG(ctx, tpmg_problem_l2_error(grid, TPMG_RHS_SINE, TPMG_DOUBLE, b, NULL), NULL);
+  REF_CHECK(err == -7, "tpmg_problem_l2_error changed its output on failure: %g", err);
+  EXPECT_OK(ctx, tpmg_problem_l2_error(grid, TPMG_RHS_SINE, TPMG_DOUBLE, b, &err));
+
+  free(c);
+  free(b);
+  free(a);
+  EXPECT_OK(ctx, tpmg_grid_destroy(&grid));
+  REF_CHECK(grid == NULL, "tpmg_grid_destroy did not set *grid = NULL");
+}
+
+int main(void) {
+  context_errors();
+  tpmg_context *ctx = ref_context_create(0);
+  grid_errors(ctx);
+  object_errors(ctx);
+  EXPECT_OK(ctx, tpmg_context_destroy(&ctx));
+  return ref_exit_code("t700-api-errors");
+}
