@@ -71,7 +71,8 @@ typedef struct tpmg_solver tpmg_solver;
 /** Options of a context. */
 typedef struct {
   tpmg_backend backend; /**< default TPMG_BACKEND_CPU */
-  int n_threads;        /**< CPU threads for the CPU backend; 0 (default): OpenMP's default */
+  int n_threads;        /**< CPU threads: the CPU backend's kernels and any backend's host-side
+                             setup (right-hand sides, L2 errors); 0 (default): OpenMP's default */
   int device;           /**< CUDA device number; default 0 */
 } tpmg_context_options;
 
@@ -107,7 +108,7 @@ tpmg_status tpmg_context_memory(const tpmg_context *ctx, size_t *bytes);
 /** The context's backend. */
 tpmg_status tpmg_context_backend(const tpmg_context *ctx, tpmg_backend *backend);
 
-/** The number of threads the CPU backend uses (1 for CUDA). */
+/** The number of CPU threads the context uses. */
 tpmg_status tpmg_context_threads(const tpmg_context *ctx, int *n_threads);
 
 /** Wait until all backend work of this context has finished (for timing). */

@@ -59,9 +59,7 @@ tpmg_status tpmg_context_create(const tpmg_context_options *options, tpmg_contex
   tpmg_context *c = calloc(1, sizeof(*c));
   if (!c) return TPMG_ERROR_MEMORY;
   c->backend = opts.backend;
-  c->n_threads = opts.backend == TPMG_BACKEND_CPU
-                     ? (opts.n_threads > 0 ? opts.n_threads : omp_get_max_threads())
-                     : 1;
+  c->n_threads = opts.n_threads > 0 ? opts.n_threads : omp_get_max_threads();
   c->device = opts.device;
   c->ops = ops;
   tpmg_status status = ops->init(c);

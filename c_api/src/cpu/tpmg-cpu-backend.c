@@ -53,7 +53,8 @@ static void cpu_release(tpmg_context *ctx, void *ptr) {
 }
 
 static tpmg_status cpu_copy(tpmg_context *ctx, void *dst, const void *src, size_t bytes) {
-  if (bytes) memcpy(dst, src, bytes);
+  if (bytes)
+    memcpy(dst, src, bytes);
   return TPMG_SUCCESS;
 }
 
@@ -65,12 +66,14 @@ static tpmg_status cpu_synchronize(tpmg_context *ctx) {
 static tpmg_status cpu_free_memory(tpmg_context *ctx, size_t *bytes) {
   *bytes = SIZE_MAX;
   FILE *file = fopen("/proc/meminfo", "r");
-  if (!file) return TPMG_SUCCESS;
+  if (!file)
+    return TPMG_SUCCESS;
   char line[256];
   unsigned long long kib;
   while (fgets(line, sizeof(line), file))
     if (sscanf(line, "MemAvailable: %llu kB", &kib) == 1) {
-      if (kib <= SIZE_MAX / 1024) *bytes = (size_t)kib * 1024;
+      if (kib <= SIZE_MAX / 1024)
+        *bytes = (size_t)kib * 1024;
       break;
     }
   fclose(file);
@@ -79,15 +82,19 @@ static tpmg_status cpu_free_memory(tpmg_context *ctx, size_t *bytes) {
 
 static tpmg_status cpu_set(tpmg_context *ctx, tpmg_precision prec, tpmg_index n, double value,
                            void *v) {
-  if (prec == TPMG_FLOAT) set_float(ctx, n, value, v);
-  else set_double(ctx, n, value, v);
+  if (prec == TPMG_FLOAT)
+    set_float(ctx, n, value, v);
+  else
+    set_double(ctx, n, value, v);
   return TPMG_SUCCESS;
 }
 
 static tpmg_status cpu_axpby(tpmg_context *ctx, tpmg_precision prec, tpmg_index n, double a,
                              const void *x, double b, void *y) {
-  if (prec == TPMG_FLOAT) axpby_float(ctx, n, a, x, b, y);
-  else axpby_double(ctx, n, a, x, b, y);
+  if (prec == TPMG_FLOAT)
+    axpby_float(ctx, n, a, x, b, y);
+  else
+    axpby_double(ctx, n, a, x, b, y);
   return TPMG_SUCCESS;
 }
 
@@ -101,7 +108,8 @@ static tpmg_status cpu_convert(tpmg_context *ctx, tpmg_index n, tpmg_precision s
                                const void *src, tpmg_precision dst_prec, void *dst) {
   if (src_prec == dst_prec) {
     const size_t bytes = (size_t)n * tpmg_precision_size(src_prec);
-    if (bytes) memcpy(dst, src, bytes);
+    if (bytes)
+      memcpy(dst, src, bytes);
   } else if (src_prec == TPMG_DOUBLE) {
     const double *s = src;
     float *d = dst;
@@ -127,7 +135,8 @@ tpmg_status tpmg_cpu_copy_boundary(tpmg_context *ctx, const tpmg_level *lvl, tpm
   const int dim = lvl->dim;
   const char *s = src;
   char *d = dst;
-#pragma omp parallel for collapse(2) schedule(static) num_threads(ctx->n_threads) if (n1 * n2 > 1024)
+#pragma omp parallel for collapse(2) schedule(static)                                              \
+    num_threads(ctx->n_threads) if (n1 * n2 > 1024)
   for (tpmg_index i2 = 0; i2 < n2; ++i2)
     for (tpmg_index i1 = 0; i1 < n1; ++i1) {
       const size_t line = (size_t)(n0 * (i1 + n1 * i2)) * size;
@@ -143,13 +152,16 @@ tpmg_status tpmg_cpu_copy_boundary(tpmg_context *ctx, const tpmg_level *lvl, tpm
 
 static tpmg_status cpu_coarse_solve(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
                                     const void *inverse, const void *b, void *x) {
-  const tpmg_index n_interior = (lvl->n[0] - 2) * (lvl->n[1] - 2) * (lvl->dim == 3 ? lvl->n[2] - 2 : 1);
+  const tpmg_index n_interior =
+      (lvl->n[0] - 2) * (lvl->n[1] - 2) * (lvl->dim == 3 ? lvl->n[2] - 2 : 1);
   if (n_interior > TPMG_MAX_COARSE_DOFS)
     return tpmg_error_set(ctx, TPMG_ERROR_UNSUPPORTED, __FILE__, __LINE__,
                           "coarse level has %lld interior DoFs, more than %d",
                           (long long)n_interior, TPMG_MAX_COARSE_DOFS);
-  if (prec == TPMG_FLOAT) coarse_solve_float(ctx, lvl, n_interior, inverse, b, x);
-  else coarse_solve_double(ctx, lvl, n_interior, inverse, b, x);
+  if (prec == TPMG_FLOAT)
+    coarse_solve_float(ctx, lvl, n_interior, inverse, b, x);
+  else
+    coarse_solve_double(ctx, lvl, n_interior, inverse, b, x);
   return TPMG_SUCCESS;
 }
 
@@ -233,8 +245,7 @@ static double TPMG_CPU_NAME(dot)(tpmg_context *ctx, tpmg_index n, const T *restr
 /* x_I = inverse b_I (dense, over the interior DoFs in lexicographic order),
  * x_B = 0. b_I is copied first, so x may alias b. */
 static void TPMG_CPU_NAME(coarse_solve)(tpmg_context *ctx, const tpmg_level *lvl,
-                                        tpmg_index n_interior, const T *inverse, const T *b,
-                                        T *x) {
+                                        tpmg_index n_interior, const T *inverse, const T *b, T *x) {
   const tpmg_index n0 = lvl->n[0], n1 = lvl->n[1];
   const tpmg_index m0 = n0 - 2, m1 = n1 - 2, m2 = lvl->dim == 3 ? lvl->n[2] - 2 : 1;
   const tpmg_index z0 = lvl->dim == 3 ? 1 : 0;

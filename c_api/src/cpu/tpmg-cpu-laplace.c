@@ -1,7 +1,8 @@
 /* CPU backend: the matrix-free level operator dst = A src.
  *
  * A = sum_K R_K^T A^K R_K over the cells K (paper section 3.2, "Matrix-Free
- * Multiplication"), with the Cartesian cell matrix (paper section 2.3)
+ * Multiplication"), with the Cartesian cell matrix (paper section 2.3,
+ * "Matrix-Free Operation")
  *   2D: A^K = K_y (x) M_x + M_y (x) K_x,
  *   3D: A^K = K_z (x) M_y (x) M_x + M_z (x) K_y (x) M_x + M_z (x) M_y (x) K_x,
  * applied by sum factorization. Dirichlet entries of src are read as zero and
@@ -21,7 +22,8 @@
 
 tpmg_status tpmg_cpu_laplace(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
                              const void *src, void *dst) {
-  if (prec == TPMG_FLOAT) return laplace_float(ctx, lvl, src, dst);
+  if (prec == TPMG_FLOAT)
+    return laplace_float(ctx, lvl, src, dst);
   return laplace_double(ctx, lvl, src, dst);
 }
 
@@ -75,12 +77,13 @@ TPMG_CPU_FOR_EACH_DEGREE(TPMG_CPU_INSTANCE)
 #undef TPMG_CPU_INSTANCE
 
 #define TPMG_CPU_ENTRY(dim, k) [dim - 2][k] = TPMG_CPU_NAME(laplace_layer_##dim##d_q##k),
-static TPMG_CPU_NAME(laplace_kernel) *const TPMG_CPU_NAME(
-    laplace_kernels)[2][TPMG_MAX_DEGREE_2D + 1] = {TPMG_CPU_FOR_EACH_DEGREE(TPMG_CPU_ENTRY)};
+static TPMG_CPU_NAME(laplace_kernel) *const
+    TPMG_CPU_NAME(laplace_kernels)[2][TPMG_MAX_DEGREE_2D + 1] = {
+        TPMG_CPU_FOR_EACH_DEGREE(TPMG_CPU_ENTRY)};
 #undef TPMG_CPU_ENTRY
 
-static tpmg_status TPMG_CPU_NAME(laplace)(tpmg_context *ctx, const tpmg_level *lvl,
-                                          const T *src, T *dst) {
+static tpmg_status TPMG_CPU_NAME(laplace)(tpmg_context *ctx, const tpmg_level *lvl, const T *src,
+                                          T *dst) {
   const int dim = lvl->dim, k = lvl->degree, s = dim - 1;
   TPMG_CPU_NAME(laplace_kernel) *kernel = TPMG_CPU_NAME(laplace_kernels)[dim - 2][k];
   TPMG_CPU_NAME(laplace_data) data;

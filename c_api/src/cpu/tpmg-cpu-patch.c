@@ -3,11 +3,11 @@
  * A vertex v (1 <= v_d <= cells_d - 1) owns the closed patch of its 2^dim cells:
  * P = 2k+1 points o_d + a_d per direction, o_d = (v_d - 1) k, of which
  * a_d = 1..2k-1 (I = 2k-1 points) are interior. Paper Algorithm 3, one colour:
- *   r_j = R_j b - Abar_j Rbar_j x       (local residual, paper eq. 2.4)
+ *   r_j = R_j b - Abar_j Rbar_j x       (local residual, paper section 2.2)
  *   x  += R_j^T A_j^{-1} r_j            (local solve)
  * with Abar_j the interior rows of the patch matrix sum_d Kp_d (x) Mp_others
- * (paper eq. 2.7/2.8; I x P row blocks of the 1D patch matrices, Dirichlet
- * entries of x read as zero) and, by fast diagonalization (paper eq. 2.9-2.11),
+ * (I x P row blocks of the 1D patch matrices, Dirichlet entries of x read as
+ * zero) and, by fast diagonalization (paper section 2.4, "Fast Diagonalization"),
  *   A_j^{-1} = (S_z (x) S_y (x) S_x) (L_z + L_y + L_x)^{-1} (S_z (x) S_y (x) S_x)^T,
  * where K_I S = M_I S L on the patch interior in each direction, S^T M_I S = I.
  * Patches of one colour have disjoint interiors and none reads another's
@@ -30,19 +30,22 @@ enum { PATCH_RESIDUAL, PATCH_SOLVE, PATCH_FUSED };
 
 tpmg_status tpmg_cpu_patch_fused(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
                                  int colour, const void *b, void *x) {
-  if (prec == TPMG_FLOAT) return patch_pass_float(ctx, lvl, PATCH_FUSED, colour, b, x, NULL, x);
+  if (prec == TPMG_FLOAT)
+    return patch_pass_float(ctx, lvl, PATCH_FUSED, colour, b, x, NULL, x);
   return patch_pass_double(ctx, lvl, PATCH_FUSED, colour, b, x, NULL, x);
 }
 
 tpmg_status tpmg_cpu_patch_residual(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
                                     int colour, const void *b, const void *x, void *r) {
-  if (prec == TPMG_FLOAT) return patch_pass_float(ctx, lvl, PATCH_RESIDUAL, colour, b, x, r, NULL);
+  if (prec == TPMG_FLOAT)
+    return patch_pass_float(ctx, lvl, PATCH_RESIDUAL, colour, b, x, r, NULL);
   return patch_pass_double(ctx, lvl, PATCH_RESIDUAL, colour, b, x, r, NULL);
 }
 
 tpmg_status tpmg_cpu_patch_solve(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
                                  int colour, const void *r, void *x) {
-  if (prec == TPMG_FLOAT) return patch_pass_float(ctx, lvl, PATCH_SOLVE, colour, r, NULL, NULL, x);
+  if (prec == TPMG_FLOAT)
+    return patch_pass_float(ctx, lvl, PATCH_SOLVE, colour, r, NULL, NULL, x);
   return patch_pass_double(ctx, lvl, PATCH_SOLVE, colour, r, NULL, NULL, x);
 }
 
@@ -54,10 +57,10 @@ tpmg_status tpmg_cpu_patch_solve(tpmg_context *ctx, const tpmg_level *lvl, tpmg_
  * tpmg_cpu_contract). The residual reads b and x, the solve updates x_out. */
 typedef struct {
   const tpmg_level *lvl;
-  T mass[3][TPMG_CPU_MAX_MATRIX];      /* rows 1..2k-1 of patch_mass, I x P */
-  T stiffness[3][TPMG_CPU_MAX_MATRIX]; /* rows 1..2k-1 of patch_stiffness */
-  T vectors_t[3][TPMG_CPU_MAX_MATRIX]; /* S^T */
-  T vectors[3][TPMG_CPU_MAX_MATRIX];   /* S */
+  T mass[3][TPMG_CPU_MAX_MATRIX];             /* rows 1..2k-1 of patch_mass, I x P */
+  T stiffness[3][TPMG_CPU_MAX_MATRIX];        /* rows 1..2k-1 of patch_stiffness */
+  T vectors_t[3][TPMG_CPU_MAX_MATRIX];        /* S^T */
+  T vectors[3][TPMG_CPU_MAX_MATRIX];          /* S */
   T inverse_eigenvalues[TPMG_CPU_MAX_TENSOR]; /* 1 / (lambda_z + lambda_y + lambda_x), I^dim */
   const T *b;
   const T *x;
@@ -68,8 +71,7 @@ typedef struct {
  * boundary there): the local residual, r of size I^dim. */
 TPMG_CPU_INLINE void TPMG_CPU_NAME(patch_residual)(const TPMG_CPU_NAME(patch_data) * data,
                                                    const tpmg_index origin[3], const int lo[3],
-                                                   const int hi[3], T *restrict r, int dim,
-                                                   int k) {
+                                                   const int hi[3], T *restrict r, int dim, int k) {
   const tpmg_level *lvl = data->lvl;
   const int n_pts = 2 * k + 1, n_in = 2 * k - 1;
   const int n_local = dim == 3 ? n_in * n_in * n_in : n_in * n_in;
@@ -88,8 +90,8 @@ TPMG_CPU_INLINE void TPMG_CPU_NAME(patch_residual)(const TPMG_CPU_NAME(patch_dat
 /* x_I += A_I^{-1} r by fast diagonalization on the patch whose interior starts
  * at `interior`. */
 TPMG_CPU_INLINE void TPMG_CPU_NAME(patch_solve)(const TPMG_CPU_NAME(patch_data) * data,
-                                                const tpmg_index interior[3],
-                                                const T *restrict r, int dim, int k) {
+                                                const tpmg_index interior[3], const T *restrict r,
+                                                int dim, int k) {
   const int n_in = 2 * k - 1;
   const int n_local = dim == 3 ? n_in * n_in * n_in : n_in * n_in;
   const T *vectors_t[3] = {data->vectors_t[0], data->vectors_t[1], data->vectors_t[2]};
@@ -100,8 +102,7 @@ TPMG_CPU_INLINE void TPMG_CPU_NAME(patch_solve)(const TPMG_CPU_NAME(patch_data) 
   for (int i = 0; i < n_local; ++i)
     y[i] *= data->inverse_eigenvalues[i];
   TPMG_CPU_NAME(tpmg_cpu_kron_apply)(dim, n_in, vectors, y, work, z);
-  TPMG_CPU_NAME(tpmg_cpu_scatter)(dim, n_in, z, data->lvl->n, interior, begin, end, data->x_out,
-                                  1);
+  TPMG_CPU_NAME(tpmg_cpu_scatter)(dim, n_in, z, data->lvl->n, interior, begin, end, data->x_out, 1);
 }
 
 typedef void TPMG_CPU_NAME(patch_residual_kernel)(const TPMG_CPU_NAME(patch_data) *,
@@ -124,12 +125,14 @@ TPMG_CPU_FOR_EACH_DEGREE(TPMG_CPU_INSTANCE)
 #undef TPMG_CPU_INSTANCE
 
 #define TPMG_CPU_ENTRY(dim, k) [dim - 2][k] = TPMG_CPU_NAME(patch_residual_##dim##d_q##k),
-static TPMG_CPU_NAME(patch_residual_kernel) *const TPMG_CPU_NAME(
-    patch_residual_kernels)[2][TPMG_MAX_DEGREE_2D + 1] = {TPMG_CPU_FOR_EACH_DEGREE(TPMG_CPU_ENTRY)};
+static TPMG_CPU_NAME(patch_residual_kernel) *const
+    TPMG_CPU_NAME(patch_residual_kernels)[2][TPMG_MAX_DEGREE_2D + 1] = {
+        TPMG_CPU_FOR_EACH_DEGREE(TPMG_CPU_ENTRY)};
 #undef TPMG_CPU_ENTRY
 #define TPMG_CPU_ENTRY(dim, k) [dim - 2][k] = TPMG_CPU_NAME(patch_solve_##dim##d_q##k),
-static TPMG_CPU_NAME(patch_solve_kernel) *const TPMG_CPU_NAME(
-    patch_solve_kernels)[2][TPMG_MAX_DEGREE_2D + 1] = {TPMG_CPU_FOR_EACH_DEGREE(TPMG_CPU_ENTRY)};
+static TPMG_CPU_NAME(patch_solve_kernel) *const
+    TPMG_CPU_NAME(patch_solve_kernels)[2][TPMG_MAX_DEGREE_2D + 1] = {
+        TPMG_CPU_FOR_EACH_DEGREE(TPMG_CPU_ENTRY)};
 #undef TPMG_CPU_ENTRY
 
 /* One pass of `mode` over the patches of a colour; b is r for PATCH_SOLVE. */

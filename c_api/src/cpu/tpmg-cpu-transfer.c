@@ -26,13 +26,15 @@
 tpmg_status tpmg_cpu_prolongate_add(tpmg_context *ctx, const tpmg_level *coarse,
                                     const tpmg_level *fine, tpmg_precision prec, const void *c,
                                     void *f) {
-  if (prec == TPMG_FLOAT) return prolongate_add_float(ctx, coarse, fine, c, f);
+  if (prec == TPMG_FLOAT)
+    return prolongate_add_float(ctx, coarse, fine, c, f);
   return prolongate_add_double(ctx, coarse, fine, c, f);
 }
 
 tpmg_status tpmg_cpu_restrict(tpmg_context *ctx, const tpmg_level *coarse, const tpmg_level *fine,
                               tpmg_precision prec, const void *f, void *c) {
-  if (prec == TPMG_FLOAT) return restriction_float(ctx, coarse, fine, f, c);
+  if (prec == TPMG_FLOAT)
+    return restriction_float(ctx, coarse, fine, f, c);
   return restriction_double(ctx, coarse, fine, f, c);
 }
 
@@ -98,7 +100,7 @@ TPMG_CPU_INLINE void TPMG_CPU_NAME(prolongate_row)(const TPMG_CPU_NAME(transfer_
 
 /* c += Z_c P^T Z_f f for the coarse cells of one layer c_s along the slowest direction. */
 TPMG_CPU_INLINE void TPMG_CPU_NAME(restriction_layer)(const TPMG_CPU_NAME(transfer_data) * data,
-                                                   tpmg_index c_s, int dim, int k) {
+                                                      tpmg_index c_s, int dim, int k) {
   const tpmg_level *coarse = data->coarse, *fine = data->fine;
   const int n_c = k + 1, n_f = 2 * k + 1;
   const int one[3] = {1, 1, 1};
@@ -128,8 +130,8 @@ TPMG_CPU_INLINE void TPMG_CPU_NAME(restriction_layer)(const TPMG_CPU_NAME(transf
         begin[d] = lo[d];
         end[d] = n_c - hi[d];
       }
-      TPMG_CPU_NAME(tpmg_cpu_scatter)(dim, n_c, result, coarse->n, origin_c, begin, end,
-                                      data->dst, 1);
+      TPMG_CPU_NAME(tpmg_cpu_scatter)
+      (dim, n_c, result, coarse->n, origin_c, begin, end, data->dst, 1);
     }
 }
 
@@ -150,12 +152,14 @@ TPMG_CPU_FOR_EACH_DEGREE(TPMG_CPU_INSTANCE)
 #undef TPMG_CPU_INSTANCE
 
 #define TPMG_CPU_ENTRY(dim, k) [dim - 2][k] = TPMG_CPU_NAME(prolongate_##dim##d_q##k),
-static TPMG_CPU_NAME(prolongate_kernel) *const TPMG_CPU_NAME(
-    prolongate_kernels)[2][TPMG_MAX_DEGREE_2D + 1] = {TPMG_CPU_FOR_EACH_DEGREE(TPMG_CPU_ENTRY)};
+static TPMG_CPU_NAME(prolongate_kernel) *const
+    TPMG_CPU_NAME(prolongate_kernels)[2][TPMG_MAX_DEGREE_2D + 1] = {
+        TPMG_CPU_FOR_EACH_DEGREE(TPMG_CPU_ENTRY)};
 #undef TPMG_CPU_ENTRY
 #define TPMG_CPU_ENTRY(dim, k) [dim - 2][k] = TPMG_CPU_NAME(restriction_##dim##d_q##k),
-static TPMG_CPU_NAME(restriction_kernel) *const TPMG_CPU_NAME(
-    restriction_kernels)[2][TPMG_MAX_DEGREE_2D + 1] = {TPMG_CPU_FOR_EACH_DEGREE(TPMG_CPU_ENTRY)};
+static TPMG_CPU_NAME(restriction_kernel) *const
+    TPMG_CPU_NAME(restriction_kernels)[2][TPMG_MAX_DEGREE_2D + 1] = {
+        TPMG_CPU_FOR_EACH_DEGREE(TPMG_CPU_ENTRY)};
 #undef TPMG_CPU_ENTRY
 
 static void TPMG_CPU_NAME(transfer_setup)(const tpmg_level *coarse, const tpmg_level *fine,
@@ -190,7 +194,7 @@ static tpmg_status TPMG_CPU_NAME(prolongate_add)(tpmg_context *ctx, const tpmg_l
 }
 
 static tpmg_status TPMG_CPU_NAME(restriction)(tpmg_context *ctx, const tpmg_level *coarse,
-                                           const tpmg_level *fine, const T *f, T *c) {
+                                              const tpmg_level *fine, const T *f, T *c) {
   const int dim = fine->dim, k = fine->degree, s = dim - 1;
   TPMG_CPU_NAME(restriction_kernel) *kernel = TPMG_CPU_NAME(restriction_kernels)[dim - 2][k];
   TPMG_CPU_NAME(transfer_data) data;

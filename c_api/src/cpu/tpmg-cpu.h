@@ -30,8 +30,10 @@
 
 /* X(dim, k) for every supported dimension and degree. */
 #define TPMG_CPU_FOR_EACH_DEGREE(X)                                                                \
-  X(2, 1) X(2, 2) X(2, 3) X(2, 4) X(2, 5) X(2, 6) X(2, 7) X(2, 8) X(2, 9) X(2, 10) X(3, 1) X(3, 2)  \
-      X(3, 3) X(3, 4) X(3, 5) X(3, 6) X(3, 7) X(3, 8)
+  X(2, 1)                                                                                          \
+  X(2, 2)                                                                                          \
+  X(2, 3) X(2, 4) X(2, 5) X(2, 6) X(2, 7) X(2, 8) X(2, 9) X(2, 10) X(3, 1) X(3, 2) X(3, 3) X(3, 4) \
+      X(3, 5) X(3, 6) X(3, 7) X(3, 8)
 
 #if defined(__GNUC__)
 #define TPMG_CPU_INLINE static inline __attribute__((always_inline))
@@ -121,7 +123,7 @@ TPMG_CPU_INLINE void TPMG_CPU_NAME(tpmg_cpu_contract)(int rows, int cols, int pr
 }
 
 /* out = (sum_d K_d in direction d, M_e in the others) in, by sum factorization
- * (paper eq. 2.5/2.7 and section 3.2), with rows x cols 1D matrices given
+ * (the Kronecker form of paper section 2.4), with rows x cols 1D matrices given
  * column-major: in 2D out = K_1 (M_0 in) + M_1 (K_0 in), in 3D
  *   out = K_2 M_1 (M_0 in) + M_2 [K_1 (M_0 in) + M_1 (K_0 in)],
  * where M_0 in is computed once for all terms. in has cols^dim entries, out
