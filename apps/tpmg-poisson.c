@@ -268,9 +268,10 @@ int main(int argc, char **argv) {
   RUN_CALL(&r, tpmg_grid_create(r.ctx, &grid_options, &r.grid));
   tpmg_index n_dofs = 0;
   RUN_CALL(&r, tpmg_grid_level_size(r.grid, o.level, &n_dofs, NULL));
-  RUN_CALL(&r, tpmg_solver_create(r.grid, &solver_options, &r.solver));
+  /* the vectors first: the solver sizes its GMRES basis to the memory left */
   RUN_CALL(&r, tpmg_vector_create(r.ctx, precision, n_dofs, &r.b));
   RUN_CALL(&r, tpmg_vector_create(r.ctx, precision, n_dofs, &r.x));
+  RUN_CALL(&r, tpmg_solver_create(r.grid, &solver_options, &r.solver));
   RUN_CALL(&r, tpmg_problem_rhs(r.grid, o.rhs, precision, r.b));
   RUN_CALL(&r, tpmg_context_synchronize(r.ctx));
   double setup_seconds = app_now() - setup_start;
