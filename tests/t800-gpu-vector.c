@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "reference.h"
+#include "gpu-pair.h"
 #include "tpmg-impl.h"
 
 static tpmg_context *gpu_context(void) {
@@ -17,34 +17,6 @@ static tpmg_context *gpu_context(void) {
   tpmg_context *ctx = NULL;
   REF_CALL(NULL, tpmg_context_create(&options, &ctx));
   return ctx;
-}
-
-/* A vector of ctx holding h (converted to precision p). */
-static void *vector_from(tpmg_context *ctx, tpmg_precision p, int64_t n, const double *h) {
-  void *v = NULL;
-  REF_CALL(ctx, tpmg_vector_create(ctx, p, n, &v));
-  if (p == TPMG_DOUBLE) {
-    REF_CALL(ctx, tpmg_vector_upload(ctx, p, n, h, v));
-  } else {
-    float *f = ref_malloc((size_t)(n ? n : 1) * sizeof(float));
-    for (int64_t i = 0; i < n; i++)
-      f[i] = (float)h[i];
-    REF_CALL(ctx, tpmg_vector_upload(ctx, p, n, f, v));
-    free(f);
-  }
-  return v;
-}
-
-static void vector_to(tpmg_context *ctx, tpmg_precision p, int64_t n, const void *v, double *h) {
-  if (p == TPMG_DOUBLE) {
-    REF_CALL(ctx, tpmg_vector_download(ctx, p, n, v, h));
-  } else {
-    float *f = ref_malloc((size_t)(n ? n : 1) * sizeof(float));
-    REF_CALL(ctx, tpmg_vector_download(ctx, p, n, v, f));
-    for (int64_t i = 0; i < n; i++)
-      h[i] = f[i];
-    free(f);
-  }
 }
 
 static void compare(const char *what, tpmg_precision p, int64_t n, const double *gpu,
@@ -63,48 +35,48 @@ static void check_size(tpmg_context *cpu, tpmg_context *gpu, tpmg_precision p, i
   ref_fill_random(seed, n, x);
   ref_fill_random(seed, n, y);
   ref_fill_nan(n, nan);
-  void *xc = vector_from(cpu, p, n, x), *yc = vector_from(cpu, p, n, y);
-  void *xg = vector_from(gpu, p, n, x), *yg = vector_from(gpu, p, n, nan);
+  void *xc = gpu_vector_from(cpu, p, n, x), *yc = gpu_vector_from(cpu, p, n, y);
+  void *xg = gpu_vector_from(gpu, p, n, x), *yg = gpu_vector_from(gpu, p, n, nan);
 
   /* round trip */
-  vector_to(gpu, p, n, xg, rg);
-  vector_to(cpu, p, n, xc, rc);
+  gpu_vector_to(gpu, p, n, xg, rg);
+  gpu_vector_to(cpu, p, n, xc, rc);
   compare("upload/download", p, n, rg, rc);
 
   /* set */
   REF_CALL(gpu, tpmg_vector_set(gpu, p, n, -0.375, yg));
   for (int64_t i = 0; i < n; i++)
     rc[i] = -0.375;
-  vector_to(gpu, p, n, yg, rg);
+  gpu_vector_to(gpu, p, n, yg, rg);
   compare("set", p, n, rg, rc);
 
   /* axpby with b = 0 must not read the NaN in y */
   tpmg_vector_destroy(gpu, &yg);
-  yg = vector_from(gpu, p, n, nan);
+  yg = gpu_vector_from(gpu, p, n, nan);
   REF_CALL(gpu, tpmg_vector_axpby(gpu, p, n, 1.25, xg, 0.0, yg));
   REF_CALL(cpu, tpmg_vector_axpby(cpu, p, n, 1.25, xc, 0.0, yc));
-  vector_to(gpu, p, n, yg, rg);
-  vector_to(cpu, p, n, yc, rc);
+  gpu_vector_to(gpu, p, n, yg, rg);
+  gpu_vector_to(cpu, p, n, yc, rc);
   compare("axpby b = 0", p, n, rg, rc);
 
   /* axpby */
   tpmg_vector_destroy(gpu, &yg);
   tpmg_vector_destroy(cpu, &yc);
-  yg = vector_from(gpu, p, n, y);
-  yc = vector_from(cpu, p, n, y);
+  yg = gpu_vector_from(gpu, p, n, y);
+  yc = gpu_vector_from(cpu, p, n, y);
   REF_CALL(gpu, tpmg_vector_axpby(gpu, p, n, 0.75, xg, -1.5, yg));
   REF_CALL(cpu, tpmg_vector_axpby(cpu, p, n, 0.75, xc, -1.5, yc));
-  vector_to(gpu, p, n, yg, rg);
-  vector_to(cpu, p, n, yc, rc);
+  gpu_vector_to(gpu, p, n, yg, rg);
+  gpu_vector_to(cpu, p, n, yc, rc);
   compare("axpby", p, n, rg, rc);
 
   /* dot: double accumulation; equal runs give equal bits. On fresh copies of
    * y: after axpby the float vectors differ by the GPU's fused multiply-adds. */
   tpmg_vector_destroy(gpu, &yg);
   tpmg_vector_destroy(cpu, &yc);
-  yg = vector_from(gpu, p, n, y);
-  yc = vector_from(cpu, p, n, y);
-  vector_to(cpu, p, n, yc, rc);
+  yg = gpu_vector_from(gpu, p, n, y);
+  yc = gpu_vector_from(cpu, p, n, y);
+  gpu_vector_to(cpu, p, n, yc, rc);
   double dg = NAN, dg2 = NAN, dc = NAN, scale = 0;
   REF_CALL(gpu, tpmg_vector_dot(gpu, p, n, xg, yg, &dg));
   REF_CALL(gpu, tpmg_vector_dot(gpu, p, n, xg, yg, &dg2));
@@ -117,18 +89,18 @@ static void check_size(tpmg_context *cpu, tpmg_context *gpu, tpmg_precision p, i
 
   /* convert to the other precision and back */
   tpmg_precision q = p == TPMG_DOUBLE ? TPMG_FLOAT : TPMG_DOUBLE;
-  void *zg = vector_from(gpu, q, n, nan), *zc = vector_from(cpu, q, n, nan);
+  void *zg = gpu_vector_from(gpu, q, n, nan), *zc = gpu_vector_from(cpu, q, n, nan);
   REF_CALL(gpu, tpmg_vector_convert(gpu, n, p, xg, q, zg));
   REF_CALL(cpu, tpmg_vector_convert(cpu, n, p, xc, q, zc));
-  vector_to(gpu, q, n, zg, rg);
-  vector_to(cpu, q, n, zc, rc);
+  gpu_vector_to(gpu, q, n, zg, rg);
+  gpu_vector_to(cpu, q, n, zc, rc);
   compare("convert", q, n, rg, rc);
   /* same precision: a copy */
   tpmg_vector_destroy(gpu, &yg);
-  yg = vector_from(gpu, p, n, nan);
+  yg = gpu_vector_from(gpu, p, n, nan);
   REF_CALL(gpu, tpmg_vector_convert(gpu, n, p, xg, p, yg));
-  vector_to(gpu, p, n, yg, rg);
-  vector_to(cpu, p, n, xc, rc);
+  gpu_vector_to(gpu, p, n, yg, rg);
+  gpu_vector_to(cpu, p, n, xc, rc);
   compare("convert (copy)", p, n, rg, rc);
 
   tpmg_vector_destroy(gpu, &xg);

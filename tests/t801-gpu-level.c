@@ -8,124 +8,29 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "reference.h"
-#include "tpmg-impl.h"
+#include "gpu-pair.h"
 
-typedef struct {
-  tpmg_context *ctx[2]; /* 0: CPU, 1: CUDA */
-  tpmg_grid *grid[2];
-  tpmg_precision p;
-} pair;
-
-static double tolerance(tpmg_precision p) {
-  return p == TPMG_DOUBLE ? 1e-12 : 1e-5;
-}
-
-static void *vector_from(tpmg_context *ctx, tpmg_precision p, int64_t n, const double *h) {
-  void *v = NULL;
-  REF_CALL(ctx, tpmg_vector_create(ctx, p, n, &v));
-  if (p == TPMG_DOUBLE) {
-    REF_CALL(ctx, tpmg_vector_upload(ctx, p, n, h, v));
-  } else {
-    float *f = ref_malloc((size_t)n * sizeof(float));
-    for (int64_t i = 0; i < n; i++)
-      f[i] = (float)h[i];
-    REF_CALL(ctx, tpmg_vector_upload(ctx, p, n, f, v));
-    free(f);
-  }
-  return v;
-}
-
-static void vector_to(tpmg_context *ctx, tpmg_precision p, int64_t n, const void *v, double *h) {
-  if (p == TPMG_DOUBLE) {
-    REF_CALL(ctx, tpmg_vector_download(ctx, p, n, v, h));
-  } else {
-    float *f = ref_malloc((size_t)n * sizeof(float));
-    REF_CALL(ctx, tpmg_vector_download(ctx, p, n, v, f));
-    for (int64_t i = 0; i < n; i++)
-      h[i] = f[i];
-    free(f);
-  }
-}
-
-/* Random host data, or NaN when poison is set. */
-static double *host_data(uint64_t *seed, int64_t n, int poison) {
-  double *h = ref_malloc((size_t)n * sizeof(double));
-  if (poison)
-    ref_fill_nan(n, h);
-  else
-    ref_fill_random(seed, n, h);
-  return h;
-}
-
-/* Download v[0] (CPU) and v[1] (CUDA) and compare: NaN at the same places,
- * elsewhere max |cuda - cpu| / max |cpu| within the precision's tolerance. */
-static void compare(const pair *pr, int64_t n, void *v[2], const char *what, int dim, int k,
-                    int level) {
-  double *h[2];
-  for (int s = 0; s < 2; s++) {
-    h[s] = ref_malloc((size_t)n * sizeof(double));
-    vector_to(pr->ctx[s], pr->p, n, v[s], h[s]);
-  }
-  double diff = 0, scale = 0;
-  int64_t nan_mismatch = 0, first = -1;
-  for (int64_t i = 0; i < n; i++) {
-    if (isnan(h[0][i]) != isnan(h[1][i])) {
-      if (first < 0)
-        first = i;
-      nan_mismatch++;
-      continue;
-    }
-    if (isnan(h[0][i]))
-      continue;
-    diff = fmax(diff, fabs(h[1][i] - h[0][i]));
-    scale = fmax(scale, fabs(h[0][i]));
-  }
-  double rel = diff / (scale > 1e-300 ? scale : 1e-300);
-  const char *prec = pr->p == TPMG_DOUBLE ? "double" : "float";
-  REF_CHECK(nan_mismatch == 0,
-            "%s %dD Q%d level %d %s: %lld entries written on one backend only (first %lld: cpu "
-            "%g, cuda %g)",
-            what, dim, k, level, prec, (long long)nan_mismatch, (long long)first,
-            first >= 0 ? h[0][first] : 0.0, first >= 0 ? h[1][first] : 0.0);
-  REF_CHECK(rel <= tolerance(pr->p), "%s %dD Q%d level %d %s: relative difference %.3e > %.0e",
-            what, dim, k, level, prec, rel, tolerance(pr->p));
-  free(h[0]);
-  free(h[1]);
-}
-
-/* The same host data in a vector of each context. */
-static void vectors(const pair *pr, int64_t n, const double *h, void *v[2]) {
-  for (int s = 0; s < 2; s++)
-    v[s] = vector_from(pr->ctx[s], pr->p, n, h);
-}
-
-static void destroy(const pair *pr, void *v[2]) {
-  for (int s = 0; s < 2; s++)
-    tpmg_vector_destroy(pr->ctx[s], &v[s]);
-}
-
-static void check_level(const pair *pr, int l, uint64_t *seed) {
+static void check_level(const gpu_pair *pr, int l, uint64_t *seed) {
   const tpmg_level *lvl[2] = {&pr->grid[0]->levels[l], &pr->grid[1]->levels[l]};
   const int64_t n = lvl[0]->n_dofs;
   const int dim = lvl[0]->dim, k = lvl[0]->degree;
-  double *src = host_data(seed, n, 0), *nan = host_data(seed, n, 1);
+  double *src = gpu_host_data(seed, n, 0), *nan = gpu_host_data(seed, n, 1);
   void *s[2], *d[2];
-  vectors(pr, n, src, s);
+  gpu_vectors(pr, n, src, s);
 
   /* laplace: every entry written */
-  vectors(pr, n, nan, d);
+  gpu_vectors(pr, n, nan, d);
   for (int b = 0; b < 2; b++)
     REF_CALL(pr->ctx[b], pr->ctx[b]->ops->laplace(pr->ctx[b], lvl[b], pr->p, s[b], d[b]));
-  compare(pr, n, d, "laplace", dim, k, l);
-  destroy(pr, d);
+  gpu_compare(pr, n, d, "laplace", dim, k, l);
+  gpu_destroy(pr, d);
 
   /* copy_boundary: the interior stays NaN */
-  vectors(pr, n, nan, d);
+  gpu_vectors(pr, n, nan, d);
   for (int b = 0; b < 2; b++)
     REF_CALL(pr->ctx[b], pr->ctx[b]->ops->copy_boundary(pr->ctx[b], lvl[b], pr->p, s[b], d[b]));
-  compare(pr, n, d, "copy_boundary", dim, k, l);
-  destroy(pr, d);
+  gpu_compare(pr, n, d, "copy_boundary", dim, k, l);
+  gpu_destroy(pr, d);
 
   if (l == 0) {
     /* coarse_solve with a random dense "inverse" */
@@ -133,45 +38,45 @@ static void check_level(const pair *pr, int l, uint64_t *seed) {
     for (int dd = 0; dd < dim; dd++)
       n_interior *= lvl[0]->n[dd] - 2;
     if (n_interior > 0) {
-      double *inv = host_data(seed, n_interior * n_interior, 0);
+      double *inv = gpu_host_data(seed, n_interior * n_interior, 0);
       void *m[2];
-      vectors(pr, n_interior * n_interior, inv, m);
-      vectors(pr, n, nan, d);
+      gpu_vectors(pr, n_interior * n_interior, inv, m);
+      gpu_vectors(pr, n, nan, d);
       for (int b = 0; b < 2; b++)
         REF_CALL(pr->ctx[b],
                  pr->ctx[b]->ops->coarse_solve(pr->ctx[b], lvl[b], pr->p, m[b], s[b], d[b]));
-      compare(pr, n, d, "coarse_solve", dim, k, l);
-      destroy(pr, d);
-      destroy(pr, m);
+      gpu_compare(pr, n, d, "coarse_solve", dim, k, l);
+      gpu_destroy(pr, d);
+      gpu_destroy(pr, m);
       free(inv);
     }
   } else {
     const tpmg_level *coarse[2] = {&pr->grid[0]->levels[l - 1], &pr->grid[1]->levels[l - 1]};
     const int64_t nc = coarse[0]->n_dofs;
-    double *hc = host_data(seed, nc, 0), *nanc = host_data(seed, nc, 1);
+    double *hc = gpu_host_data(seed, nc, 0), *nanc = gpu_host_data(seed, nc, 1);
     void *c[2];
     /* prolongate_add: fine += P coarse, fine starts random */
-    vectors(pr, nc, hc, c);
-    double *hf = host_data(seed, n, 0);
-    vectors(pr, n, hf, d);
+    gpu_vectors(pr, nc, hc, c);
+    double *hf = gpu_host_data(seed, n, 0);
+    gpu_vectors(pr, n, hf, d);
     for (int b = 0; b < 2; b++)
       REF_CALL(pr->ctx[b],
                pr->ctx[b]->ops->prolongate_add(pr->ctx[b], coarse[b], lvl[b], pr->p, c[b], d[b]));
-    compare(pr, n, d, "prolongate_add", dim, k, l);
-    destroy(pr, d);
-    destroy(pr, c);
+    gpu_compare(pr, n, d, "prolongate_add", dim, k, l);
+    gpu_destroy(pr, d);
+    gpu_destroy(pr, c);
     /* restrict_: every coarse entry written */
-    vectors(pr, nc, nanc, c);
+    gpu_vectors(pr, nc, nanc, c);
     for (int b = 0; b < 2; b++)
       REF_CALL(pr->ctx[b],
                pr->ctx[b]->ops->restrict_(pr->ctx[b], coarse[b], lvl[b], pr->p, s[b], c[b]));
-    compare(pr, nc, c, "restrict_", dim, k, l);
-    destroy(pr, c);
+    gpu_compare(pr, nc, c, "restrict_", dim, k, l);
+    gpu_destroy(pr, c);
     free(hc);
     free(nanc);
     free(hf);
   }
-  destroy(pr, s);
+  gpu_destroy(pr, s);
   free(src);
   free(nan);
 }
@@ -184,7 +89,7 @@ int main(int argc, char **argv) {
   }
   const int only_dim = argc > 1 ? atoi(argv[1]) : 0, only_degree = argc > 2 ? atoi(argv[2]) : 0;
   tpmg_context_options options = tpmg_context_options_default();
-  pair pr;
+  gpu_pair pr;
   pr.ctx[0] = ref_context_create(0);
   options.backend = TPMG_BACKEND_CUDA;
   REF_CALL(NULL, tpmg_context_create(&options, &pr.ctx[1]));

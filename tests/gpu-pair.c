@@ -1,0 +1,93 @@
+/* Test support for the GPU tests: see gpu-pair.h. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "gpu-pair.h"
+
+double gpu_tolerance(tpmg_precision p) {
+  return p == TPMG_DOUBLE ? 1e-12 : 1e-5;
+}
+
+void *gpu_vector_from(tpmg_context *ctx, tpmg_precision p, int64_t n, const double *h) {
+  void *v = NULL;
+  REF_CALL(ctx, tpmg_vector_create(ctx, p, n, &v));
+  if (p == TPMG_DOUBLE) {
+    REF_CALL(ctx, tpmg_vector_upload(ctx, p, n, h, v));
+  } else {
+    float *f = ref_malloc((size_t)(n ? n : 1) * sizeof(float));
+    for (int64_t i = 0; i < n; i++)
+      f[i] = (float)h[i];
+    REF_CALL(ctx, tpmg_vector_upload(ctx, p, n, f, v));
+    free(f);
+  }
+  return v;
+}
+
+void gpu_vector_to(tpmg_context *ctx, tpmg_precision p, int64_t n, const void *v, double *h) {
+  if (p == TPMG_DOUBLE) {
+    REF_CALL(ctx, tpmg_vector_download(ctx, p, n, v, h));
+  } else {
+    float *f = ref_malloc((size_t)(n ? n : 1) * sizeof(float));
+    REF_CALL(ctx, tpmg_vector_download(ctx, p, n, v, f));
+    for (int64_t i = 0; i < n; i++)
+      h[i] = f[i];
+    free(f);
+  }
+}
+
+/* Random host data, or NaN when poison is set. */
+double *gpu_host_data(uint64_t *seed, int64_t n, int poison) {
+  double *h = ref_malloc((size_t)n * sizeof(double));
+  if (poison)
+    ref_fill_nan(n, h);
+  else
+    ref_fill_random(seed, n, h);
+  return h;
+}
+
+/* Download v[0] (CPU) and v[1] (CUDA) and compare: NaN at the same places,
+ * elsewhere max |cuda - cpu| / max |cpu| within the precision's tolerance. */
+void gpu_compare(const gpu_pair *pr, int64_t n, void *v[2], const char *what, int dim, int k,
+                    int level) {
+  double *h[2];
+  for (int s = 0; s < 2; s++) {
+    h[s] = ref_malloc((size_t)n * sizeof(double));
+    gpu_vector_to(pr->ctx[s], pr->p, n, v[s], h[s]);
+  }
+  double diff = 0, scale = 0;
+  int64_t nan_mismatch = 0, first = -1;
+  for (int64_t i = 0; i < n; i++) {
+    if (isnan(h[0][i]) != isnan(h[1][i])) {
+      if (first < 0)
+        first = i;
+      nan_mismatch++;
+      continue;
+    }
+    if (isnan(h[0][i]))
+      continue;
+    diff = fmax(diff, fabs(h[1][i] - h[0][i]));
+    scale = fmax(scale, fabs(h[0][i]));
+  }
+  double rel = diff / (scale > 1e-300 ? scale : 1e-300);
+  const char *prec = pr->p == TPMG_DOUBLE ? "double" : "float";
+  REF_CHECK(nan_mismatch == 0,
+            "%s %dD Q%d level %d %s: %lld entries written on one backend only (first %lld: cpu "
+            "%g, cuda %g)",
+            what, dim, k, level, prec, (long long)nan_mismatch, (long long)first,
+            first >= 0 ? h[0][first] : 0.0, first >= 0 ? h[1][first] : 0.0);
+  REF_CHECK(rel <= gpu_tolerance(pr->p), "%s %dD Q%d level %d %s: relative difference %.3e > %.0e",
+            what, dim, k, level, prec, rel, gpu_tolerance(pr->p));
+  free(h[0]);
+  free(h[1]);
+}
+
+/* The same host data in a vector of each context. */
+void gpu_vectors(const gpu_pair *pr, int64_t n, const double *h, void *v[2]) {
+  for (int s = 0; s < 2; s++)
+    v[s] = gpu_vector_from(pr->ctx[s], pr->p, n, h);
+}
+
+void gpu_destroy(const gpu_pair *pr, void *v[2]) {
+  for (int s = 0; s < 2; s++)
+    tpmg_vector_destroy(pr->ctx[s], &v[s]);
+}

@@ -1,0 +1,35 @@
+/* Test support for the GPU tests: a CPU and a CUDA context side by side,
+ * vectors moved between host and either context in either precision, and the
+ * comparison of the two backends' results. */
+#ifndef TPMG_TEST_GPU_PAIR_H
+#define TPMG_TEST_GPU_PAIR_H
+
+#include <stdint.h>
+
+#include "reference.h"
+#include "tpmg-impl.h"
+
+typedef struct {
+  tpmg_context *ctx[2]; /* 0: CPU, 1: CUDA */
+  tpmg_grid *grid[2];
+  tpmg_precision p;
+} gpu_pair;
+
+/* The allowed relative difference between the backends: 1e-12 double, 1e-5 float. */
+double gpu_tolerance(tpmg_precision p);
+/* A vector of ctx holding h (converted to precision p). */
+void *gpu_vector_from(tpmg_context *ctx, tpmg_precision p, int64_t n, const double *h);
+/* h = the vector v of ctx, converted to double. */
+void gpu_vector_to(tpmg_context *ctx, tpmg_precision p, int64_t n, const void *v, double *h);
+/* Random host data, or NaN when poison is set; the caller frees it. */
+double *gpu_host_data(uint64_t *seed, int64_t n, int poison);
+/* Download v[0] (CPU) and v[1] (CUDA) and compare: NaN at the same places,
+ * elsewhere max |cuda - cpu| / max |cpu| within gpu_tolerance. */
+void gpu_compare(const gpu_pair *pr, int64_t n, void *v[2], const char *what, int dim, int k,
+                 int level);
+/* The same host data in a vector of each context. */
+void gpu_vectors(const gpu_pair *pr, int64_t n, const double *h, void *v[2]);
+/* Destroy the vectors made by gpu_vectors. */
+void gpu_destroy(const gpu_pair *pr, void *v[2]);
+
+#endif
