@@ -13,6 +13,12 @@ set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
 
 jobs=${TPMG_JOBS:-2}
+
+# The CUDA toolkit's usual place, where it is installed but not on PATH: CI
+# compiles all CUDA code even though no GPU runs it there.
+if ! command -v nvcc > /dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then
+  export PATH=/usr/local/cuda/bin:$PATH
+fi
 summary=()
 failed=0
 
