@@ -280,8 +280,9 @@ typedef struct {
 tpmg_multigrid_options tpmg_multigrid_options_default(void);
 
 /** The V-cycle hierarchy on levels 0..fine_level (paper Algorithm 1): one pre-
- *  and one post-smoothing step, the coarse level solved exactly by a dense
- *  Cholesky factorization. Allocates all level vectors once.
+ *  and one post-smoothing step, the coarse level solved exactly (a dense
+ *  inverse of its interior matrix, built by fast diagonalization). Allocates
+ *  all level vectors once.
  *  @param[in]  options options, or NULL for the defaults
  *  @param[out] mg owned by the caller, free with tpmg_multigrid_destroy */
 tpmg_status tpmg_multigrid_create(tpmg_grid *grid, const tpmg_multigrid_options *options,
@@ -355,7 +356,8 @@ typedef struct {
 } tpmg_solver_result;
 
 /** A solver on the grid's finest level; owns its multigrid hierarchy and work
- *  vectors, all allocated here.
+ *  vectors, all allocated here. GMRES sizes its basis to the backend memory
+ *  left at this call (keeping 5% free): allocate the vectors b and x first.
  *  @param[in]  options options, or NULL for the defaults
  *  @param[out] solver owned by the caller, free with tpmg_solver_destroy */
 tpmg_status tpmg_solver_create(tpmg_grid *grid, const tpmg_solver_options *options,
