@@ -1,12 +1,19 @@
-/* t500-multigrid-fmg: full multigrid (tpmg_solver, TPMG_SOLVER_FMG, f = 1,
- * relative accuracy 1e-9) on the unit square/cube with one coarse cell,
- * against the paper's Table 1 (2D, k = 1..10) and Table 2 (3D, k = 1..8):
- * converged, counts that do not grow with the level, and within 2 of the
- * paper's for k >= 2 (Table 1 row L = 4: 9 5 3 3 3 2 2 2 2 2, rows L = 4..11
- * equal for k >= 2; Table 2 rows L = 4..7: 6 5 3 3 3 3 2 2).
+/* t500-multigrid-fmg: full multigrid (tpmg_solver, TPMG_SOLVER_FMG, relative
+ * accuracy 1e-9) on the unit square/cube with one coarse cell, against the
+ * paper's Table 1 (2D, k = 1..10) and Table 2 (3D, k = 1..8). The right-hand
+ * side is the one behind those tables: b = 1 at every interior DoF
+ * (TPMG_RHS_ONES; the authors' code sets the vector to 1).
+ *   3D: the count is within one of Table 2 for every k (rows L = 4..7:
+ *       6 5 3 3 3 3 2 2; tpmg: 6 5 3 3 3 2 2 2 on L = 4);
+ *   2D: the count is at most Table 1's (row L = 4: 9 5 3 3 3 2 2 2 2 2, row
+ *       L = 11 for Q1: 7) and at least half of it: tpmg's 2D V-cycle contracts
+ *       faster than the paper's (5 3 2 2 2 2 1 1 1 1 on L = 4; see
+ *       doc/benchmarks.md, "Iteration counts");
+ *   counts do not grow with the level.
  *
  * Usage: t500-multigrid-fmg [dim level k_min k_max] runs one set of cases
- * (e.g. larger levels by hand); without arguments the default cases below. */
+ * (the slow 3D k = 6..8 cases run this way); without arguments the default
+ * cases below. */
 #include <stdlib.h>
 
 #include "reference.h"
@@ -23,7 +30,7 @@ static int check_fmg(tpmg_context *ctx, int dim, int L, int k) {
   tpmg_index n = 0;
   REF_CALL(ctx, tpmg_grid_level_size(grid, L, &n, NULL));
   double *b = ref_malloc(sizeof(double) * n), *x = ref_malloc(sizeof(double) * n);
-  REF_CALL(ctx, tpmg_problem_rhs(grid, TPMG_RHS_ONE, TPMG_DOUBLE, b));
+  REF_CALL(ctx, tpmg_problem_rhs(grid, TPMG_RHS_ONES, TPMG_DOUBLE, b));
   tpmg_solver_options options = tpmg_solver_options_default();
   options.type = TPMG_SOLVER_FMG;
   options.tolerance = 1e-9;
@@ -33,21 +40,17 @@ static int check_fmg(tpmg_context *ctx, int dim, int L, int k) {
   ref_fill_nan(n, x);
   tpmg_solver_result result = {-1, -1, -1, -1, -1};
   REF_CALL(ctx, tpmg_solver_solve(solver, b, x, &result));
-  /* The paper's counts come from its authors' deal.II pipeline, whose
-   * conventions differ from Algorithm 2 as printed (see doc/benchmarks.md,
-   * "Iteration counts"); tpmg follows Algorithm 2. For k >= 2 the counts agree
-   * within 2 (tpmg needs fewer from k = 4 on); Q1 needs more here: 10-11 where
-   * the paper reports 9..7 (2D) and 6 (3D), bounded by 12. */
   int paper = dim == 2 ? (L > 4 && k == 1 ? table_2d_high[k] : table_2d[k]) : table_3d[k];
   REF_CHECK(result.converged == 1, "FMG dim %d L %d k %d: not converged (reduction %.3g)", dim, L, k,
             result.residual_reduction);
-  if (k >= 2)
-    REF_CHECK(abs(result.iterations - paper) <= 2,
-              "FMG dim %d L %d k %d: paper's count %d, got %d: more than 2 apart", dim, L, k, paper,
+  if (dim == 3)
+    REF_CHECK(abs(result.iterations - paper) <= 1,
+              "FMG dim 3 L %d k %d: paper's count %d, got %d: more than 1 apart", L, k, paper,
               result.iterations);
   else
-    REF_CHECK(result.iterations <= 12, "FMG dim %d L %d Q1: expected <= 12 V-cycles, got %d", dim,
-              L, result.iterations);
+    REF_CHECK(result.iterations <= paper && 2 * result.iterations >= paper,
+              "FMG dim 2 L %d k %d: expected between %d and the paper's count %d, got %d", L, k,
+              (paper + 1) / 2, paper, result.iterations);
   return_iterations = result.iterations;
   REF_CHECK(result.residual_reduction <= 1e-9,
             "FMG dim %d L %d k %d: residual reduction expected <= 1e-9, got %.3g", dim, L, k,
@@ -76,7 +79,7 @@ int main(int argc, char **argv) {
     for (int k = 1; k <= 10; k++) check_fmg(ctx, 2, 4, k);
     for (int k = 1; k <= 6; k++) check_levels(ctx, 2, 5, k);
     for (int k = 1; k <= 5; k++) check_fmg(ctx, 3, 4, k);
-    check_levels(ctx, 3, 4, 1); /* Q1 settles from L = 4: 8, 10, 11 on L = 3, 4, 5 */
+    check_levels(ctx, 3, 4, 1);
     for (int k = 2; k <= 3; k++) check_levels(ctx, 3, 3, k);
   }
   REF_CALL(ctx, tpmg_context_destroy(&ctx));

@@ -384,19 +384,23 @@ tpmg_status tpmg_solver_destroy(tpmg_solver **solver);
 
 /** Right-hand sides with known data. */
 typedef enum {
-  TPMG_RHS_ONE = 0, /**< f = 1, g = 0 (the paper's iteration tables) */
-  TPMG_RHS_SINE = 1 /**< u = prod_i sin(pi x_i), f = dim pi^2 u, g = u (paper Table 6) */
+  TPMG_RHS_ONE = 0,  /**< f = 1, g = 0: the load vector of f = 1 */
+  TPMG_RHS_SINE = 1, /**< u = prod_i sin(pi x_i), f = dim pi^2 u, g = u (paper Table 6) */
+  TPMG_RHS_ONES = 2  /**< b = 1 at every interior DoF, g = 0: a vector, not a load vector;
+                          the right-hand side of the paper's iteration tables 1-3 (its
+                          authors' code sets the vector to 1) */
 } tpmg_rhs;
 
 /** The right-hand side of the finest-level system A x = b: interior entries are
  *  the load vector (Gauss quadrature, k+2 points per direction) minus the
- *  lifting of g; Dirichlet entries are g at the support points.
+ *  lifting of g (for TPMG_RHS_ONES: 1); Dirichlet entries are g at the support
+ *  points.
  *  @param[out] b a finest-level vector of the given precision */
 tpmg_status tpmg_problem_rhs(tpmg_grid *grid, tpmg_rhs rhs, tpmg_precision precision, void *b);
 
 /** The L2 error ||u_h - u|| of a finest-level solution against the exact
  *  solution, by Gauss quadrature with k+2 points per direction.
- *  @return TPMG_ERROR_ARGUMENT for TPMG_RHS_ONE (no exact solution known). */
+ *  @return TPMG_ERROR_ARGUMENT for TPMG_RHS_ONE and TPMG_RHS_ONES (no exact solution known). */
 tpmg_status tpmg_problem_l2_error(tpmg_grid *grid, tpmg_rhs rhs, tpmg_precision precision,
                                   const void *x, double *error);
 

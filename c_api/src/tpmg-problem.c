@@ -159,8 +159,8 @@ static tpmg_status move_out(tpmg_context *ctx, tpmg_precision precision, tpmg_in
 static tpmg_status check_args(tpmg_grid *grid, tpmg_rhs rhs, tpmg_precision precision,
                               const void *v) {
   if (!grid) return TPMG_ERROR_ARGUMENT;
-  TPMG_CHECK(grid->ctx, rhs == TPMG_RHS_ONE || rhs == TPMG_RHS_SINE, TPMG_ERROR_ARGUMENT,
-             "unknown right-hand side %d", (int)rhs);
+  TPMG_CHECK(grid->ctx, rhs == TPMG_RHS_ONE || rhs == TPMG_RHS_SINE || rhs == TPMG_RHS_ONES,
+             TPMG_ERROR_ARGUMENT, "unknown right-hand side %d", (int)rhs);
   TPMG_CHECK(grid->ctx, precision == TPMG_DOUBLE || precision == TPMG_FLOAT, TPMG_ERROR_ARGUMENT,
              "unknown precision %d", (int)precision);
   TPMG_CHECK(grid->ctx, v, TPMG_ERROR_ARGUMENT, "vector is NULL");
@@ -188,11 +188,13 @@ tpmg_status tpmg_problem_rhs(tpmg_grid *grid, tpmg_rhs rhs, tpmg_precision preci
     goto done;
   }
   for (int d = 0; d < 3; ++d)
-    if (d < lvl->dim)
+    if (d < lvl->dim && rhs != TPMG_RHS_ONES)
       load_1d(&g, d, rhs, F[d]);
+    else if (d < lvl->dim)
+      for (tpmg_index i = 0; i < lvl->n[d]; ++i) F[d][i] = 1.0;
     else
       F[d][0] = 1.0;
-  double scale = rhs == TPMG_RHS_ONE ? 1.0 : lvl->dim * TPMG_PI * TPMG_PI;
+  double scale = rhs == TPMG_RHS_SINE ? lvl->dim * TPMG_PI * TPMG_PI : 1.0;
 #pragma omp parallel for collapse(2) num_threads(ctx->n_threads)
   for (tpmg_index i2 = 0; i2 < lvl->n[2]; ++i2)
     for (tpmg_index i1 = 0; i1 < lvl->n[1]; ++i1)
@@ -202,7 +204,7 @@ tpmg_status tpmg_problem_rhs(tpmg_grid *grid, tpmg_rhs rhs, tpmg_precision preci
         if (is_boundary(lvl, i)) {
           double x[3] = {coordinate(&g, 0, i0), coordinate(&g, 1, i1),
                          lvl->dim == 3 ? coordinate(&g, 2, i2) : 0.0};
-          value = rhs == TPMG_RHS_ONE ? 0.0 : exact(lvl->dim, x);
+          value = rhs == TPMG_RHS_SINE ? exact(lvl->dim, x) : 0.0;
         }
         host[i0 + lvl->n[0] * (i1 + lvl->n[1] * i2)] = value;
       }

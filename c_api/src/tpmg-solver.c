@@ -92,8 +92,11 @@ tpmg_status tpmg_solver_create(tpmg_grid *grid, const tpmg_solver_options *optio
   s->options = opts;
   s->q = opts.mode == TPMG_MODE_FLOAT ? TPMG_FLOAT : TPMG_DOUBLE;
   s->level = &grid->levels[grid->n_levels - 1];
+  /* CG needs a symmetric V-cycle (post-smoother in reverse colour order). The
+   * other solvers post-smooth in the same order as the pre-smoother, as the
+   * paper's solver does: for Q1 that V-cycle contracts about 5x faster. */
   tpmg_multigrid_options mg_options = {opts.mode == TPMG_MODE_DOUBLE ? TPMG_DOUBLE : TPMG_FLOAT,
-                                       opts.smoother, 1};
+                                       opts.smoother, opts.type == TPMG_SOLVER_CG};
   tpmg_status status = tpmg_multigrid_create(grid, &mg_options, &s->mg);
   size_t bytes = (size_t)s->level->n_dofs * tpmg_precision_size(s->q);
 
