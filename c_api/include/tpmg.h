@@ -313,7 +313,7 @@ tpmg_status tpmg_multigrid_destroy(tpmg_multigrid **mg);
 
 /** The iteration. */
 typedef enum {
-  TPMG_SOLVER_GMRES = 0,  /**< flexible GMRES(restart), right-preconditioned by one V-cycle */
+  TPMG_SOLVER_GMRES = 0,  /**< GMRES(restart) preconditioned by one V-cycle (tpmg_preconditioning) */
   TPMG_SOLVER_CG = 1,     /**< flexible CG with the symmetric V-cycle */
   TPMG_SOLVER_FMG = 2,    /**< full multigrid, then V-cycles (paper Algorithm 2) */
   TPMG_SOLVER_VCYCLE = 3  /**< V-cycles from x = 0 */
@@ -326,8 +326,20 @@ typedef enum {
   TPMG_MODE_FLOAT = 2   /**< everything in float */
 } tpmg_mode;
 
-/** Called after every iteration with its number and ||r|| / ||b|| (the solver's
- *  own estimate). */
+/** Where GMRES applies the V-cycle P, and what its stopping test measures. */
+typedef enum {
+  TPMG_PRECONDITION_RIGHT = 0, /**< flexible GMRES on A P; stops on the true residual,
+                                    ||b - A x|| <= tolerance ||b|| (default) */
+  TPMG_PRECONDITION_LEFT = 1   /**< GMRES on P A, deal.II's SolverGMRES default and the
+                                    paper's convention; stops on the preconditioned
+                                    residual, ||P (b - A x)|| <= tolerance ||P (b - A x_0)||;
+                                    ||b - A x|| / ||b|| may then be above or below the
+                                    tolerance (result->residual_reduction says) */
+} tpmg_preconditioning;
+
+/** Called after every iteration with its number and the solver's own estimate of
+ *  the relative residual: ||r|| / ||b||, or ||P r|| / ||P r_0|| for
+ *  TPMG_PRECONDITION_LEFT. */
 typedef void (*tpmg_monitor)(void *data, int iteration, double relative_residual);
 
 /** Options of the solver. */
@@ -335,11 +347,13 @@ typedef struct {
   tpmg_solver_type type;          /**< default TPMG_SOLVER_GMRES */
   tpmg_mode mode;                 /**< default TPMG_MODE_DOUBLE */
   tpmg_smoother_variant smoother; /**< default TPMG_SMOOTHER_FUSED */
-  double tolerance;               /**< stop at ||b - A x|| <= tolerance ||b||; default 1e-9 */
+  double tolerance;               /**< stop at ||b - A x|| <= tolerance ||b|| (see
+                                       tpmg_preconditioning); default 1e-9 */
   int max_iterations;             /**< default 100 */
   int restart;                    /**< GMRES restart length; default 30 */
   tpmg_monitor monitor;           /**< default NULL */
   void *monitor_data;             /**< passed to monitor */
+  tpmg_preconditioning preconditioning; /**< GMRES only; default TPMG_PRECONDITION_RIGHT */
 } tpmg_solver_options;
 
 /** Default solver options: GMRES(30), double, FUSED, 1e-9, 100 iterations. */
@@ -348,7 +362,8 @@ tpmg_solver_options tpmg_solver_options_default(void);
 /** What a solve did. */
 typedef struct {
   int iterations;            /**< Krylov iterations, or V-cycles after the FMG pass */
-  int converged;             /**< 1 if the tolerance was reached */
+  int converged;             /**< 1 if the tolerance was reached (by the preconditioned
+                                  residual for TPMG_PRECONDITION_LEFT) */
   double residual_norm_0;    /**< ||b - A x_0|| in the outer precision, x_0 the start vector
                                   with its Dirichlet entries set (after the FMG pass for FMG) */
   double residual_norm;      /**< ||b - A x|| recomputed in double after the solve */

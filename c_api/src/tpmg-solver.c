@@ -9,7 +9,11 @@
  * GMRES keeps the preconditioned vectors Z and forms x = x_0 + Z y, which keeps
  * its residual estimate true; CG uses the Polak-Ribiere-type beta
  * (z_{k+1}, r_{k+1} - r_k) / (z_k, r_k). The reported residual is recomputed in
- * double after the solve. */
+ * double after the solve.
+ *
+ * GMRES with TPMG_PRECONDITION_LEFT is deal.II's SolverGMRES default instead:
+ * Arnoldi on P A (P the V-cycle), x = x_0 + V y, and the stopping test on the
+ * preconditioned residual, ||P (b - A x)|| <= tolerance ||P (b - A x_0)||. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +28,8 @@ struct tpmg_solver {
   const tpmg_level *level;     /* the finest */
   tpmg_multigrid *mg;
   int restart;                 /* GMRES: in use */
+  int left;                    /* GMRES preconditioned from the left */
+  int converged;               /* the iteration's own test was met */
   int n_vectors;
   void **vectors;              /* outer-precision work vectors, see create */
   void *check[3];              /* TPMG_MODE_FLOAT: double x, b, r for the final residual */
@@ -39,6 +45,7 @@ tpmg_solver_options tpmg_solver_options_default(void) {
   options.tolerance = 1e-9;
   options.max_iterations = 100;
   options.restart = 30;
+  options.preconditioning = TPMG_PRECONDITION_RIGHT;
   return options;
 }
 
@@ -55,6 +62,13 @@ static tpmg_status check_options(tpmg_context *ctx, const tpmg_solver_options *o
              o->max_iterations);
   TPMG_CHECK(ctx, o->type != TPMG_SOLVER_GMRES || (o->restart >= 1 && o->restart <= 1000),
              TPMG_ERROR_ARGUMENT, "restart %d: must be 1..1000", o->restart);
+  TPMG_CHECK(ctx,
+             o->preconditioning == TPMG_PRECONDITION_RIGHT ||
+                 (o->preconditioning == TPMG_PRECONDITION_LEFT && o->type == TPMG_SOLVER_GMRES),
+             TPMG_ERROR_ARGUMENT,
+             "preconditioning %d: must be TPMG_PRECONDITION_RIGHT, or TPMG_PRECONDITION_LEFT "
+             "with GMRES",
+             (int)o->preconditioning);
   return TPMG_SUCCESS;
 }
 
@@ -92,6 +106,7 @@ tpmg_status tpmg_solver_create(tpmg_grid *grid, const tpmg_solver_options *optio
   s->options = opts;
   s->q = opts.mode == TPMG_MODE_FLOAT ? TPMG_FLOAT : TPMG_DOUBLE;
   s->level = &grid->levels[grid->n_levels - 1];
+  s->left = opts.preconditioning == TPMG_PRECONDITION_LEFT;
   /* CG needs a symmetric V-cycle (post-smoother in reverse colour order). The
    * other solvers post-smooth in the same order as the pre-smoother, as the
    * paper's solver does: for Q1 that V-cycle contracts about 5x faster. */
@@ -101,20 +116,20 @@ tpmg_status tpmg_solver_create(tpmg_grid *grid, const tpmg_solver_options *optio
   size_t bytes = (size_t)s->level->n_dofs * tpmg_precision_size(s->q);
 
   /* vectors: 0 = r; 1 = w (GMRES, CG) or z (FMG, VCYCLE); CG: 2 = z, 3 = p;
-   * GMRES: the basis V_0..V_m, then the preconditioned Z_0..Z_{m-1} */
-  int fixed = opts.type == TPMG_SOLVER_CG ? 4 : 2;
+   * GMRES: the basis V_0..V_m, then (right preconditioning) Z_0..Z_{m-1} */
+  int fixed = opts.type == TPMG_SOLVER_CG ? 4 : 2, per_restart = s->left ? 1 : 2;
   if (status == TPMG_SUCCESS && opts.type == TPMG_SOLVER_GMRES) {
     size_t available = SIZE_MAX;
     status = ctx->ops->free_memory(ctx, &available);
     /* keep 5% of the free memory for the check vectors and the backend */
-    double fit = ((double)available * 0.95 - (double)fixed * bytes) / (2.0 * bytes) - 0.5;
+    double fit = ((double)available * 0.95 - (double)(fixed + 1) * bytes) / (per_restart * bytes);
     s->restart = fit < opts.restart ? (int)fit : opts.restart;
     if (status == TPMG_SUCCESS && s->restart < 1)
       status = tpmg_error_set(ctx, TPMG_ERROR_MEMORY, __FILE__, __LINE__,
                               "GMRES needs %zu bytes for a restart length of 1, %zu available",
-                              (size_t)(fixed + 3) * bytes, available);
+                              (size_t)(fixed + 1 + per_restart) * bytes, available);
   }
-  int n_vectors = fixed + (opts.type == TPMG_SOLVER_GMRES ? 2 * s->restart + 1 : 0);
+  int n_vectors = fixed + (opts.type == TPMG_SOLVER_GMRES ? per_restart * s->restart + 1 : 0);
   if (status == TPMG_SUCCESS) {
     s->vectors = calloc((size_t)n_vectors, sizeof(void *));
     if (!s->vectors)
@@ -187,16 +202,28 @@ static tpmg_status gmres(tpmg_solver *s, const void *b, void *x, double bnorm, d
   int m = s->restart;
   void *r = s->vectors[0], *w = s->vectors[1], **V = s->vectors + 2, **Z = s->vectors + 3 + m;
   double *H = s->hessenberg, *cs = s->givens_c, *sn = s->givens_s, *g = s->g, *y = s->y;
-  double target = s->options.tolerance * bnorm;
+  /* right: the residual r and its norm; left: z = P r, kept in w, and its norm */
+  double target = s->options.tolerance * bnorm, scale = bnorm;
+  if (s->left) {
+    TPMG_CALL(precondition(s, r, w));
+    TPMG_CALL(norm(s, w, &rnorm));
+    target = s->options.tolerance * rnorm;
+    scale = rnorm;
+  }
   int it = 0;
   while (rnorm > target && it < s->options.max_iterations) {
-    TPMG_CALL(ctx->ops->axpby(ctx, q, n, 1.0 / rnorm, r, 0.0, V[0]));
+    TPMG_CALL(ctx->ops->axpby(ctx, q, n, 1.0 / rnorm, s->left ? w : r, 0.0, V[0]));
     memset(g, 0, sizeof(double) * (m + 1));
     g[0] = rnorm;
     int j = 0;
     for (; j < m; ++j) {
-      TPMG_CALL(precondition(s, V[j], Z[j]));
-      TPMG_CALL(ctx->ops->laplace(ctx, s->level, q, Z[j], w));
+      if (s->left) { /* w = P A V_j */
+        TPMG_CALL(ctx->ops->laplace(ctx, s->level, q, V[j], r));
+        TPMG_CALL(precondition(s, r, w));
+      } else { /* w = A Z_j, Z_j = P V_j */
+        TPMG_CALL(precondition(s, V[j], Z[j]));
+        TPMG_CALL(ctx->ops->laplace(ctx, s->level, q, Z[j], w));
+      }
       for (int i = 0; i <= j; ++i) { /* modified Gram-Schmidt */
         double h;
         TPMG_CALL(ctx->ops->dot(ctx, q, n, w, V[i], &h));
@@ -218,7 +245,7 @@ static tpmg_status gmres(tpmg_solver *s, const void *b, void *x, double bnorm, d
       g[j + 1] = -sn[j] * g[j];
       g[j] = cs[j] * g[j];
       ++it;
-      monitor(s, it, fabs(g[j + 1]) / bnorm);
+      monitor(s, it, fabs(g[j + 1]) / scale);
       int done = fabs(g[j + 1]) <= target || it >= s->options.max_iterations || h_next == 0.0;
       if (!done) TPMG_CALL(ctx->ops->axpby(ctx, q, n, 1.0 / h_next, w, 0.0, V[j + 1]));
       if (done) {
@@ -226,15 +253,21 @@ static tpmg_status gmres(tpmg_solver *s, const void *b, void *x, double bnorm, d
         break;
       }
     }
-    /* y = H^{-1} g by back substitution; x += Z y */
+    /* y = H^{-1} g by back substitution; x += Z y (left: V y) */
     for (int i = j - 1; i >= 0; --i) {
       double sum = g[i];
       for (int p = i + 1; p < j; ++p) sum -= H[i * m + p] * y[p];
       y[i] = sum / H[i * m + i];
     }
-    for (int i = 0; i < j; ++i) TPMG_CALL(ctx->ops->axpby(ctx, q, n, y[i], Z[i], 1.0, x));
+    for (int i = 0; i < j; ++i)
+      TPMG_CALL(ctx->ops->axpby(ctx, q, n, y[i], s->left ? V[i] : Z[i], 1.0, x));
     TPMG_CALL(residual(s, b, x, r, &rnorm));
+    if (s->left) {
+      TPMG_CALL(precondition(s, r, w));
+      TPMG_CALL(norm(s, w, &rnorm));
+    }
   }
+  s->converged = rnorm <= target;
   *iterations = it;
   return TPMG_SUCCESS;
 }
@@ -355,7 +388,8 @@ tpmg_status tpmg_solver_solve(tpmg_solver *solver, const void *b, void *x,
     result->residual_norm_0 = rnorm0;
     result->residual_norm = final_norm;
     result->residual_reduction = bnorm > 0.0 ? final_norm / bnorm : 0.0;
-    result->converged = final_norm <= s->options.tolerance * bnorm;
+    result->converged = s->left && bnorm > 0.0 ? s->converged
+                                                : final_norm <= s->options.tolerance * bnorm;
   }
   return TPMG_SUCCESS;
 }
