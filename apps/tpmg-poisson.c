@@ -40,6 +40,8 @@ typedef struct {
   int max_iterations;
   int restart;
   int json;
+  const char *setup;       /* --setup FILE: grid and problem from the file, or NULL */
+  const char *write_setup; /* --write-setup FILE, or NULL */
 } options;
 
 static void print_help(void) {
@@ -71,6 +73,11 @@ static void print_help(void) {
          "                              on the preconditioned residual, as deal.II's\n"
          "                              SolverGMRES and the paper do\n"
          "  --json                      end the output with one line of JSON\n"
+         "  --setup FILE                take the grid and the problem (and its right-hand side\n"
+         "                              vector, if the file holds one) from a setup file; excludes\n"
+         "                              --dim, --degree, --level, --cells, --box and --rhs\n"
+         "  --write-setup FILE          write the problem's setup with its right-hand side vector\n"
+         "                              to FILE, then solve as usual\n"
          "  --help                      print this help and exit\n"
          "\n"
          "Exit status: 0 solved (see 'converged'), 1 library error, 2 bad option.\n");
@@ -96,6 +103,7 @@ static options parse_options(int argc, char **argv) {
   };
   double cells[3];
   const char *cells_text = NULL, *box_text = NULL;
+  const char *problem_option = NULL; /* the first option that --setup excludes */
 
   for (int i = 1; i < argc; ++i) {
     const char *arg = argv[i];
@@ -106,6 +114,14 @@ static options parse_options(int argc, char **argv) {
       if (strchr(arg, '='))
         app_usage_error("--json takes no value: %s", arg);
       o.json = 1;
+    } else if (app_option_is(arg, "--setup")) {
+      o.setup = app_option_value(argc, argv, &i, "--setup");
+      if (o.setup[0] == '\0')
+        app_usage_error("--setup needs a file name");
+    } else if (app_option_is(arg, "--write-setup")) {
+      o.write_setup = app_option_value(argc, argv, &i, "--write-setup");
+      if (o.write_setup[0] == '\0')
+        app_usage_error("--write-setup needs a file name");
     } else if (app_option_is(arg, "--dim")) {
       o.dim = app_parse_int("--dim", app_option_value(argc, argv, &i, "--dim"), 2, 3);
     } else if (app_option_is(arg, "--degree")) {
@@ -158,6 +174,23 @@ static options parse_options(int argc, char **argv) {
     } else {
       app_usage_error("unknown option '%s' (see --help)", arg);
     }
+    static const char *const problem_options[] = {"--dim",   "--degree", "--level",
+                                                  "--cells", "--box",    "--rhs"};
+    for (size_t j = 0; j < sizeof problem_options / sizeof problem_options[0]; ++j)
+      if (!problem_option && app_option_is(arg, problem_options[j]))
+        problem_option = problem_options[j];
+  }
+
+  /* A float solution's true residual cannot fall much below eps_float cond(A):
+   * about 1e-5 to 1e-3 for the usual sizes, so float gets a looser default. */
+  if (o.tolerance == 0)
+    o.tolerance = o.mode == TPMG_MODE_FLOAT ? 1e-3 : 1e-9;
+  if (o.setup) {
+    if (problem_option)
+      app_usage_error("%s and --setup exclude each other: the setup file gives the grid and the "
+                      "problem",
+                      problem_option);
+    return o; /* the grid is checked when the file is read */
   }
 
   /* Checks that combine options, made once all are known. */
@@ -183,10 +216,6 @@ static options parse_options(int argc, char **argv) {
                     TPMG_MAX_COARSE_DOFS);
   if (o.level == 0)
     o.level = app_choose_level(o.dim, o.degree, o.cells, DEFAULT_TARGET_DOFS);
-  /* A float solution's true residual cannot fall much below eps_float cond(A):
-   * about 1e-5 to 1e-3 for the usual sizes, so float gets a looser default. */
-  if (o.tolerance == 0)
-    o.tolerance = o.mode == TPMG_MODE_FLOAT ? 1e-3 : 1e-9;
   return o;
 }
 
@@ -211,16 +240,39 @@ static void json_number(const char *key, double value, const char *separator) {
     printf("\"%s\":null%s", key, separator);
 }
 
+/* A JSON string, or null for NULL. */
+static void json_string(const char *key, const char *value, const char *separator) {
+  if (!value) {
+    printf("\"%s\":null%s", key, separator);
+    return;
+  }
+  printf("\"%s\":\"", key);
+  for (const unsigned char *p = (const unsigned char *)value; *p; ++p)
+    if (*p == '"' || *p == '\\')
+      printf("\\%c", *p);
+    else if (*p < 0x20)
+      printf("\\u%04x", *p);
+    else
+      putchar(*p);
+  printf("\"%s", separator);
+}
+
 /* Everything a run creates, destroyed by run_destroy in reverse order. */
 typedef struct {
   tpmg_context *ctx;
   tpmg_grid *grid;
   tpmg_solver *solver;
   void *b, *x;
+  void *rhs_double;  /* the right-hand side in double when b is float, for --write-setup */
+  double *rhs_host;  /* the right-hand side in host memory: from --setup, or for --write-setup */
+  float *rhs_float;  /* rhs_host converted, for a float solve */
 } run;
 
 static void run_destroy(run *r) {
+  free(r->rhs_float);
+  free(r->rhs_host);
   if (r->ctx) {
+    tpmg_vector_destroy(r->ctx, &r->rhs_double);
     tpmg_vector_destroy(r->ctx, &r->x);
     tpmg_vector_destroy(r->ctx, &r->b);
   }
@@ -239,6 +291,13 @@ static void run_destroy(run *r) {
       return run_exit_;                                                                            \
     }                                                                                              \
   } while (0)
+
+/* Report a failed host allocation, clean up, and give the exit status. */
+static int run_out_of_memory(run *r, const char *what, tpmg_index n) {
+  fprintf(stderr, "%s: out of memory for %s (%lld entries)\n", app_program(), what, (long long)n);
+  run_destroy(r);
+  return APP_EXIT_LIBRARY;
+}
 
 int main(int argc, char **argv) {
   app_set_program("tpmg-poisson");
@@ -278,16 +337,65 @@ int main(int argc, char **argv) {
   solver_options.monitor_data = &state;
 
   double setup_start = app_now();
-  RUN_CALL(&r, tpmg_grid_create(r.ctx, &grid_options, &r.grid));
+  if (o.setup) {
+    /* grid, problem and maybe the right-hand side (host, double) from the file */
+    RUN_CALL(&r, tpmg_setup_read(r.ctx, o.setup, &r.grid, &o.rhs, &r.rhs_host));
+    RUN_CALL(&r, tpmg_grid_get_options(r.grid, &grid_options));
+    o.dim = grid_options.dim;
+    o.degree = grid_options.degree;
+    o.level = grid_options.fine_level;
+    for (int d = 0; d < 3; ++d)
+      o.cells[d] = grid_options.cells[d];
+  } else {
+    RUN_CALL(&r, tpmg_grid_create(r.ctx, &grid_options, &r.grid));
+  }
+  int rhs_from_file = r.rhs_host != NULL;
   tpmg_index n_dofs = 0;
   RUN_CALL(&r, tpmg_grid_level_size(r.grid, o.level, &n_dofs, NULL));
   /* the vectors first: the solver sizes its GMRES basis to the memory left */
   RUN_CALL(&r, tpmg_vector_create(r.ctx, precision, n_dofs, &r.b));
   RUN_CALL(&r, tpmg_vector_create(r.ctx, precision, n_dofs, &r.x));
+  if (o.write_setup && !r.rhs_host) {
+    /* the right-hand side in double on the host: what the file will hold, and
+     * (through the same conversion as below) what is solved */
+    r.rhs_host = malloc(sizeof(double) * (size_t)n_dofs);
+    if (!r.rhs_host)
+      return run_out_of_memory(&r, "the right-hand side on the host", n_dofs);
+    void *rhs_double = r.b;
+    if (precision != TPMG_DOUBLE) {
+      RUN_CALL(&r, tpmg_vector_create(r.ctx, TPMG_DOUBLE, n_dofs, &r.rhs_double));
+      rhs_double = r.rhs_double;
+    }
+    RUN_CALL(&r, tpmg_problem_rhs(r.grid, o.rhs, TPMG_DOUBLE, rhs_double));
+    RUN_CALL(&r, tpmg_vector_download(r.ctx, TPMG_DOUBLE, n_dofs, rhs_double, r.rhs_host));
+    RUN_CALL(&r, tpmg_vector_destroy(r.ctx, &r.rhs_double));
+  }
+  if (!r.rhs_host) {
+    RUN_CALL(&r, tpmg_problem_rhs(r.grid, o.rhs, precision, r.b));
+  } else if (precision == TPMG_DOUBLE) {
+    if (rhs_from_file) /* else b holds it already */
+      RUN_CALL(&r, tpmg_vector_upload(r.ctx, TPMG_DOUBLE, n_dofs, r.rhs_host, r.b));
+  } else {
+    /* rounded on the host, as tpmg_problem_rhs rounds its float vectors */
+    r.rhs_float = malloc(sizeof(float) * (size_t)n_dofs);
+    if (!r.rhs_float)
+      return run_out_of_memory(&r, "the float right-hand side on the host", n_dofs);
+    for (tpmg_index i = 0; i < n_dofs; ++i)
+      r.rhs_float[i] = (float)r.rhs_host[i];
+    RUN_CALL(&r, tpmg_vector_upload(r.ctx, TPMG_FLOAT, n_dofs, r.rhs_float, r.b));
+    free(r.rhs_float);
+    r.rhs_float = NULL;
+  }
   RUN_CALL(&r, tpmg_solver_create(r.grid, &solver_options, &r.solver));
-  RUN_CALL(&r, tpmg_problem_rhs(r.grid, o.rhs, precision, r.b));
   RUN_CALL(&r, tpmg_context_synchronize(r.ctx));
   double setup_seconds = app_now() - setup_start;
+  if (o.write_setup) {
+    RUN_CALL(&r, tpmg_setup_write(r.grid, o.rhs, r.rhs_host, o.write_setup));
+    printf("wrote the setup (grid, rhs %s, right-hand side vector) to %s\n", rhs_names[o.rhs],
+           o.write_setup);
+  }
+  free(r.rhs_host);
+  r.rhs_host = NULL;
   size_t memory = 0;
   RUN_CALL(&r, tpmg_context_memory(r.ctx, &memory));
   int restart = 0;
@@ -304,6 +412,9 @@ int main(int argc, char **argv) {
     printf("solver %s", solver_names[o.solver]);
   printf(", precision %s, smoother %s, rhs %s, tolerance %.1e\n", precision_names[o.mode],
          smoother_names[o.smoother], rhs_names[o.rhs], o.tolerance);
+  if (o.setup)
+    printf("problem from the setup file %s (right-hand side %s)\n", o.setup,
+           rhs_from_file ? "vector from the file" : "computed for this rhs");
   if (o.solver == TPMG_SOLVER_GMRES && restart < o.restart)
     printf("note: GMRES restart shrunk from %d to %d to fit in memory\n", o.restart, restart);
   printf("setup %.3f s, memory %.1f MiB (%.0f bytes/DoF)\n", setup_seconds, memory / 1048576.0,
@@ -346,9 +457,11 @@ int main(int argc, char **argv) {
     for (int j = 0; j < 2 * o.dim; ++j)
       printf("%s%.17g", j ? "," : "", grid_options.box[j]);
     printf("],\"n_dofs\":%lld,\"solver\":\"%s\",\"precision\":\"%s\",\"smoother\":\"%s\","
-           "\"rhs\":\"%s\",\"backend\":\"%s\",\"threads\":%d,",
+           "\"rhs\":\"%s\",",
            (long long)n_dofs, solver_names[o.solver], precision_names[o.mode],
-           smoother_names[o.smoother], rhs_names[o.rhs], backend_names[o.backend], threads);
+           smoother_names[o.smoother], rhs_names[o.rhs]);
+    json_string("setup", o.setup, ",");
+    printf("\"backend\":\"%s\",\"threads\":%d,", backend_names[o.backend], threads);
     json_number("tolerance", o.tolerance, ",");
     printf("\"max_iterations\":%d,\"iterations\":%d,\"converged\":%s,", o.max_iterations,
            result.iterations, result.converged ? "true" : "false");

@@ -16,6 +16,9 @@
 #   MODE cuda     exit status 2 with a message naming --backend cuda (no usable GPU),
 #                 or exit status 0 with a converged JSON result (a GPU is present)
 #   MODE csv      exit status 0; the CSV file CSV has a header and ROWS rows of equal width
+#   MODE setup    a json run of ARGS with --write-setup SETUP, then one of SETUP_ARGS
+#                 ('|'-separated) with --setup SETUP: both exit 0 and report the same
+#                 problem, iterations, residual and L2 error; "setup" is null, then SETUP
 #   MODE help     exit status 0, stdout contains EXPECT
 
 if(CMAKE_SCRIPT_MODE_FILE)
@@ -188,6 +191,46 @@ if(CMAKE_SCRIPT_MODE_FILE)
     else()
       fail("expected exit status 2 (no GPU) or 0 (GPU), got '${rc}'\nstderr: ${err}")
     endif()
+  elseif(MODE STREQUAL "setup")
+    file(REMOVE "${SETUP}")
+    run_program(--write-setup "${SETUP}")
+    if(NOT rc STREQUAL "0")
+      fail("expected exit status 0 when writing ${SETUP}, got '${rc}'\nstderr: ${err}")
+    endif()
+    if(NOT EXISTS "${SETUP}")
+      fail("expected --write-setup to create ${SETUP}")
+    endif()
+    last_json_line(written)
+    check_json("${written}" "setup == null")
+    check_json("${written}" "converged == true")
+    string(REPLACE "|" ";" args "${SETUP_ARGS}")
+    list(APPEND args --setup "${SETUP}")
+    run_program()
+    if(NOT rc STREQUAL "0")
+      fail("expected exit status 0, got '${rc}'\nstderr: ${err}")
+    endif()
+    last_json_line(read)
+    string(JSON setup GET "${read}" setup)
+    if(NOT setup STREQUAL SETUP)
+      fail("expected \"setup\": \"${SETUP}\", got ${read}")
+    endif()
+    # the same problem and the same solve, to the last printed digit
+    foreach(key dim degree level cells box n_dofs rhs iterations converged residual_norm_0
+                residual_norm l2_error)
+      foreach(json written read)
+        string(JSON type TYPE "${${json}}" ${key})
+        if(type STREQUAL "NULL")
+          set(${json}_value null)
+        else()
+          string(JSON ${json}_value GET "${${json}}" ${key})
+        endif()
+      endforeach()
+      if(NOT written_value STREQUAL read_value)
+        fail("expected the same ${key} from the setup file, got ${written_value} when writing "
+             "it and ${read_value} when reading it\nwritten: ${written}\nread: ${read}")
+      endif()
+    endforeach()
+    file(REMOVE "${SETUP}")
   elseif(MODE STREQUAL "csv")
     file(REMOVE "${CSV}")
     run_program()
@@ -227,18 +270,21 @@ else()
   set(tpmg_cli_driver "${CMAKE_CURRENT_LIST_FILE}")
 
   # tpmg_cli_test(name program MODE mode ARGS a b ... [EXPECT re] [CHECKS c ...]
-  #               [LEVELS a b] [RATE_MIN n] [RATE_MAX n] [CSV file] [ROWS n])
+  #               [LEVELS a b] [RATE_MIN n] [RATE_MAX n] [CSV file] [ROWS n]
+  #               [SETUP file] [SETUP_ARGS a b ...])
   function(tpmg_cli_test name program)
-    cmake_parse_arguments(t "" "MODE;EXPECT;RATE_MIN;RATE_MAX;CSV;ROWS" "ARGS;CHECKS;LEVELS"
-                          ${ARGN})
+    cmake_parse_arguments(t "" "MODE;EXPECT;RATE_MIN;RATE_MAX;CSV;ROWS;SETUP"
+                          "ARGS;CHECKS;LEVELS;SETUP_ARGS" ${ARGN})
     string(REPLACE ";" "|" args "${t_ARGS}")
     string(REPLACE ";" "|" checks "${t_CHECKS}")
     string(REPLACE ";" "|" levels "${t_LEVELS}")
+    string(REPLACE ";" "|" setup_args "${t_SETUP_ARGS}")
     add_test(NAME cli-${name}
              COMMAND ${CMAKE_COMMAND} "-DPROGRAM=$<TARGET_FILE:${program}>" "-DMODE=${t_MODE}"
                      "-DARGS=${args}" "-DEXPECT=${t_EXPECT}" "-DCHECKS=${checks}"
                      "-DLEVELS=${levels}" "-DRATE_MIN=${t_RATE_MIN}" "-DRATE_MAX=${t_RATE_MAX}"
-                     "-DCSV=${t_CSV}" "-DROWS=${t_ROWS}" -P "${tpmg_cli_driver}")
+                     "-DCSV=${t_CSV}" "-DROWS=${t_ROWS}" "-DSETUP=${t_SETUP}"
+                     "-DSETUP_ARGS=${setup_args}" -P "${tpmg_cli_driver}")
     # One OpenMP thread unless a test asks for more: ctest runs tests side by
     # side, and oversubscribed OpenMP barriers make small solves crawl.
     set_tests_properties(cli-${name} PROPERTIES LABELS cli TIMEOUT 300
@@ -283,6 +329,15 @@ else()
   tpmg_cli_usage(poisson-restart-0 tpmg-poisson "--restart 0:" --restart 0)
   tpmg_cli_usage(poisson-backend-foo tpmg-poisson "--backend foo:" --backend foo)
   tpmg_cli_usage(poisson-json-value tpmg-poisson "--json takes no value" --json=1)
+  # --setup gives the grid and the problem: options that also give them are refused
+  foreach(option dim=2 degree=2 level=3 cells=1,1,1 box=0,1,0,1,0,1 rhs=one)
+    string(REGEX REPLACE "=.*" "" name "${option}")
+    tpmg_cli_usage(poisson-setup-and-${name} tpmg-poisson
+                   "--${name} and --setup exclude each other" --setup cli-setup.tpmg --${option})
+  endforeach()
+  tpmg_cli_usage(poisson-setup-empty tpmg-poisson "--setup needs a file name" --setup=)
+  tpmg_cli_usage(poisson-write-setup-empty tpmg-poisson "--write-setup needs a file name"
+                 --write-setup=)
   tpmg_cli_usage(bench-unknown-option tpmg-bench "unknown option '--frobnicate'" --frobnicate)
   tpmg_cli_usage(bench-dim-4 tpmg-bench "--dim 4:" --dim 4)
   tpmg_cli_usage(bench-degree-9 tpmg-bench "--degree 9: must be 1..8 for dim 3" --dim 3
@@ -295,6 +350,13 @@ else()
   # A library error: exit status 1 and the context's message.
   tpmg_cli_test(poisson-library-error tpmg-poisson MODE library
                 EXPECT "^tpmg-poisson: tpmg_grid_create: .*overflow" ARGS --level 30)
+  tpmg_cli_test(poisson-setup-missing tpmg-poisson MODE library
+                EXPECT "^tpmg-poisson: tpmg_setup_read: .*cli-no-such-setup.tpmg': cannot open it: "
+                ARGS --setup ${CMAKE_CURRENT_BINARY_DIR}/cli-no-such-setup.tpmg)
+  tpmg_cli_test(poisson-write-setup-unwritable tpmg-poisson MODE library
+                EXPECT "^tpmg-poisson: tpmg_setup_write: .*cannot open it for writing: "
+                ARGS --dim 2 --degree 1 --level 2
+                     --write-setup ${CMAKE_CURRENT_BINARY_DIR}/no-such-directory/cli.tpmg)
 
   # --backend cuda: a clear usage error without a GPU, a converged solve with one.
   tpmg_cli_test(poisson-backend-cuda tpmg-poisson MODE cuda
@@ -347,6 +409,28 @@ else()
                      --max-iterations 50 --repeat 2 --json
                 CHECKS "n_dofs == 561" "repeat == 2" "restart == 5" "converged == true"
                        "residual_reduction <= 1e-9" "l2_error < 1e-3")
+
+  # A problem written with --write-setup and solved again with --setup gives the
+  # same solve: grid, right-hand side vector and manufactured problem travel.
+  tpmg_cli_test(poisson-setup-2d-box tpmg-poisson MODE setup
+                ARGS --dim 2 --degree 3 --level 3 --cells 2,1 --box 0,2,-1,0.5 --json
+                SETUP ${CMAKE_CURRENT_BINARY_DIR}/cli-setup-2d-box.tpmg SETUP_ARGS --json)
+  tpmg_cli_test(poisson-setup-3d-one-cg tpmg-poisson MODE setup
+                ARGS --dim 3 --degree 2 --level 2 --cells 1,2,1 --rhs one --solver cg --json
+                SETUP ${CMAKE_CURRENT_BINARY_DIR}/cli-setup-3d-one.tpmg
+                SETUP_ARGS --solver cg --json)
+  tpmg_cli_test(poisson-setup-2d-ones-vcycle tpmg-poisson MODE setup
+                ARGS --dim 2 --degree 4 --level 3 --rhs ones --solver vcycle --json
+                SETUP ${CMAKE_CURRENT_BINARY_DIR}/cli-setup-2d-ones.tpmg
+                SETUP_ARGS --solver vcycle --json)
+  tpmg_cli_test(poisson-setup-float tpmg-poisson MODE setup
+                ARGS --dim 2 --degree 2 --level 4 --precision float --json
+                SETUP ${CMAKE_CURRENT_BINARY_DIR}/cli-setup-float.tpmg
+                SETUP_ARGS --precision float --json)
+  tpmg_cli_test(poisson-setup-3d-mixed tpmg-poisson MODE setup
+                ARGS --dim 3 --degree 3 --level 2 --precision mixed --solver fmg --json
+                SETUP ${CMAKE_CURRENT_BINARY_DIR}/cli-setup-3d-mixed.tpmg
+                SETUP_ARGS --precision mixed --solver fmg --json)
 
   # The discretization converges at the rate h^(k+1) in L2.
   tpmg_cli_test(poisson-rate-2d-q2 tpmg-poisson MODE rate

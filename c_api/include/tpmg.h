@@ -419,6 +419,65 @@ tpmg_status tpmg_problem_rhs(tpmg_grid *grid, tpmg_rhs rhs, tpmg_precision preci
 tpmg_status tpmg_problem_l2_error(tpmg_grid *grid, tpmg_rhs rhs, tpmg_precision precision,
                                   const void *x, double *error);
 
+/* ------------------------------------------------------------------------ */
+/* Setup files                                                               */
+/* ------------------------------------------------------------------------ */
+
+/* A setup file holds one problem: the grid's options, the test problem (tpmg_rhs)
+ * and optionally the finest level's right-hand side vector, so that a problem
+ * built elsewhere (by a deal.II program through the bridge) can be solved by
+ * `tpmg-poisson --setup FILE` with the same result. The format: a text header
+ * ("tpmg-setup 1", then the lines dim, degree, level, cells, box, rhs, vector
+ * and "end"), then the vector as binary little-endian doubles; doc/design.md
+ * gives the details. Problems with a file (one that cannot be opened, read or
+ * written, or whose contents are malformed) return TPMG_ERROR_ARGUMENT with a
+ * message naming the file and what is wrong. */
+
+/** Write a setup file: the grid's options (dim, degree, fine level, coarse
+ *  cells, box), the test problem and, optionally, the fine level's
+ *  right-hand side vector. Doubles are written exactly (the box as 17
+ *  significant digits, the vector in binary). An existing file is replaced; if
+ *  writing fails part way, the partial file is removed.
+ *  @param[in] grid the grid; only its options are written
+ *  @param[in] rhs  the test problem (TPMG_RHS_ONE, TPMG_RHS_SINE or
+ *                  TPMG_RHS_ONES): its exact solution is the reference of the L2
+ *                  error (SINE only), and when the file holds no vector its
+ *                  right-hand side, made by tpmg_problem_rhs, is the one solved
+ *  @param[in] b    NULL, or the fine level's right-hand side: n_dofs doubles in
+ *                  host memory (whatever the context's backend), in the level's
+ *                  lexicographic order with the Dirichlet entries holding g,
+ *                  i.e. what tpmg_problem_rhs produces; borrowed. Every entry
+ *                  must be finite.
+ *  @param[in] path the file to write
+ *  @return TPMG_ERROR_ARGUMENT for a NULL grid or path, an unknown rhs, a
+ *  non-finite entry of b (naming its index) or a file that cannot be written
+ *  (naming the path and the system's reason). */
+tpmg_status tpmg_setup_write(const tpmg_grid *grid, tpmg_rhs rhs, const double *b,
+                             const char *path);
+
+/** Read a setup file written by tpmg_setup_write (or by hand in its format)
+ *  and create its grid. The header is checked line by line (magic and version,
+ *  every key exactly once, values of the right form and count), the grid
+ *  options by tpmg_grid_create, and the vector for its length (that of the
+ *  fine level), for missing or extra bytes and for non-finite entries. The
+ *  vector is checked even when b is NULL.
+ *  @param[in]  ctx  the context the grid is created on
+ *  @param[in]  path the file to read
+ *  @param[out] grid the grid; owned by the caller, free with tpmg_grid_destroy
+ *  @param[out] rhs  the test problem (TPMG_RHS_ONE, TPMG_RHS_SINE or TPMG_RHS_ONES)
+ *  @param[out] b    NULL if the vector is not wanted; else *b is the file's
+ *                   vector, n_dofs doubles of the fine level in host memory
+ *                   allocated with malloc (the caller frees it with free()), or
+ *                   NULL when the file holds none
+ *  @return TPMG_ERROR_ARGUMENT for a NULL argument, a file that cannot be read
+ *  or is malformed (the message names the path, the line and the value);
+ *  TPMG_ERROR_UNSUPPORTED for another version of the format; any status of
+ *  tpmg_grid_create (its message after the path); TPMG_ERROR_MEMORY if the
+ *  vector cannot be allocated. On failure nothing is allocated, *grid is NULL,
+ *  *b is NULL (where b is not NULL) and *rhs is unchanged. */
+tpmg_status tpmg_setup_read(tpmg_context *ctx, const char *path, tpmg_grid **grid, tpmg_rhs *rhs,
+                            double **b);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,462 @@
+/* Setup files: one problem (grid options, manufactured problem, optionally the
+ * finest level's right-hand side) written by one program and read by another,
+ * e.g. made by a deal.II program and solved by tpmg-poisson on a machine
+ * without deal.II. A text header of "key value" lines, then the vector as
+ * binary little-endian doubles, so that it comes back bit for bit. The format
+ * is described in doc/design.md ("Setup files"). */
+#define _POSIX_C_SOURCE 200809L /* fileno, fstat */
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "tpmg-impl.h"
+
+#define SETUP_MAGIC "tpmg-setup"
+#define SETUP_VERSION 1
+#define SETUP_LINE_MAX 256 /* characters of a header line, without its newline */
+#define SETUP_TOKENS_MAX 8 /* a key and up to 6 values, one more to detect excess */
+#define SETUP_CHUNK 1024   /* doubles per read or write through a buffer */
+
+enum { KEY_DIM, KEY_DEGREE, KEY_LEVEL, KEY_CELLS, KEY_BOX, KEY_RHS, KEY_VECTOR, N_KEYS };
+static const char *const key_names[N_KEYS] = {"dim", "degree", "level", "cells",
+                                              "box", "rhs",    "vector"};
+static const char *const rhs_names[] = {"one", "sine", "ones"}; /* indexed by tpmg_rhs */
+#define N_RHS 3
+
+static int host_is_little_endian(void) {
+  const uint16_t one = 1;
+  unsigned char first;
+  memcpy(&first, &one, 1);
+  return first == 1;
+}
+
+/* Reverse the bytes of each of n doubles: the file is little-endian whatever the host. */
+static void swap_bytes(size_t n, double *x) {
+  for (size_t i = 0; i < n; ++i) {
+    unsigned char *p = (unsigned char *)&x[i];
+    for (int j = 0; j < 4; ++j) {
+      unsigned char t = p[j];
+      p[j] = p[7 - j];
+      p[7 - j] = t;
+    }
+  }
+}
+
+/* ---- writing ----------------------------------------------------------- */
+
+/* Write n doubles little-endian; returns 0 on an I/O error (errno set). */
+static int write_vector(FILE *f, tpmg_index n, const double *b) {
+  if (host_is_little_endian()) return fwrite(b, sizeof(double), (size_t)n, f) == (size_t)n;
+  double chunk[SETUP_CHUNK];
+  for (tpmg_index start = 0; start < n; start += SETUP_CHUNK) {
+    size_t count = (size_t)(n - start < SETUP_CHUNK ? n - start : SETUP_CHUNK);
+    memcpy(chunk, b + start, count * sizeof(double));
+    swap_bytes(count, chunk);
+    if (fwrite(chunk, sizeof(double), count, f) != count) return 0;
+  }
+  return 1;
+}
+
+tpmg_status tpmg_setup_write(const tpmg_grid *grid, tpmg_rhs rhs, const double *b,
+                             const char *path) {
+  if (!grid) return TPMG_ERROR_ARGUMENT;
+  const tpmg_context *ctx = grid->ctx;
+  TPMG_CHECK(ctx, path && path[0], TPMG_ERROR_ARGUMENT, "setup file path is %s",
+             path ? "empty" : "NULL");
+  TPMG_CHECK(ctx, (int)rhs >= 0 && (int)rhs < N_RHS, TPMG_ERROR_ARGUMENT,
+             "setup file '%s': unknown right-hand side %d", path, (int)rhs);
+  const tpmg_grid_options *o = &grid->options;
+  tpmg_index n = grid->levels[grid->n_levels - 1].n_dofs;
+  if (b)
+    for (tpmg_index i = 0; i < n; ++i)
+      TPMG_CHECK(ctx, isfinite(b[i]), TPMG_ERROR_ARGUMENT,
+                 "setup file '%s': b[%lld] = %g: the vector's entries must be finite", path,
+                 (long long)i, b[i]);
+
+  FILE *f = fopen(path, "wb");
+  TPMG_CHECK(ctx, f, TPMG_ERROR_ARGUMENT, "setup file '%s': cannot open it for writing: %s", path,
+             strerror(errno));
+  /* only a regular file is removed after a failure, never a device or a pipe */
+  struct stat info;
+  int regular = fstat(fileno(f), &info) == 0 && S_ISREG(info.st_mode);
+  /* %.17g gives every double back exactly through strtod */
+  fprintf(f, "%s %d\ndim %d\ndegree %d\nlevel %d\ncells", SETUP_MAGIC, SETUP_VERSION, o->dim,
+          o->degree, o->fine_level);
+  for (int d = 0; d < o->dim; ++d) fprintf(f, " %d", o->cells[d]);
+  fprintf(f, "\nbox");
+  for (int j = 0; j < 2 * o->dim; ++j) fprintf(f, " %.17g", o->box[j]);
+  fprintf(f, "\nrhs %s\n", rhs_names[rhs]);
+  if (b)
+    fprintf(f, "vector %lld\nend\n", (long long)n);
+  else
+    fprintf(f, "vector none\nend\n");
+  int ok = !ferror(f) && (!b || write_vector(f, n, b)) && fflush(f) == 0;
+  int error = errno;
+  if (fclose(f) != 0 && ok) {
+    ok = 0;
+    error = errno;
+  }
+  if (!ok) {
+    if (regular) remove(path);
+    return tpmg_error_set(ctx, TPMG_ERROR_ARGUMENT, __FILE__, __LINE__,
+                          "setup file '%s': writing it failed: %s%s", path, strerror(error),
+                          regular ? " (the partial file was removed)" : "");
+  }
+  return TPMG_SUCCESS;
+}
+
+/* ---- reading ----------------------------------------------------------- */
+
+typedef struct {
+  tpmg_context *ctx;
+  const char *path;
+  FILE *f;
+  int line;                        /* number of the line last read */
+  char text[SETUP_LINE_MAX + 1];   /* that line, without its newline */
+  char *tokens[SETUP_TOKENS_MAX];  /* its words, split at spaces (into text) */
+  int n_tokens;
+  char values[N_KEYS][SETUP_LINE_MAX + 1]; /* each key's line, kept for parsing */
+  int key_line[N_KEYS];            /* where each key was found, 0 if not yet */
+} setup_reader;
+
+/* Set the message "setup file '<path>': <format...>" and return status. */
+#if defined(__GNUC__)
+__attribute__((format(printf, 4, 5)))
+#endif
+static tpmg_status
+setup_fail(const setup_reader *r, tpmg_status status, int source_line, const char *format, ...) {
+  char what[768];
+  va_list args;
+  va_start(args, format);
+  vsnprintf(what, sizeof what, format, args);
+  va_end(args);
+  return tpmg_error_set(r->ctx, status, __FILE__, source_line, "setup file '%s': %s", r->path,
+                        what);
+}
+#define SETUP_FAIL(r, status, ...) setup_fail((r), (status), __LINE__, __VA_ARGS__)
+
+/* The next header line into r->text: printable ASCII, at most SETUP_LINE_MAX
+ * characters, ended by a newline. */
+static tpmg_status read_line(setup_reader *r) {
+  size_t length = 0;
+  r->line += 1;
+  for (;;) {
+    int c = getc(r->f);
+    if (c == EOF) {
+      if (ferror(r->f))
+        return SETUP_FAIL(r, TPMG_ERROR_ARGUMENT, "reading line %d failed: %s", r->line,
+                          strerror(errno));
+      if (r->line == 1 && length == 0)
+        return SETUP_FAIL(r, TPMG_ERROR_ARGUMENT,
+                          "the file is empty; a setup file begins with '%s %d'", SETUP_MAGIC,
+                          SETUP_VERSION);
+      if (length == 0)
+        return SETUP_FAIL(r, TPMG_ERROR_ARGUMENT,
+                          "the file ends at line %d, before the header's 'end' line: truncated",
+                          r->line);
+      return SETUP_FAIL(r, TPMG_ERROR_ARGUMENT,
+                        "line %d ends without a newline, before the header's 'end' line: "
+                        "truncated",
+                        r->line);
+    }
+    if (c == '\n') break;
+    if (c < 0x20 || c > 0x7e) {
+      if (r->line == 1)
+        return SETUP_FAIL(r, TPMG_ERROR_ARGUMENT,
+                          "not a tpmg setup file: line 1 holds the byte 0x%02x; a setup file "
+                          "begins with the text line '%s %d'",
+                          (unsigned)c, SETUP_MAGIC, SETUP_VERSION);
+      return SETUP_FAIL(r, TPMG_ERROR_ARGUMENT,
+                        "line %d: the byte 0x%02x at column %zu is not printable ASCII (the "
+                        "header is text; binary data may follow only its 'end' line)",
+                        r->line, (unsigned)c, length + 1);
+    }
+    if (length == SETUP_LINE_MAX) {
+      if (r->line == 1)
+        return SETUP_FAIL(r, TPMG_ERROR_ARGUMENT,
+                          "not a tpmg setup file: line 1 is longer than %d characters; a setup "
+                          "file begins with the line '%s %d'",
+                          SETUP_LINE_MAX, SETUP_MAGIC, SETUP_VERSION);
+      return SETUP_FAIL(r, TPMG_ERROR_ARGUMENT, "line %d is longer than %d characters", r->line,
+                        SETUP_LINE_MAX);
+    }
+    r->text[length++] = (char)c;
+  }
+  r->text[length] = '\0';
+  return TPMG_SUCCESS;
+}
+
+/* Split text (modified) into the words between spaces. Returns the count, or
+ * SETUP_TOKENS_MAX + 1 if there are more words than SETUP_TOKENS_MAX. */
+static int split(char *text, char **tokens) {
+  int count = 0;
+  char *p = text;
+  for (;;) {
+    while (*p == ' ') ++p;
+    if (*p == '\0') return count;
+    if (count == SETUP_TOKENS_MAX) return SETUP_TOKENS_MAX + 1;
+    tokens[count++] = p;
+    while (*p != ' ' && *p != '\0') ++p;
+    if (*p == ' ') *p++ = '\0';
+  }
+}
+
+/* The whole of text as a decimal integer in [min, max]. */
+static int parse_integer(const char *text, long long min, long long max, long long *value) {
+  char *end = NULL;
+  errno = 0;
+  long long v = strtoll(text, &end, 10);
+  if (end == text || *end != '\0' || errno != 0 || v < min || v > max) return 0;
+  *value = v;
+  return 1;
+}
+
+/* The whole of text as a number (finiteness is the grid's check). */
+static int parse_double(const char *text, double *value) {
+  char *end = NULL;
+  double v = strtod(text, &end);
+  if (end == text || *end != '\0') return 0;
+  *value = v;
+  return 1;
+}
+
+/* Split the stored line of `key` into r->tokens and check that it has `count`
+ * values after the key. */
+static tpmg_status key_values(setup_reader *r, int key, int count, const char *what) {
+  r->n_tokens = split(r->values[key], r->tokens);
+  if (r->n_tokens > SETUP_TOKENS_MAX)
+    return SETUP_FAIL(r, TPMG_ERROR_ARGUMENT, "line %d: '%s' needs %s, got more than %d values",
+                      r->key_line[key], key_names[key], what, SETUP_TOKENS_MAX - 1);
+  if (r->n_tokens != count + 1)
+    return SETUP_FAIL(r, TPMG_ERROR_ARGUMENT, "line %d: '%s' needs %s, got %d value%s",
+                      r->key_line[key], key_names[key], what, r->n_tokens - 1,
+                      r->n_tokens == 2 ? "" : "s");
+  return TPMG_SUCCESS;
+}
+
+/* An int-valued key: one integer (its range is the grid's check). */
+static tpmg_status key_int(setup_reader *r, int key, int *value) {
+  TPMG_CALL(key_values(r, key, 1, "one integer"));
+  long long v = 0;
+  if (!parse_integer(r->tokens[1], INT32_MIN, INT32_MAX, &v))
+    return SETUP_FAIL(r, TPMG_ERROR_ARGUMENT, "line %d: %s '%s': expected an integer",
+                      r->key_line[key], key_names[key], r->tokens[1]);
+  *value = (int)v;
+  return TPMG_SUCCESS;
+}
+
+/* The first line, then "key value..." lines until "end": every key once. */
+static tpmg_status read_header(setup_reader *r) {
+  TPMG_CALL(read_line(r));
+  char first[SETUP_LINE_MAX + 1];
+  memcpy(first, r->text, sizeof first);
+  r->n_tokens = split(r->text, r->tokens);
+  if (r->n_tokens < 1 || strcmp(r->tokens[0], SETUP_MAGIC) != 0)
+    return SETUP_FAIL(r, TPMG_ERROR_ARGUMENT,
+                      "not a tpmg setup file: line 1 is '%.60s', expected '%s %d'", first,
+                      SETUP_MAGIC, SETUP_VERSION);
+  long long version = 0;
+  if (r->n_tokens != 2 || !parse_integer(r->tokens[1], 0, INT32_MAX, &version))
+    return SETUP_FAIL(r, TPMG_ERROR_ARGUMENT,
+                      "line 1 is '%.60s', expected '%s <version>' with an integer version",
+                      first, SETUP_MAGIC);
+  if (version != SETUP_VERSION)
+    return SETUP_FAIL(r, TPMG_ERROR_UNSUPPORTED,
+                      "format version %lld is not supported: this tpmg reads version %d", version,
+                      SETUP_VERSION);
+
+  for (;;) {
+    TPMG_CALL(read_line(r));
+    char line[SETUP_LINE_MAX + 1];
+    memcpy(line, r->text, sizeof line);
+    r->n_tokens = split(r->text, r->tokens);
+    if (r->n_tokens == 0)
+      return SETUP_FAIL(r, TPMG_ERROR_ARGUMENT, "line %d is blank; expected a key or 'end'",
+                        r->line);
+    if (strcmp(r->tokens[0], "end") == 0) {
+      if (r->n_tokens != 1)
+        return SETUP_FAIL(r, TPMG_ERROR_ARGUMENT, "line %d: 'end' takes no value: '%.60s'",
+                          r->line, line);
+      break;
+    }
+    int key = 0;
+    while (key < N_KEYS && strcmp(r->tokens[0], key_names[key]) != 0) ++key;
+    if (key == N_KEYS)
+      return SETUP_FAIL(r, TPMG_ERROR_ARGUMENT,
+                        "line %d: unknown key '%.40s' (the keys are dim, degree, level, cells, "
+                        "box, rhs, vector, and 'end' closes the header)",
+                        r->line, r->tokens[0]);
+    if (r->key_line[key])
+      return SETUP_FAIL(r, TPMG_ERROR_ARGUMENT, "line %d: duplicate key '%s' (first on line %d)",
+                        r->line, key_names[key], r->key_line[key]);
+    r->key_line[key] = r->line;
+    memcpy(r->values[key], line, sizeof line);
+  }
+  for (int key = 0; key < N_KEYS; ++key)
+    if (!r->key_line[key])
+      return SETUP_FAIL(r, TPMG_ERROR_ARGUMENT, "missing key '%s' (the header ends at line %d)",
+                        key_names[key], r->line);
+  return TPMG_SUCCESS;
+}
+
+/* The grid options, the problem and the announced vector length (-1: none). */
+static tpmg_status parse_header(setup_reader *r, tpmg_grid_options *o, tpmg_rhs *rhs,
+                                long long *n_vector) {
+  *o = tpmg_grid_options_default();
+  TPMG_CALL(key_int(r, KEY_DIM, &o->dim));
+  if (o->dim != 2 && o->dim != 3)
+    return SETUP_FAIL(r, TPMG_ERROR_ARGUMENT, "line %d: dim %d: must be 2 or 3",
+                      r->key_line[KEY_DIM], o->dim);
+  TPMG_CALL(key_int(r, KEY_DEGREE, &o->degree));
+  TPMG_CALL(key_int(r, KEY_LEVEL, &o->fine_level));
+
+  const char *counts[2][2] = {{"2 cell counts for dim 2", "3 cell counts for dim 3"},
+                              {"4 numbers a0 b0 a1 b1 for dim 2",
+                               "6 numbers a0 b0 a1 b1 a2 b2 for dim 3"}};
+  TPMG_CALL(key_values(r, KEY_CELLS, o->dim, counts[0][o->dim - 2]));
+  for (int d = 0; d < o->dim; ++d) {
+    long long v = 0;
+    if (!parse_integer(r->tokens[1 + d], INT32_MIN, INT32_MAX, &v))
+      return SETUP_FAIL(r, TPMG_ERROR_ARGUMENT, "line %d: cells: '%s' is not an integer",
+                        r->key_line[KEY_CELLS], r->tokens[1 + d]);
+    o->cells[d] = (int)v;
+  }
+  TPMG_CALL(key_values(r, KEY_BOX, 2 * o->dim, counts[1][o->dim - 2]));
+  for (int j = 0; j < 2 * o->dim; ++j)
+    if (!parse_double(r->tokens[1 + j], &o->box[j]))
+      return SETUP_FAIL(r, TPMG_ERROR_ARGUMENT, "line %d: box: '%s' is not a number",
+                        r->key_line[KEY_BOX], r->tokens[1 + j]);
+
+  TPMG_CALL(key_values(r, KEY_RHS, 1, "one of 'one', 'sine', 'ones'"));
+  int which = 0;
+  while (which < N_RHS && strcmp(r->tokens[1], rhs_names[which]) != 0) ++which;
+  if (which == N_RHS)
+    return SETUP_FAIL(r, TPMG_ERROR_ARGUMENT,
+                      "line %d: rhs '%s': expected one of 'one', 'sine', 'ones'",
+                      r->key_line[KEY_RHS], r->tokens[1]);
+  *rhs = (tpmg_rhs)which;
+
+  TPMG_CALL(key_values(r, KEY_VECTOR, 1, "'none' or the number of entries"));
+  *n_vector = -1;
+  if (strcmp(r->tokens[1], "none") != 0 && !parse_integer(r->tokens[1], 0, INT64_MAX, n_vector))
+    return SETUP_FAIL(r, TPMG_ERROR_ARGUMENT,
+                      "line %d: vector '%s': expected 'none' or the number of entries",
+                      r->key_line[KEY_VECTOR], r->tokens[1]);
+  return TPMG_SUCCESS;
+}
+
+/* The n doubles after the header (n = 0: 'vector none'), into b if not NULL,
+ * else only checked; then the end of the file. */
+static tpmg_status read_vector(setup_reader *r, tpmg_index n, double *b) {
+  double chunk[SETUP_CHUNK];
+  int swap = !host_is_little_endian();
+  for (tpmg_index start = 0; start < n; start += SETUP_CHUNK) {
+    size_t count = (size_t)(n - start < SETUP_CHUNK ? n - start : SETUP_CHUNK);
+    double *dst = b ? b + start : chunk;
+    size_t got = fread(dst, 1, count * sizeof(double), r->f);
+    if (got != count * sizeof(double)) {
+      if (ferror(r->f))
+        return SETUP_FAIL(r, TPMG_ERROR_ARGUMENT, "reading the vector failed: %s",
+                          strerror(errno));
+      return SETUP_FAIL(r, TPMG_ERROR_ARGUMENT,
+                        "the vector is truncated: line %d announces %lld doubles (%lld bytes), "
+                        "but only %lld bytes follow the 'end' line",
+                        r->key_line[KEY_VECTOR], (long long)n, (long long)n * 8,
+                        (long long)start * 8 + (long long)got);
+    }
+    if (swap) swap_bytes(count, dst);
+    for (size_t i = 0; i < count; ++i)
+      if (!isfinite(dst[i]))
+        return SETUP_FAIL(r, TPMG_ERROR_ARGUMENT,
+                          "vector entry %lld is %g: the entries must be finite",
+                          (long long)(start + (tpmg_index)i), dst[i]);
+  }
+  if (getc(r->f) != EOF) {
+    if (n == 0)
+      return SETUP_FAIL(r, TPMG_ERROR_ARGUMENT,
+                        "extra data after the 'end' line, but line %d says 'vector none'",
+                        r->key_line[KEY_VECTOR]);
+    return SETUP_FAIL(r, TPMG_ERROR_ARGUMENT,
+                      "extra data after the vector's %lld doubles (announced on line %d)",
+                      (long long)n, r->key_line[KEY_VECTOR]);
+  }
+  if (ferror(r->f))
+    return SETUP_FAIL(r, TPMG_ERROR_ARGUMENT, "reading the file's end failed: %s",
+                      strerror(errno));
+  return TPMG_SUCCESS;
+}
+
+tpmg_status tpmg_setup_read(tpmg_context *ctx, const char *path, tpmg_grid **grid, tpmg_rhs *rhs,
+                            double **b) {
+  if (!ctx) return TPMG_ERROR_ARGUMENT;
+  TPMG_CHECK(ctx, grid && rhs, TPMG_ERROR_ARGUMENT, "NULL argument (grid %p, rhs %p)",
+             (void *)grid, (void *)rhs);
+  *grid = NULL;
+  if (b) *b = NULL;
+  TPMG_CHECK(ctx, path && path[0], TPMG_ERROR_ARGUMENT, "setup file path is %s",
+             path ? "empty" : "NULL");
+
+  setup_reader *r = calloc(1, sizeof(*r));
+  TPMG_CHECK(ctx, r, TPMG_ERROR_MEMORY, "allocating the setup file reader failed");
+  r->ctx = ctx;
+  r->path = path;
+  tpmg_grid *g = NULL;
+  double *vector = NULL;
+  tpmg_grid_options options = tpmg_grid_options_default();
+  tpmg_rhs problem = TPMG_RHS_ONE;
+  long long n_vector = -1;
+  tpmg_index n = 0;
+  tpmg_status status = TPMG_SUCCESS;
+  r->f = fopen(path, "rb");
+  if (!r->f) {
+    status = SETUP_FAIL(r, TPMG_ERROR_ARGUMENT, "cannot open it: %s", strerror(errno));
+    goto done;
+  }
+
+  status = read_header(r);
+  if (status == TPMG_SUCCESS) status = parse_header(r, &options, &problem, &n_vector);
+  if (status != TPMG_SUCCESS) goto done;
+
+  /* the grid's own checks judge the options */
+  status = tpmg_grid_create(ctx, &options, &g);
+  if (status != TPMG_SUCCESS) {
+    char reason[sizeof ctx->error];
+    memcpy(reason, ctx->error, sizeof reason);
+    status = SETUP_FAIL(r, status, "the grid it describes is not valid: %s", reason);
+    goto done;
+  }
+  n = g->levels[g->n_levels - 1].n_dofs;
+  if (n_vector >= 0 && n_vector != (long long)n) {
+    status = SETUP_FAIL(r, TPMG_ERROR_ARGUMENT,
+                        "line %d: vector %lld: the grid's fine level %d has %lld DoFs",
+                        r->key_line[KEY_VECTOR], n_vector, options.fine_level, (long long)n);
+    goto done;
+  }
+  if (n_vector >= 0 && b) {
+    vector = malloc(sizeof(double) * (size_t)n);
+    if (!vector) {
+      status = SETUP_FAIL(r, TPMG_ERROR_MEMORY, "allocating the vector of %lld doubles failed",
+                          (long long)n);
+      goto done;
+    }
+  }
+  status = read_vector(r, n_vector >= 0 ? n : 0, vector);
+
+done:
+  if (r->f) fclose(r->f);
+  free(r);
+  if (status != TPMG_SUCCESS) {
+    free(vector);
+    tpmg_grid_destroy(&g);
+    return status;
+  }
+  *grid = g;
+  *rhs = problem;
+  if (b) *b = vector;
+  return TPMG_SUCCESS;
+}
