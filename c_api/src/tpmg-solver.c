@@ -298,8 +298,9 @@ static tpmg_status cg(tpmg_solver *s, void *x, double bnorm, double rnorm, int *
     double rz_new;
     TPMG_CALL(ctx->ops->dot(ctx, q, n, r, z, &rz_new));
     TPMG_CALL(ctx->ops->dot(ctx, q, n, z, w, &zw));
-    /* flexible: beta = (z_new, r_new - r_old) / (z_old, r_old), r_new - r_old = -alpha w */
-    double beta = (rz_new - alpha * zw) / rz;
+    /* flexible: beta = (z_new, r_new - r_old) / (z_old, r_old), r_new - r_old = -alpha w;
+     * for a symmetric V-cycle it equals (z_new, r_new) / (z_old, r_old) */
+    double beta = -alpha * zw / rz;
     TPMG_CALL(ctx->ops->axpby(ctx, q, n, 1.0, z, beta, p));
     rz = rz_new;
   }
