@@ -163,7 +163,14 @@ tpmg_status init(tpmg_context *ctx) {
     error = cudaMalloc(&data->partials, (dot_max_blocks + 1) * sizeof(double));
   if (error == cudaSuccess)
     error = cudaMallocHost(&data->host_result, sizeof(double));
+  for (int e = 0; e < 2 && error == cudaSuccess; ++e)
+    error = cudaEventCreate(&data->stopwatch[e]);
   if (error != cudaSuccess) {
+    for (int e = 0; e < 2; ++e)
+      if (data->stopwatch[e])
+        cudaEventDestroy(data->stopwatch[e]);
+    if (data->host_result)
+      cudaFreeHost(data->host_result);
     if (data->partials)
       cudaFree(data->partials);
     if (data->stream)
@@ -182,6 +189,11 @@ void finalize(tpmg_context *ctx) {
     return;
   cudaSetDevice(ctx->device);
   cudaStreamSynchronize(data->stream);
+  for (int p = 0; p < 2; ++p)
+    for (int k = 0; k <= TPMG_MAX_DEGREE_2D; ++k)
+      free(data->reference[p][k]);
+  for (int e = 0; e < 2; ++e)
+    cudaEventDestroy(data->stopwatch[e]);
   cudaFreeHost(data->host_result);
   cudaFree(data->partials);
   cudaStreamDestroy(data->stream);
@@ -333,32 +345,38 @@ tpmg_status coarse_solve(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precisio
 
 /* The level operations: make the device current, then dispatch on dimension
  * (degree and precision are dispatched inside). */
+tpmg_status laplace_kernel_op(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
+                              tpmg_kernel kernel, const void *src, void *dst) {
+  TPMG_CALL(activate(ctx));
+  return lvl->dim == 2 ? laplace<2>(ctx, lvl, prec, kernel, src, dst)
+                       : laplace<3>(ctx, lvl, prec, kernel, src, dst);
+}
+
 tpmg_status laplace_op(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
                        const void *src, void *dst) {
-  TPMG_CALL(activate(ctx));
-  return lvl->dim == 2 ? laplace<2>(ctx, lvl, prec, src, dst)
-                       : laplace<3>(ctx, lvl, prec, src, dst);
+  return laplace_kernel_op(ctx, lvl, prec, TPMG_KERNEL_DEFAULT, src, dst);
 }
 
 tpmg_status patch_fused_op(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
-                           int colour, const void *b, void *x) {
+                           tpmg_kernel kernel, int colour, const void *b, void *x) {
   TPMG_CALL(activate(ctx));
-  return lvl->dim == 2 ? patch_fused<2>(ctx, lvl, prec, colour, b, x)
-                       : patch_fused<3>(ctx, lvl, prec, colour, b, x);
+  return lvl->dim == 2 ? patch_fused<2>(ctx, lvl, prec, kernel, colour, b, x)
+                       : patch_fused<3>(ctx, lvl, prec, kernel, colour, b, x);
 }
 
 tpmg_status patch_residual_op(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
-                              int colour, const void *b, const void *x, void *r) {
+                              tpmg_kernel kernel, int colour, const void *b, const void *x,
+                              void *r) {
   TPMG_CALL(activate(ctx));
-  return lvl->dim == 2 ? patch_residual<2>(ctx, lvl, prec, colour, b, x, r)
-                       : patch_residual<3>(ctx, lvl, prec, colour, b, x, r);
+  return lvl->dim == 2 ? patch_residual<2>(ctx, lvl, prec, kernel, colour, b, x, r)
+                       : patch_residual<3>(ctx, lvl, prec, kernel, colour, b, x, r);
 }
 
 tpmg_status patch_solve_op(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
-                           int colour, const void *r, void *x) {
+                           tpmg_kernel kernel, int colour, const void *r, void *x) {
   TPMG_CALL(activate(ctx));
-  return lvl->dim == 2 ? patch_solve<2>(ctx, lvl, prec, colour, r, x)
-                       : patch_solve<3>(ctx, lvl, prec, colour, r, x);
+  return lvl->dim == 2 ? patch_solve<2>(ctx, lvl, prec, kernel, colour, r, x)
+                       : patch_solve<3>(ctx, lvl, prec, kernel, colour, r, x);
 }
 
 tpmg_status prolongate_add_op(tpmg_context *ctx, const tpmg_level *coarse, const tpmg_level *fine,
@@ -373,6 +391,134 @@ tpmg_status restrict_op(tpmg_context *ctx, const tpmg_level *coarse, const tpmg_
   TPMG_CALL(activate(ctx));
   return fine->dim == 2 ? restrict_<2>(ctx, coarse, fine, prec, f, c)
                         : restrict_<3>(ctx, coarse, fine, prec, f, c);
+}
+
+/* ---- benchmark support --------------------------------------------------- */
+
+tpmg_status stopwatch(tpmg_context *ctx, int start, double *seconds) {
+  TPMG_CALL(activate(ctx));
+  backend_data *data = static_cast<backend_data *>(ctx->backend_data);
+  if (start) {
+    TPMG_CUDA_CALL(ctx, cudaEventRecord(data->stopwatch[0], data->stream));
+    return TPMG_SUCCESS;
+  }
+  TPMG_CUDA_CALL(ctx, cudaEventRecord(data->stopwatch[1], data->stream));
+  TPMG_CUDA_CALL(ctx, cudaEventSynchronize(data->stopwatch[1]));
+  float ms = 0;
+  TPMG_CUDA_CALL(ctx, cudaEventElapsedTime(&ms, data->stopwatch[0], data->stopwatch[1]));
+  *seconds = 1e-3 * double(ms);
+  return TPMG_SUCCESS;
+}
+
+constexpr int limit_threads = 256;
+constexpr int limit_shared_float4 = 1024; /* 16 KiB per block */
+constexpr int limit_loads = 8;            /* float4 loads per iteration */
+constexpr int limit_chains = 8;           /* independent FMA chains per thread */
+
+/* Conflict-free 16-byte shared-memory loads: lanes of a warp read consecutive
+ * float4, so each quarter warp reads 128 contiguous bytes, 512 bytes per warp
+ * load. The loads feed sums, so none can be left out. */
+__global__ void __launch_bounds__(limit_threads)
+    shared_load_kernel(int iterations, float *__restrict__ sink) {
+  __shared__ float4 buffer[limit_shared_float4];
+  for (int i = threadIdx.x; i < limit_shared_float4; i += limit_threads)
+    buffer[i] = make_float4(float(i), float(i + 1), float(i + 2), float(i + 3));
+  __syncthreads();
+  float4 sum = make_float4(0, 0, 0, 0);
+  const unsigned base = unsigned(__cvta_generic_to_shared(buffer));
+  int index = threadIdx.x;
+  for (int it = 0; it < iterations; ++it) {
+#pragma unroll
+    for (int j = 0; j < limit_loads; ++j) {
+      /* volatile: the buffer does not change, so plain loads would be hoisted */
+      float4 v;
+      const unsigned address =
+          base + unsigned(((index + 32 * j) & (limit_shared_float4 - 1)) * sizeof(float4));
+      asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];"
+                   : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+                   : "r"(address));
+      sum.x += v.x;
+      sum.y += v.y;
+      sum.z += v.z;
+      sum.w += v.w;
+    }
+    index += 32 * limit_loads + 32;
+  }
+  if (sum.x + sum.y + sum.z + sum.w == -1.0f)
+    sink[0] = sum.x;
+}
+
+/* limit_chains independent multiply-add chains per thread. */
+template <typename T>
+__global__ void __launch_bounds__(limit_threads)
+    fma_kernel(int iterations, T a, T b, T *__restrict__ sink) {
+  T v[limit_chains];
+#pragma unroll
+  for (int c = 0; c < limit_chains; ++c)
+    v[c] = T(threadIdx.x + c);
+  for (int it = 0; it < iterations; ++it)
+#pragma unroll
+    for (int c = 0; c < limit_chains; ++c)
+      v[c] = v[c] * a + b;
+  T sum = 0;
+#pragma unroll
+  for (int c = 0; c < limit_chains; ++c)
+    sum += v[c];
+  if (sum == T(-1))
+    sink[0] = sum;
+}
+
+/* Time one launch of f (after one warm-up launch) with the stopwatch. */
+template <typename F>
+tpmg_status time_launch(tpmg_context *ctx, const char *name, F &&f, double *s) {
+  for (int run = 0; run < 2; ++run) {
+    if (run == 1)
+      TPMG_CALL(stopwatch(ctx, 1, s));
+    f();
+    cudaError_t error = cudaGetLastError();
+    if (error != cudaSuccess)
+      return cuda_error(ctx, error, name, __FILE__, __LINE__);
+  }
+  return stopwatch(ctx, 0, s);
+}
+
+tpmg_status measure_limits(tpmg_context *ctx, double *limits) {
+  TPMG_CALL(activate(ctx));
+  backend_data *data = static_cast<backend_data *>(ctx->backend_data);
+  int sms = 0;
+  TPMG_CUDA_CALL(ctx, cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, ctx->device));
+  const unsigned blocks = unsigned(8 * sms); /* 2048 threads per SM */
+  const double threads = double(blocks) * limit_threads;
+  double *sink = data->partials; /* never written: the sums are never -1 */
+  double seconds = 0;
+  const int shared_iterations = 16384;
+  TPMG_CALL(time_launch(
+      ctx, "shared_load_kernel",
+      [&] {
+        shared_load_kernel<<<blocks, limit_threads, 0, data->stream>>>(
+            shared_iterations, reinterpret_cast<float *>(sink));
+      },
+      &seconds));
+  limits[TPMG_LIMIT_SHARED_BYTES] =
+      threads * shared_iterations * limit_loads * sizeof(float4) / seconds;
+  const int fma_iterations = 65536;
+  TPMG_CALL(time_launch(
+      ctx, "fma_kernel<double>",
+      [&] {
+        fma_kernel<double>
+            <<<blocks, limit_threads, 0, data->stream>>>(fma_iterations, 0.999999, 1e-7, sink);
+      },
+      &seconds));
+  limits[TPMG_LIMIT_FLOPS_DOUBLE] = 2.0 * threads * fma_iterations * limit_chains / seconds;
+  TPMG_CALL(time_launch(
+      ctx, "fma_kernel<float>",
+      [&] {
+        fma_kernel<float><<<blocks, limit_threads, 0, data->stream>>>(
+            fma_iterations, 0.999999f, 1e-7f, reinterpret_cast<float *>(sink));
+      },
+      &seconds));
+  limits[TPMG_LIMIT_FLOPS_FLOAT] = 2.0 * threads * fma_iterations * limit_chains / seconds;
+  return TPMG_SUCCESS;
 }
 
 } // namespace
@@ -407,6 +553,7 @@ extern "C" const tpmg_backend_ops tpmg_cuda_backend = {
     tpmg_cuda::dot,
     tpmg_cuda::convert,
     tpmg_cuda::laplace_op,
+    tpmg_cuda::laplace_kernel_op,
     tpmg_cuda::copy_boundary,
     tpmg_cuda::patch_fused_op,
     tpmg_cuda::patch_residual_op,
@@ -414,4 +561,6 @@ extern "C" const tpmg_backend_ops tpmg_cuda_backend = {
     tpmg_cuda::prolongate_add_op,
     tpmg_cuda::restrict_op,
     tpmg_cuda::coarse_solve,
+    tpmg_cuda::stopwatch,
+    tpmg_cuda::measure_limits,
 };

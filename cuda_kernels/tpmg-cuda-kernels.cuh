@@ -2,12 +2,27 @@
  * and their host launchers, templated on dimension, degree and precision.
  * Included only by the instantiation files tpmg-cuda-{smoother,level}-{2,3}d.cu.
  *
- * Every kernel runs teams of threads, one vertex patch or cell per team and
- * several teams per block for small degrees (paper §3.1.2): threadIdx.x is the
- * rank in the team, threadIdx.y the team. Items past the end keep their team
- * at the block's barriers without touching memory. */
+ * Team kernels (TPMG_KERNEL_BASIC and CONSTANT) run teams of threads, one
+ * vertex patch or cell per team and several teams per block for small degrees
+ * (paper §3.1.2): threadIdx.x is the rank in the team, threadIdx.y the team.
+ * Items past the end keep their team at the block's barriers without touching
+ * memory. Point kernels (TPMG_KERNEL_THREAD, degree 1) run one thread per patch
+ * or row: x over the threads of a block, y and z over blocks.
+ *
+ * Counted work per DoF of a smoothing step (all colours), with P = 2k+1,
+ * I = 2k-1 and n_dofs / k^dim patches (one per vertex), 3D:
+ *   multiply-adds  (2 I P^3 + 3 I^2 P^2 + 2 I^3 P + 6 I^4) / k^3
+ *   shared memory  (4 I P^2 + 4 I^2 P + 3 I^3 + 9 I^3) / k^3 words (fused)
+ *   device memory  read x, b and write x about once per colour (cached
+ *                  overlaps), 3 (2^dim) values per DoF
+ * tpmg-bench prints these counts (its `counts` function) next to each rate. */
 #ifndef TPMG_CUDA_KERNELS_CUH
 #define TPMG_CUDA_KERNELS_CUH
+
+#include <math.h>
+#include <string.h>
+
+#include <type_traits>
 
 #include "tpmg-cuda-tensor.cuh"
 #include "tpmg-cuda.cuh"
@@ -38,7 +53,7 @@ template <typename T, int values> __device__ __forceinline__ T *team_shared() {
 
 template <typename Config, typename Kernel, typename... Args>
 tpmg_status launch_teams(tpmg_context *ctx, const char *name, Kernel kernel, tpmg_index items,
-                         Args... args) {
+                         const Args &...args) {
   if (items <= 0)
     return TPMG_SUCCESS;
   const tpmg_index blocks = (items + Config::teams - 1) / Config::teams;
@@ -56,6 +71,112 @@ tpmg_status launch_teams(tpmg_context *ctx, const char *name, Kernel kernel, tpm
   return TPMG_SUCCESS;
 }
 
+/* Block-linear kernels (TPMG_KERNEL_CONSTANT): `teams` patches per block of
+ * teams * team threads (one per line of the largest stage), chosen per degree
+ * (paper §3.1.2, "several patches per block"): as the team kernels, about 128
+ * threads and at most 48 KiB of shared memory, unless those threads would fill
+ * less than 80% of their warps; then the fewest teams up to 256 threads that
+ * fill at least 90%. (Blocks of several large teams were measured slower:
+ * they hold an SM's registers in coarser pieces.) The launch bounds ask for
+ * enough blocks per SM for 24 (double) or 32 (float) warps, as long as that
+ * leaves at least register_floor registers per thread. */
+template <int dim, int team_threads, int team_values, typename T> struct linear_config {
+  static constexpr int team = team_threads;
+  static constexpr int values = team_values;
+  static constexpr size_t team_bytes = size_t(team_values) * sizeof(T);
+  static constexpr double fill(int t) {
+    return double(t * team) / (32.0 * ((t * team + 31) / 32));
+  }
+  static constexpr int pick() {
+    const int by_threads = team >= 128 ? 1 : 128 / team;
+    const int by_memory = team_bytes >= 48 * 1024 ? 1 : int(48 * 1024 / team_bytes);
+    const int plain = by_threads < by_memory ? by_threads : by_memory;
+    if (fill(plain) >= 0.8)
+      return plain;
+    for (int t = plain + 1; t * team <= 256 && size_t(t) * team_bytes <= 48 * 1024; ++t)
+      if (fill(t) >= 0.9)
+        return t;
+    return plain;
+  }
+  static constexpr int teams = pick();
+  static constexpr int threads = teams * team;
+  static constexpr int warps = (threads + 31) / 32;
+  static constexpr size_t bytes = size_t(teams) * values * sizeof(T);
+  static constexpr int blocks_wanted = ((sizeof(T) == 8 ? 24 : 32) + warps - 1) / warps;
+  /* 2D double at degree >= 8 spills below 96 registers, 3D double at 7 and 8
+   * a few words at 80, which pays for the third block per SM (measured) */
+  static constexpr int register_floor = sizeof(T) == 4 ? 64 : dim == 3 ? 80 : 96;
+  static constexpr int blocks_by_registers = 65536 / (warps * 32 * register_floor);
+  static constexpr int blocks_by_memory = bytes > 0 ? int((227 * 1024) / bytes) : 32;
+  static constexpr int min3(int a, int b, int c) {
+    return a < b ? (a < c ? a : c) : (b < c ? b : c);
+  }
+  static constexpr int min_blocks_raw = min3(blocks_wanted, blocks_by_registers, blocks_by_memory);
+  static constexpr int min_blocks = min_blocks_raw > 1 ? min_blocks_raw : 1;
+};
+
+template <typename Config, typename Kernel, typename... Args>
+tpmg_status launch_linear(tpmg_context *ctx, const char *name, Kernel kernel, tpmg_index items,
+                          const Args &...args) {
+  if (items <= 0)
+    return TPMG_SUCCESS;
+  const tpmg_index blocks = (items + Config::teams - 1) / Config::teams;
+  if (blocks > 0x7fffffff)
+    return tpmg_error_set(ctx, TPMG_ERROR_UNSUPPORTED, __FILE__, __LINE__,
+                          "%s: %lld thread blocks exceed the grid limit", name, (long long)blocks);
+  if (Config::bytes > 48 * 1024)
+    TPMG_CUDA_CALL(ctx, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             int(Config::bytes)));
+  kernel<<<dim3(unsigned(blocks)), dim3(Config::threads), Config::bytes, stream_of(ctx)>>>(args...);
+  cudaError_t error = cudaGetLastError();
+  if (error != cudaSuccess)
+    return cuda_error(ctx, error, name, __FILE__, __LINE__);
+  return TPMG_SUCCESS;
+}
+
+/* The block's dynamic shared memory. */
+template <typename T> __device__ __forceinline__ T *block_shared() {
+  extern __shared__ __align__(16) unsigned char tpmg_cuda_shared[];
+  return reinterpret_cast<T *>(tpmg_cuda_shared);
+}
+
+/* Point kernels: blocks of point_threads threads along x; y and z over the
+ * grid's y and z (at most 65535 blocks each, the kernels stride beyond). */
+constexpr int point_threads = 128;
+
+template <typename Kernel, typename... Args>
+tpmg_status launch_points(tpmg_context *ctx, const char *name, Kernel kernel, const item_grid &grid,
+                          const Args &...args) {
+  if (grid.total <= 0)
+    return TPMG_SUCCESS;
+  const tpmg_index bx = (grid.count[0] + point_threads - 1) / point_threads;
+  if (bx > 0x7fffffff)
+    return tpmg_error_set(ctx, TPMG_ERROR_UNSUPPORTED, __FILE__, __LINE__,
+                          "%s: %lld thread blocks exceed the grid limit", name, (long long)bx);
+  const unsigned by = unsigned(grid.count[1] < 65535 ? grid.count[1] : 65535);
+  const unsigned bz = unsigned(grid.count[2] < 65535 ? grid.count[2] : 65535);
+  kernel<<<dim3(unsigned(bx), by, bz), dim3(point_threads), 0, stream_of(ctx)>>>(grid, args...);
+  cudaError_t error = cudaGetLastError();
+  if (error != cudaSuccess)
+    return cuda_error(ctx, error, name, __FILE__, __LINE__);
+  return TPMG_SUCCESS;
+}
+
+/* The item of this thread in a point kernel, for every y and z it strides
+ * over: f(start). */
+template <typename F> __device__ __forceinline__ void for_each_point(const item_grid &grid, F &&f) {
+  const tpmg_index t0 = tpmg_index(blockIdx.x) * point_threads + threadIdx.x;
+  if (t0 >= grid.count[0])
+    return;
+  for (tpmg_index t2 = blockIdx.z; t2 < grid.count[2]; t2 += gridDim.z)
+    for (tpmg_index t1 = blockIdx.y; t1 < grid.count[1]; t1 += gridDim.y) {
+      const tpmg_index start[3] = {grid.offset[0] + grid.step[0] * t0,
+                                   grid.offset[1] + grid.step[1] * t1,
+                                   grid.offset[2] + grid.step[2] * t2};
+      f(start);
+    }
+}
+
 /* Patches of one colour: vertices v_d = 1 + c_d + 2 t_d, closed patches start
  * at (v_d - 1) k. */
 inline item_grid patch_grid(const tpmg_level *lvl, int colour) {
@@ -67,6 +188,17 @@ inline item_grid patch_grid(const tpmg_level *lvl, int colour) {
     g.offset[d] = real ? ((colour >> d) & 1) * lvl->degree : 0;
     g.step[d] = real ? 2 * lvl->degree : 0;
     g.total *= g.count[d];
+  }
+  return g;
+}
+
+/* The points of a level, for the point kernels. */
+inline item_grid point_grid(const tpmg_level *lvl) {
+  item_grid g{};
+  g.total = lvl->n_dofs;
+  for (int d = 0; d < 3; ++d) {
+    g.count[d] = lvl->n[d];
+    g.step[d] = 1;
   }
   return g;
 }
@@ -86,7 +218,155 @@ __device__ __forceinline__ tpmg_index tensor_offset(const tpmg_level &lvl, int l
   return x + lvl.n[0] * (y + lvl.n[1] * z);
 }
 
+/* ---- the unit patch's 1D data, kernel parameters ------------------------ */
+
+/* Build reference_data<k, T> as tpmg-grid.c builds a level's data, with h = 1. */
+template <int k, typename T>
+tpmg_status build_reference(const tpmg_context *ctx, reference_data<k, T> *out) {
+  constexpr int N = k + 1, P = 2 * k + 1, I = 2 * k - 1;
+  double mref[N * N], kref[N * N], pm[P * P], pk[P * P], mi[I * I], ki[I * I], S[I * I], lambda[I],
+      nodes[N], prol[P * N];
+  tpmg_basis_cell_matrices(k, mref, kref);
+  memset(pm, 0, sizeof(pm));
+  memset(pk, 0, sizeof(pk));
+  for (int cell = 0; cell < 2; ++cell)
+    for (int i = 0; i < N; ++i)
+      for (int j = 0; j < N; ++j) {
+        pm[(cell * k + i) * P + cell * k + j] += mref[i * N + j];
+        pk[(cell * k + i) * P + cell * k + j] += kref[i * N + j];
+      }
+  for (int i = 0; i < I; ++i)
+    for (int j = 0; j < I; ++j) {
+      mi[i * I + j] = pm[(i + 1) * P + j + 1];
+      ki[i * I + j] = pk[(i + 1) * P + j + 1];
+    }
+  const double residual = tpmg_basis_generalized_eigen(I, ki, mi, S, lambda);
+  if (!(residual >= 0.0 && residual < 1e-11))
+    return tpmg_error_set(ctx, TPMG_ERROR_NUMERICAL, __FILE__, __LINE__,
+                          "unit patch eigenproblem, degree %d: residual %g", k, residual);
+  tpmg_basis_gauss_lobatto(N, nodes);
+  for (int t = 0; t < P; ++t) {
+    const double x = t <= k ? 0.5 * nodes[t] : 0.5 + 0.5 * nodes[t - k];
+    for (int s = 0; s < N; ++s)
+      prol[t * N + s] = tpmg_basis_lagrange(N, nodes, s, x);
+  }
+  for (int i = 0; i < P * P; ++i) {
+    out->mass[i] = T(pm[i]);
+    out->stiffness[i] = T(pk[i]);
+  }
+  for (int i = 0; i < I * I; ++i)
+    out->eigenvectors[i] = T(S[i]);
+  /* even and odd eigenvectors (see reference_data), symmetrized */
+  int even[I], odd[I], n_even = 0, n_odd = 0;
+  for (int j = 0; j < I; ++j) {
+    double asymmetry = 0, symmetry = 0, size = 0;
+    for (int i = 0; i < I; ++i) {
+      asymmetry += fabs(S[i * I + j] - S[(I - 1 - i) * I + j]);
+      symmetry += fabs(S[i * I + j] + S[(I - 1 - i) * I + j]);
+      size += fabs(S[i * I + j]);
+    }
+    if (asymmetry <= 1e-9 * size)
+      even[n_even++] = j;
+    else if (symmetry <= 1e-9 * size)
+      odd[n_odd++] = j;
+  }
+  if (n_even != k || n_odd != k - 1)
+    return tpmg_error_set(ctx, TPMG_ERROR_NUMERICAL, __FILE__, __LINE__,
+                          "unit patch eigenvectors, degree %d: %d even and %d odd, expected %d "
+                          "and %d",
+                          k, n_even, n_odd, k, k - 1);
+  constexpr int H = k - 1;
+  for (int e = 0; e < k; ++e) {
+    const int j = even[e];
+    for (int i = 0; i < k; ++i)
+      out->eigen_even[i * k + e] =
+          T(i < H ? 0.5 * (S[i * I + j] + S[(I - 1 - i) * I + j]) : S[H * I + j]);
+    out->lambda_even_odd[e] = T(lambda[j]);
+  }
+  for (int o = 0; o < H; ++o) {
+    const int j = odd[o];
+    for (int i = 0; i < H; ++i)
+      out->eigen_odd[i * H + o] = T(0.5 * (S[i * I + j] - S[(I - 1 - i) * I + j]));
+    out->lambda_even_odd[k + o] = T(lambda[j]);
+  }
+  if (k == 1)
+    out->eigen_odd[0] = T(0);
+  for (int i = 0; i < P * N; ++i)
+    out->prolongation[i] = T(prol[i]);
+  for (int d = 0; d < 3; ++d)
+    out->coefficient[d] = out->inverse_h2[d] = T(1);
+  out->solve_scale = T(1);
+  return TPMG_SUCCESS;
+}
+
+/* The kernel parameter of level `lvl`: the cached unit data (built on first
+ * use) with the level's scale factors. */
+template <int k, typename T>
+tpmg_status level_constants(tpmg_context *ctx, const tpmg_level *lvl, reference_data<k, T> *c) {
+  backend_data *data = static_cast<backend_data *>(ctx->backend_data);
+  void *&cached = data->reference[precision_of<T>::value][k];
+  if (!cached) {
+    auto *fresh = static_cast<reference_data<k, T> *>(malloc(sizeof(reference_data<k, T>)));
+    TPMG_CHECK(ctx, fresh, TPMG_ERROR_MEMORY, "allocating the unit patch data failed");
+    const tpmg_status status = build_reference(ctx, fresh);
+    if (status != TPMG_SUCCESS) {
+      free(fresh);
+      return status;
+    }
+    cached = fresh;
+  }
+  *c = *static_cast<const reference_data<k, T> *>(cached);
+  double product = 1;
+  for (int d = 0; d < lvl->dim; ++d)
+    product *= lvl->h[d];
+  for (int d = 0; d < 3; ++d) {
+    c->coefficient[d] = d < lvl->dim ? T(product / (lvl->h[d] * lvl->h[d])) : T(0);
+    c->inverse_h2[d] = d < lvl->dim ? T(1.0 / (lvl->h[d] * lvl->h[d])) : T(0);
+  }
+  c->solve_scale = T(1.0 / product);
+  return TPMG_SUCCESS;
+}
+
+inline tpmg_status unsupported_kernel(const tpmg_context *ctx, tpmg_kernel kernel, int degree) {
+  return tpmg_error_set(ctx, TPMG_ERROR_UNSUPPORTED, __FILE__, __LINE__,
+                        "CUDA backend: kernel %d is not available for degree %d", (int)kernel,
+                        degree);
+}
+
 /* ---- smoother ----------------------------------------------------------- */
+/* Where TPMG_KERNEL_CONSTANT uses the block-linear kernels rather than the team
+ * kernels (both with the unit patch's matrices in the parameters), as measured
+ * on the H200 (doc/benchmarks.md): in 3D for degrees up to 3, where several
+ * small patches share a block and linear indexing fills the warps, and in
+ * double from degree 6 on (smoother) or for degree 8, where the launch bounds
+ * give a third block per SM; the team kernels are faster elsewhere. */
+template <int dim, int k, typename T> constexpr bool linear_smoother() {
+  return dim == 3 && (k <= 3 || k == 8 || (k >= 6 && sizeof(T) == 8));
+}
+template <int dim, int k, typename T> constexpr bool linear_operator() {
+  return dim == 3 && k <= 3;
+}
+
+/* Thread t < teams of a block-linear kernel fills in patch t of the block
+ * (item blockIdx.x teams + t of `grid`); all threads then synchronize. */
+template <int dim, int teams>
+__device__ __forceinline__ void setup_teams(const tpmg_level &lvl, const item_grid &grid,
+                                            team_info<teams> &info) {
+  const int t = threadIdx.x;
+  if (t < teams) {
+    const tpmg_index item = tpmg_index(blockIdx.x) * teams + t;
+    const bool active = item < grid.total;
+    tpmg_index start[3] = {0, 0, 0}, index[3];
+    if (active)
+      item_start(grid, item, start, index);
+#pragma unroll
+    for (int d = 0; d < 3; ++d)
+      info.start[t][d] = start[d];
+    info.base[t] = interior_base<dim>(lvl, start);
+    info.active[t] = active;
+  }
+  __syncthreads();
+}
 
 template <int dim, int k, typename T>
 using residual_config =
@@ -96,11 +376,13 @@ using solve_config = team_config<ipow(2 * k - 1, dim - 1), ipow(2 * k - 1, dim),
 
 /* FUSED (paper Table 4): r_I = b_I - (Abar xbar)_I and x_I += A_I^{-1} r_I for
  * every patch of one colour, the residual kept in shared memory. */
-template <int dim, int k, typename T>
+template <int dim, int k, typename T, typename Constants>
 __global__ void patch_fused_kernel(const tpmg_level lvl, const item_grid grid,
-                                   const T *__restrict__ b, T *x) {
+                                   const T *__restrict__ b, T *x,
+                                   const __grid_constant__ Constants constants) {
   using config = residual_config<dim, k, T>;
   constexpr int I = 2 * k - 1, IV = ipow(I, dim);
+  const auto mat = matrices_of<T>(lvl, constants);
   T *s1 = team_shared<T, config::values>();
   T *s2 = s1 + config::values / 2;
   const int rank = threadIdx.x;
@@ -109,22 +391,24 @@ __global__ void patch_fused_kernel(const tpmg_level lvl, const item_grid grid,
   tpmg_index start[3] = {0, 0, 0}, t[3];
   if (active)
     item_start(grid, item, start, t);
-  apply_patch_rows<dim, k, 1, I>(lvl, x, start, active, rank, s1, s2, s1);
+  apply_patch_rows<dim, k, 1, I>(lvl, mat, x, start, active, rank, s1, s2, s1);
   const tpmg_index base = interior_base<dim>(lvl, start);
   if (active)
     for (int l = rank; l < IV; l += config::team)
       s1[l] = b[base + tensor_offset<dim, I>(lvl, l)] - s1[l];
   __syncthreads();
-  fast_diagonalization<dim, k>(lvl, active, rank, s1, base, x);
+  fast_diagonalization<dim, k>(lvl, mat, active, rank, s1, base, x);
 }
 
 /* SEPARATE, first half: r_I = b_I - (Abar xbar)_I on the patches of a colour. */
-template <int dim, int k, typename T>
+template <int dim, int k, typename T, typename Constants>
 __global__ void patch_residual_kernel(const tpmg_level lvl, const item_grid grid,
                                       const T *__restrict__ b, const T *__restrict__ x,
-                                      T *__restrict__ r) {
+                                      T *__restrict__ r,
+                                      const __grid_constant__ Constants constants) {
   using config = residual_config<dim, k, T>;
   constexpr int I = 2 * k - 1, IV = ipow(I, dim);
+  const auto mat = matrices_of<T>(lvl, constants);
   T *s1 = team_shared<T, config::values>();
   T *s2 = s1 + config::values / 2;
   const int rank = threadIdx.x;
@@ -133,7 +417,7 @@ __global__ void patch_residual_kernel(const tpmg_level lvl, const item_grid grid
   tpmg_index start[3] = {0, 0, 0}, t[3];
   if (active)
     item_start(grid, item, start, t);
-  apply_patch_rows<dim, k, 1, I>(lvl, x, start, active, rank, s1, s2, s1);
+  apply_patch_rows<dim, k, 1, I>(lvl, mat, x, start, active, rank, s1, s2, s1);
   if (!active)
     return;
   const tpmg_index base = interior_base<dim>(lvl, start);
@@ -144,11 +428,13 @@ __global__ void patch_residual_kernel(const tpmg_level lvl, const item_grid grid
 }
 
 /* GLOBAL and SEPARATE, second half: x_I += A_I^{-1} r_I on the patches of a colour. */
-template <int dim, int k, typename T>
+template <int dim, int k, typename T, typename Constants>
 __global__ void patch_solve_kernel(const tpmg_level lvl, const item_grid grid,
-                                   const T *__restrict__ r, T *__restrict__ x) {
+                                   const T *__restrict__ r, T *__restrict__ x,
+                                   const __grid_constant__ Constants constants) {
   using config = solve_config<dim, k, T>;
   constexpr int I = 2 * k - 1, IV = ipow(I, dim);
+  const auto mat = matrices_of<T>(lvl, constants);
   T *u = team_shared<T, config::values>();
   const int rank = threadIdx.x;
   const tpmg_index item = tpmg_index(blockIdx.x) * config::teams + threadIdx.y;
@@ -161,43 +447,235 @@ __global__ void patch_solve_kernel(const tpmg_level lvl, const item_grid grid,
     for (int l = rank; l < IV; l += config::team)
       u[l] = r[base + tensor_offset<dim, I>(lvl, l)];
   __syncthreads();
-  fast_diagonalization<dim, k>(lvl, active, rank, u, base, x);
+  fast_diagonalization<dim, k>(lvl, mat, active, rank, u, base, x);
+}
+
+template <int dim, int k, typename T>
+using residual_linear =
+    linear_config<dim, ipow(2 * k + 1, dim - 1), 2 * (2 * k - 1) * ipow(2 * k + 1, dim - 1), T>;
+template <int dim, int k, typename T>
+using solve_linear = linear_config<dim, ipow(2 * k - 1, dim - 1), ipow(2 * k - 1, dim), T>;
+
+/* FUSED, TPMG_KERNEL_CONSTANT: as patch_fused_kernel with the unit patch's
+ * matrices in the parameters and block-linear stages. */
+template <int dim, int k, typename T>
+__global__ void __launch_bounds__(residual_linear<dim, k, T>::threads,
+                                  residual_linear<dim, k, T>::min_blocks)
+    patch_fused_linear_kernel(const tpmg_level lvl, const item_grid grid, const T *__restrict__ b,
+                              T *x, const __grid_constant__ reference_data<k, T> constants) {
+  using config = residual_linear<dim, k, T>;
+  constexpr int I = 2 * k - 1, IV = ipow(I, dim);
+  __shared__ team_info<config::teams> info;
+  T *shared = block_shared<T>();
+  const auto mat = matrices_of<T>(lvl, constants);
+  setup_teams<dim>(lvl, grid, info);
+  apply_patch_rows_linear<dim, k, 1, I, config::teams>(lvl, mat, x, info, shared, config::values);
+  for (int l = threadIdx.x; l < config::teams * IV; l += config::threads) {
+    const int j = l / IV, p = l % IV;
+    if (info.active[j]) {
+      T *s1 = shared + j * config::values;
+      s1[p] = b[info.base[j] + tensor_offset<dim, I>(lvl, p)] - s1[p];
+    }
+  }
+  __syncthreads();
+  fast_diagonalization_linear<dim, k, config::teams>(lvl, mat, info, shared, config::values, x);
+}
+
+/* SEPARATE's first half, TPMG_KERNEL_CONSTANT. */
+template <int dim, int k, typename T>
+__global__ void __launch_bounds__(residual_linear<dim, k, T>::threads,
+                                  residual_linear<dim, k, T>::min_blocks)
+    patch_residual_linear_kernel(const tpmg_level lvl, const item_grid grid,
+                                 const T *__restrict__ b, const T *__restrict__ x,
+                                 T *__restrict__ r,
+                                 const __grid_constant__ reference_data<k, T> constants) {
+  using config = residual_linear<dim, k, T>;
+  constexpr int I = 2 * k - 1, IV = ipow(I, dim);
+  __shared__ team_info<config::teams> info;
+  T *shared = block_shared<T>();
+  const auto mat = matrices_of<T>(lvl, constants);
+  setup_teams<dim>(lvl, grid, info);
+  apply_patch_rows_linear<dim, k, 1, I, config::teams>(lvl, mat, x, info, shared, config::values);
+  for (int l = threadIdx.x; l < config::teams * IV; l += config::threads) {
+    const int j = l / IV, p = l % IV;
+    if (info.active[j]) {
+      const tpmg_index g = info.base[j] + tensor_offset<dim, I>(lvl, p);
+      r[g] = b[g] - shared[j * config::values + p];
+    }
+  }
+}
+
+/* The local solves, TPMG_KERNEL_CONSTANT. */
+template <int dim, int k, typename T>
+__global__ void __launch_bounds__(solve_linear<dim, k, T>::threads,
+                                  solve_linear<dim, k, T>::min_blocks)
+    patch_solve_linear_kernel(const tpmg_level lvl, const item_grid grid, const T *__restrict__ r,
+                              T *__restrict__ x,
+                              const __grid_constant__ reference_data<k, T> constants) {
+  using config = solve_linear<dim, k, T>;
+  constexpr int I = 2 * k - 1, IV = ipow(I, dim);
+  __shared__ team_info<config::teams> info;
+  T *shared = block_shared<T>();
+  const auto mat = matrices_of<T>(lvl, constants);
+  setup_teams<dim>(lvl, grid, info);
+  for (int l = threadIdx.x; l < config::teams * IV; l += config::threads) {
+    const int j = l / IV, p = l % IV;
+    if (info.active[j])
+      shared[j * config::values + p] = r[info.base[j] + tensor_offset<dim, I>(lvl, p)];
+  }
+  __syncthreads();
+  fast_diagonalization_linear<dim, k, config::teams>(lvl, mat, info, shared, config::values, x);
+}
+
+/* Degree 1, one thread per patch of a colour (the patch interior is its
+ * centre): FUSED x_c += A_c^{-1} (b_c - (Abar xbar)_c). 87 multiply-adds and
+ * 27 (cached) loads per patch in 3D. */
+template <int dim, typename T>
+__global__ void __launch_bounds__(point_threads)
+    patch_fused_point_kernel(const item_grid grid, const tpmg_level lvl, const T *__restrict__ b,
+                             T *x, const __grid_constant__ reference_data<1, T> constants) {
+  const auto mat = matrices_of<T>(lvl, constants);
+  for_each_point(grid, [&](const tpmg_index(&start)[3]) {
+    const tpmg_index c = interior_base<dim>(lvl, start);
+    const T r = b[c] - centre_row<dim>(lvl, mat, x, start);
+    x[c] += centre_solve<dim>(lvl, mat, r);
+  });
+}
+
+/* Degree 1, SEPARATE's first half: r_c = b_c - (Abar xbar)_c. */
+template <int dim, typename T>
+__global__ void __launch_bounds__(point_threads)
+    patch_residual_point_kernel(const item_grid grid, const tpmg_level lvl, const T *__restrict__ b,
+                                const T *__restrict__ x, T *__restrict__ r,
+                                const __grid_constant__ reference_data<1, T> constants) {
+  const auto mat = matrices_of<T>(lvl, constants);
+  for_each_point(grid, [&](const tpmg_index(&start)[3]) {
+    const tpmg_index c = interior_base<dim>(lvl, start);
+    r[c] = b[c] - centre_row<dim>(lvl, mat, x, start);
+  });
+}
+
+/* Degree 1, the local solves: x_c += A_c^{-1} r_c. */
+template <int dim, typename T>
+__global__ void __launch_bounds__(point_threads)
+    patch_solve_point_kernel(const item_grid grid, const tpmg_level lvl, const T *__restrict__ r,
+                             T *__restrict__ x,
+                             const __grid_constant__ reference_data<1, T> constants) {
+  const auto mat = matrices_of<T>(lvl, constants);
+  for_each_point(grid, [&](const tpmg_index(&start)[3]) {
+    const tpmg_index c = interior_base<dim>(lvl, start);
+    x[c] += centre_solve<dim>(lvl, mat, r[c]);
+  });
 }
 
 template <int dim>
-tpmg_status patch_fused(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec, int colour,
-                        const void *b, void *x) {
-  return select<dim>(ctx, lvl->degree, prec, [&](auto K, auto zero) {
+tpmg_status patch_fused(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
+                        tpmg_kernel kernel, int colour, const void *b, void *x) {
+  return select<dim>(ctx, lvl->degree, prec, [&](auto K, auto zero) -> tpmg_status {
     constexpr int k = decltype(K)::value;
     using T = decltype(zero);
-    return launch_teams<residual_config<dim, k, T>>(
-        ctx, "patch_fused_kernel", patch_fused_kernel<dim, k, T>, patch_grid(lvl, colour).total,
-        *lvl, patch_grid(lvl, colour), static_cast<const T *>(b), static_cast<T *>(x));
+    const tpmg_kernel kern = kernel == TPMG_KERNEL_DEFAULT ? default_kernel(k) : kernel;
+    const item_grid grid = patch_grid(lvl, colour);
+    if (kern == TPMG_KERNEL_THREAD) {
+      if constexpr (k == 1) {
+        reference_data<1, T> c;
+        TPMG_CALL(level_constants(ctx, lvl, &c));
+        return launch_points(ctx, "patch_fused_point_kernel", patch_fused_point_kernel<dim, T>,
+                             grid, *lvl, static_cast<const T *>(b), static_cast<T *>(x), c);
+      }
+      return unsupported_kernel(ctx, kern, k);
+    }
+    if (kern == TPMG_KERNEL_BASIC)
+      return launch_teams<residual_config<dim, k, T>>(
+          ctx, "patch_fused_kernel", patch_fused_kernel<dim, k, T, no_constants>, grid.total, *lvl,
+          grid, static_cast<const T *>(b), static_cast<T *>(x), no_constants{});
+    if (kern != TPMG_KERNEL_CONSTANT)
+      return unsupported_kernel(ctx, kern, k);
+    reference_data<k, T> c;
+    TPMG_CALL(level_constants(ctx, lvl, &c));
+    if constexpr (!linear_smoother<dim, k, T>())
+      return launch_teams<residual_config<dim, k, T>>(
+          ctx, "patch_fused_kernel", patch_fused_kernel<dim, k, T, reference_data<k, T>>,
+          grid.total, *lvl, grid, static_cast<const T *>(b), static_cast<T *>(x), c);
+    else
+      return launch_linear<residual_linear<dim, k, T>>(
+          ctx, "patch_fused_linear_kernel", patch_fused_linear_kernel<dim, k, T>, grid.total, *lvl,
+          grid, static_cast<const T *>(b), static_cast<T *>(x), c);
   });
 }
 
 template <int dim>
 tpmg_status patch_residual(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
-                           int colour, const void *b, const void *x, void *r) {
-  return select<dim>(ctx, lvl->degree, prec, [&](auto K, auto zero) {
+                           tpmg_kernel kernel, int colour, const void *b, const void *x, void *r) {
+  return select<dim>(ctx, lvl->degree, prec, [&](auto K, auto zero) -> tpmg_status {
     constexpr int k = decltype(K)::value;
     using T = decltype(zero);
-    return launch_teams<residual_config<dim, k, T>>(
-        ctx, "patch_residual_kernel", patch_residual_kernel<dim, k, T>,
-        patch_grid(lvl, colour).total, *lvl, patch_grid(lvl, colour), static_cast<const T *>(b),
-        static_cast<const T *>(x), static_cast<T *>(r));
+    const tpmg_kernel kern = kernel == TPMG_KERNEL_DEFAULT ? default_kernel(k) : kernel;
+    const item_grid grid = patch_grid(lvl, colour);
+    if (kern == TPMG_KERNEL_THREAD) {
+      if constexpr (k == 1) {
+        reference_data<1, T> c;
+        TPMG_CALL(level_constants(ctx, lvl, &c));
+        return launch_points(
+            ctx, "patch_residual_point_kernel", patch_residual_point_kernel<dim, T>, grid, *lvl,
+            static_cast<const T *>(b), static_cast<const T *>(x), static_cast<T *>(r), c);
+      }
+      return unsupported_kernel(ctx, kern, k);
+    }
+    if (kern == TPMG_KERNEL_BASIC)
+      return launch_teams<residual_config<dim, k, T>>(
+          ctx, "patch_residual_kernel", patch_residual_kernel<dim, k, T, no_constants>, grid.total,
+          *lvl, grid, static_cast<const T *>(b), static_cast<const T *>(x), static_cast<T *>(r),
+          no_constants{});
+    if (kern != TPMG_KERNEL_CONSTANT)
+      return unsupported_kernel(ctx, kern, k);
+    reference_data<k, T> c;
+    TPMG_CALL(level_constants(ctx, lvl, &c));
+    if constexpr (!linear_smoother<dim, k, T>())
+      return launch_teams<residual_config<dim, k, T>>(
+          ctx, "patch_residual_kernel", patch_residual_kernel<dim, k, T, reference_data<k, T>>,
+          grid.total, *lvl, grid, static_cast<const T *>(b), static_cast<const T *>(x),
+          static_cast<T *>(r), c);
+    else
+      return launch_linear<residual_linear<dim, k, T>>(
+          ctx, "patch_residual_linear_kernel", patch_residual_linear_kernel<dim, k, T>, grid.total,
+          *lvl, grid, static_cast<const T *>(b), static_cast<const T *>(x), static_cast<T *>(r), c);
   });
 }
 
 template <int dim>
-tpmg_status patch_solve(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec, int colour,
-                        const void *r, void *x) {
-  return select<dim>(ctx, lvl->degree, prec, [&](auto K, auto zero) {
+tpmg_status patch_solve(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
+                        tpmg_kernel kernel, int colour, const void *r, void *x) {
+  return select<dim>(ctx, lvl->degree, prec, [&](auto K, auto zero) -> tpmg_status {
     constexpr int k = decltype(K)::value;
     using T = decltype(zero);
-    return launch_teams<solve_config<dim, k, T>>(
-        ctx, "patch_solve_kernel", patch_solve_kernel<dim, k, T>, patch_grid(lvl, colour).total,
-        *lvl, patch_grid(lvl, colour), static_cast<const T *>(r), static_cast<T *>(x));
+    const tpmg_kernel kern = kernel == TPMG_KERNEL_DEFAULT ? default_kernel(k) : kernel;
+    const item_grid grid = patch_grid(lvl, colour);
+    if (kern == TPMG_KERNEL_THREAD) {
+      if constexpr (k == 1) {
+        reference_data<1, T> c;
+        TPMG_CALL(level_constants(ctx, lvl, &c));
+        return launch_points(ctx, "patch_solve_point_kernel", patch_solve_point_kernel<dim, T>,
+                             grid, *lvl, static_cast<const T *>(r), static_cast<T *>(x), c);
+      }
+      return unsupported_kernel(ctx, kern, k);
+    }
+    if (kern == TPMG_KERNEL_BASIC)
+      return launch_teams<solve_config<dim, k, T>>(
+          ctx, "patch_solve_kernel", patch_solve_kernel<dim, k, T, no_constants>, grid.total, *lvl,
+          grid, static_cast<const T *>(r), static_cast<T *>(x), no_constants{});
+    if (kern != TPMG_KERNEL_CONSTANT)
+      return unsupported_kernel(ctx, kern, k);
+    reference_data<k, T> c;
+    TPMG_CALL(level_constants(ctx, lvl, &c));
+    if constexpr (!linear_smoother<dim, k, T>())
+      return launch_teams<solve_config<dim, k, T>>(
+          ctx, "patch_solve_kernel", patch_solve_kernel<dim, k, T, reference_data<k, T>>,
+          grid.total, *lvl, grid, static_cast<const T *>(r), static_cast<T *>(x), c);
+    else
+      return launch_linear<solve_linear<dim, k, T>>(
+          ctx, "patch_solve_linear_kernel", patch_solve_linear_kernel<dim, k, T>, grid.total, *lvl,
+          grid, static_cast<const T *>(r), static_cast<T *>(x), c);
   });
 }
 
@@ -206,15 +684,19 @@ tpmg_status patch_solve(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision
 /* dst = A src as a gather: the team of vertex c (c_d = 0..cells_d) computes the
  * rows c_d k .. c_d k + k - 1 it owns from the window (c_d - 1) k .. (c_d + 1) k,
  * i.e. rows k..2k-1 of the vertex-patch matrices, so every row is summed by one
- * thread in a fixed order (no atomics, deterministic). Dirichlet rows copy src. */
+ * thread in a fixed order (no atomics, deterministic). Dirichlet rows copy src.
+ * Counts per DoF (3D): (2 k P^3 + 3 k^2 P^2 + 2 k^3 P) / k^3 multiply-adds,
+ * P^3 / k^3 (cached) loads, one store. */
 template <int dim, int k, typename T>
 using laplace_config = team_config<ipow(2 * k + 1, dim - 1), 2 * k * ipow(2 * k + 1, dim - 1), T>;
 
-template <int dim, int k, typename T>
+template <int dim, int k, typename T, typename Constants>
 __global__ void laplace_kernel(const tpmg_level lvl, const item_grid grid,
-                               const T *__restrict__ src, T *__restrict__ dst) {
+                               const T *__restrict__ src, T *__restrict__ dst,
+                               const __grid_constant__ Constants constants) {
   using config = laplace_config<dim, k, T>;
   constexpr int RV = ipow(k, dim);
+  const auto mat = matrices_of<T>(lvl, constants);
   T *s1 = team_shared<T, config::values>();
   T *s2 = s1 + config::values / 2;
   const int rank = threadIdx.x;
@@ -223,7 +705,7 @@ __global__ void laplace_kernel(const tpmg_level lvl, const item_grid grid,
   tpmg_index start[3] = {0, 0, 0}, t[3];
   if (active)
     item_start(grid, item, start, t);
-  apply_patch_rows<dim, k, k, k>(lvl, src, start, active, rank, s1, s2, s1);
+  apply_patch_rows<dim, k, k, k>(lvl, mat, src, start, active, rank, s1, s2, s1);
   if (!active)
     return;
   for (int l = rank; l < RV; l += config::team) {
@@ -241,28 +723,117 @@ __global__ void laplace_kernel(const tpmg_level lvl, const item_grid grid,
   }
 }
 
-template <int dim>
-tpmg_status laplace(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec, const void *src,
-                    void *dst) {
-  item_grid grid{};
-  grid.total = 1;
-  for (int d = 0; d < 3; ++d) {
-    const bool real = d < dim;
-    grid.count[d] = real ? lvl->cells[d] + 1 : 1;
-    grid.offset[d] = real ? -lvl->degree : 0;
-    grid.step[d] = real ? lvl->degree : 0;
-    grid.total *= grid.count[d];
+template <int dim, int k, typename T>
+using laplace_linear =
+    linear_config<dim, ipow(2 * k + 1, dim - 1), 2 * k * ipow(2 * k + 1, dim - 1), T>;
+
+/* The operator, TPMG_KERNEL_CONSTANT: as laplace_kernel with the unit patch's
+ * matrices in the parameters, skipping their zero blocks, and block-linear
+ * stages. */
+template <int dim, int k, typename T>
+__global__ void __launch_bounds__(laplace_linear<dim, k, T>::threads,
+                                  laplace_linear<dim, k, T>::min_blocks)
+    laplace_linear_kernel(const tpmg_level lvl, const item_grid grid, const T *__restrict__ src,
+                          T *__restrict__ dst,
+                          const __grid_constant__ reference_data<k, T> constants) {
+  using config = laplace_linear<dim, k, T>;
+  constexpr int RV = ipow(k, dim);
+  __shared__ team_info<config::teams> info;
+  T *shared = block_shared<T>();
+  const auto mat = matrices_of<T>(lvl, constants);
+  setup_teams<dim>(lvl, grid, info);
+  apply_patch_rows_linear<dim, k, k, k, config::teams>(lvl, mat, src, info, shared, config::values);
+  for (int l = threadIdx.x; l < config::teams * RV; l += config::threads) {
+    const int j = l / RV, p = l % RV;
+    if (!info.active[j])
+      continue;
+    const int r[3] = {p % k, (p / k) % k, dim == 3 ? p / (k * k) : 0};
+    bool exists = true, interior = true;
+    tpmg_index g = 0;
+    for (int d = dim - 1; d >= 0; --d) {
+      const tpmg_index gd = info.start[j][d] + k + r[d];
+      exists = exists && gd < lvl.n[d];
+      interior = interior && inside(gd, lvl.n[d]);
+      g = g * lvl.n[d] + gd;
+    }
+    if (exists)
+      dst[g] = interior ? shared[j * config::values + p] : src[g];
   }
-  return select<dim>(ctx, lvl->degree, prec, [&](auto K, auto zero) {
+}
+
+/* Degree 1, one thread per row: 87 multiply-adds (3D) from the 27 (cached)
+ * values around it, one store. */
+template <int dim, typename T>
+__global__ void __launch_bounds__(point_threads)
+    laplace_point_kernel(const item_grid grid, const tpmg_level lvl, const T *__restrict__ src,
+                         T *__restrict__ dst,
+                         const __grid_constant__ reference_data<1, T> constants) {
+  const auto mat = matrices_of<T>(lvl, constants);
+  for_each_point(grid, [&](const tpmg_index(&i)[3]) {
+    const tpmg_index g = i[0] + lvl.n[0] * (i[1] + lvl.n[1] * i[2]);
+    bool interior = true;
+#pragma unroll
+    for (int d = 0; d < dim; ++d)
+      interior = interior && inside(i[d], lvl.n[d]);
+    if (interior) {
+      const tpmg_index first[3] = {i[0] - 1, i[1] - 1, dim == 3 ? i[2] - 1 : 0};
+      dst[g] = centre_row<dim>(lvl, mat, src, first);
+    } else {
+      dst[g] = src[g];
+    }
+  });
+}
+
+template <int dim>
+tpmg_status laplace(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
+                    tpmg_kernel kernel, const void *src, void *dst) {
+  return select<dim>(ctx, lvl->degree, prec, [&](auto K, auto zero) -> tpmg_status {
     constexpr int k = decltype(K)::value;
     using T = decltype(zero);
-    return launch_teams<laplace_config<dim, k, T>>(
-        ctx, "laplace_kernel", laplace_kernel<dim, k, T>, grid.total, *lvl, grid,
-        static_cast<const T *>(src), static_cast<T *>(dst));
+    const tpmg_kernel kern = kernel == TPMG_KERNEL_DEFAULT ? default_kernel(k) : kernel;
+    if (kern == TPMG_KERNEL_THREAD) {
+      if constexpr (k == 1) {
+        const item_grid rows = point_grid(lvl);
+        reference_data<1, T> c;
+        TPMG_CALL(level_constants(ctx, lvl, &c));
+        return launch_points(ctx, "laplace_point_kernel", laplace_point_kernel<dim, T>, rows, *lvl,
+                             static_cast<const T *>(src), static_cast<T *>(dst), c);
+      }
+      return unsupported_kernel(ctx, kern, k);
+    }
+    item_grid grid{};
+    grid.total = 1;
+    for (int d = 0; d < 3; ++d) {
+      const bool real = d < dim;
+      grid.count[d] = real ? lvl->cells[d] + 1 : 1;
+      grid.offset[d] = real ? -lvl->degree : 0;
+      grid.step[d] = real ? lvl->degree : 0;
+      grid.total *= grid.count[d];
+    }
+    if (kern == TPMG_KERNEL_BASIC)
+      return launch_teams<laplace_config<dim, k, T>>(
+          ctx, "laplace_kernel", laplace_kernel<dim, k, T, no_constants>, grid.total, *lvl, grid,
+          static_cast<const T *>(src), static_cast<T *>(dst), no_constants{});
+    if (kern != TPMG_KERNEL_CONSTANT)
+      return unsupported_kernel(ctx, kern, k);
+    reference_data<k, T> c;
+    TPMG_CALL(level_constants(ctx, lvl, &c));
+    if constexpr (!linear_operator<dim, k, T>())
+      return launch_teams<laplace_config<dim, k, T>>(
+          ctx, "laplace_kernel", laplace_kernel<dim, k, T, reference_data<k, T>>, grid.total, *lvl,
+          grid, static_cast<const T *>(src), static_cast<T *>(dst), c);
+    else
+      return launch_linear<laplace_linear<dim, k, T>>(
+          ctx, "laplace_linear_kernel", laplace_linear_kernel<dim, k, T>, grid.total, *lvl, grid,
+          static_cast<const T *>(src), static_cast<T *>(dst), c);
   });
 }
 
 /* ---- grid transfer ------------------------------------------------------ */
+
+/* The transfer kernels read the 1D prolongation from the kernel parameters
+ * (as TPMG_KERNEL_CONSTANT). Counts per fine DoF (3D), prolongation:
+ * (N^2 P + N P^2 + P^3) N / (2k)^3 multiply-adds, N = k+1; restriction the same. */
 
 /* The 1D prolongation maps the k+1 values of a coarse cell to the P = 2k+1
  * points of its two children, row t, column s: prolongation[t (k+1) + s]. A
@@ -281,11 +852,11 @@ __device__ __forceinline__ bool owned(int t, tpmg_index cell, tpmg_index cells, 
  * fine points it owns (sum factorization x, y, z); no two teams write one point. */
 template <int dim, int k, typename T>
 __global__ void prolongate_kernel(const tpmg_level coarse, const tpmg_level fine,
-                                  const item_grid grid, const T *__restrict__ c,
-                                  T *__restrict__ f) {
+                                  const item_grid grid, const T *__restrict__ c, T *__restrict__ f,
+                                  const __grid_constant__ reference_data<k, T> constants) {
   using config = transfer_config<dim, k, T>;
   constexpr int P = 2 * k + 1, N = k + 1;
-  const T *prol = static_cast<const T *>(fine.data[precision_of<T>::value].prolongation);
+  const auto prol = matrices_of<T>(fine, constants).prolongation();
   T *s1 = team_shared<T, config::values>();
   T *s2 = s1 + N * ipow(N, dim - 2) * P;
   const int rank = threadIdx.x;
@@ -305,7 +876,7 @@ __global__ void prolongate_kernel(const tpmg_level coarse, const tpmg_level fine
         const tpmg_index cx = k * cell[0] + s;
         in[s] = inside(cx, nc0) && inside(cy, nc1) ? c[cx + nc0 * cy] : T(0);
       }
-      mat_vec<P, N, false>(prol, N, in, out);
+      mat_vec<P, N, N, 0, false>(prol, in, out);
       store_line(s1 + y * P, 1, out);
     }
     __syncthreads();
@@ -314,7 +885,7 @@ __global__ void prolongate_kernel(const tpmg_level coarse, const tpmg_level fine
       const tpmg_index fx = 2 * k * cell[0] + x;
       T in[N], out[P];
       load_line(s1 + x, P, in);
-      mat_vec<P, N, false>(prol, N, in, out);
+      mat_vec<P, N, N, 0, false>(prol, in, out);
       if (owned(x, cell[0], coarse.cells[0], k) && inside(fx, nf0)) {
 #pragma unroll
         for (int y = 0; y < P; ++y) {
@@ -337,7 +908,7 @@ __global__ void prolongate_kernel(const tpmg_level coarse, const tpmg_level fine
         const tpmg_index cx = k * cell[0] + s;
         in[s] = in_zy && inside(cx, nc0) ? c[cx + nc0 * (cy + nc1 * cz)] : T(0);
       }
-      mat_vec<P, N, false>(prol, N, in, out);
+      mat_vec<P, N, N, 0, false>(prol, in, out);
       store_line(s1 + rank * P, 1, out);
     }
     __syncthreads();
@@ -346,7 +917,7 @@ __global__ void prolongate_kernel(const tpmg_level coarse, const tpmg_level fine
       const int z = rank / P, x = rank % P;
       T in[N], out[P];
       load_line(s1 + z * N * P + x, P, in);
-      mat_vec<P, N, false>(prol, N, in, out);
+      mat_vec<P, N, N, 0, false>(prol, in, out);
       store_line(s2 + z * P * P + x, P, out);
     }
     __syncthreads();
@@ -356,7 +927,7 @@ __global__ void prolongate_kernel(const tpmg_level coarse, const tpmg_level fine
       const tpmg_index fx = 2 * k * cell[0] + x, fy = 2 * k * cell[1] + y;
       T in[N], out[P];
       load_line(s2 + rank, P * P, in);
-      mat_vec<P, N, false>(prol, N, in, out);
+      mat_vec<P, N, N, 0, false>(prol, in, out);
       if (owned(x, cell[0], coarse.cells[0], k) && owned(y, cell[1], coarse.cells[1], k) &&
           inside(fx, nf0) && inside(fy, nf1)) {
         T *p = f + fx + nf0 * fy;
@@ -377,10 +948,11 @@ __global__ void prolongate_kernel(const tpmg_level coarse, const tpmg_level fine
  * has a fixed order. */
 template <int dim, int k, typename T>
 __global__ void restrict_kernel(const tpmg_level coarse, const tpmg_level fine,
-                                const item_grid grid, const T *__restrict__ f, T *__restrict__ c) {
+                                const item_grid grid, const T *__restrict__ f, T *__restrict__ c,
+                                const __grid_constant__ reference_data<k, T> constants) {
   using config = transfer_config<dim, k, T>;
   constexpr int P = 2 * k + 1, N = k + 1;
-  const T *prol = static_cast<const T *>(fine.data[precision_of<T>::value].prolongation);
+  const auto prol = matrices_of<T>(fine, constants).prolongation();
   T *s1 = team_shared<T, config::values>();
   T *s2 = s1 + N * ipow(P, dim - 1);
   const int rank = threadIdx.x;
@@ -402,7 +974,7 @@ __global__ void restrict_kernel(const tpmg_level coarse, const tpmg_level fine,
         in[y] = use_x && owned(y, cell[1], coarse.cells[1], k) && inside(fy, nf1) ? f[fx + nf0 * fy]
                                                                                   : T(0);
       }
-      mat_t_vec<N, P>(prol, N, in, out);
+      mat_t_vec<N, P, N>(prol, in, out);
       store_line(s1 + x, P, out);
     }
     __syncthreads();
@@ -411,7 +983,7 @@ __global__ void restrict_kernel(const tpmg_level coarse, const tpmg_level fine,
       const tpmg_index cy = k * cell[1] + y;
       T in[P], out[N];
       load_line(s1 + y * P, 1, in);
-      mat_t_vec<N, P>(prol, N, in, out);
+      mat_t_vec<N, P, N>(prol, in, out);
       if (inside(cy, nc1)) {
 #pragma unroll
         for (int s = 0; s < N; ++s) {
@@ -439,7 +1011,7 @@ __global__ void restrict_kernel(const tpmg_level coarse, const tpmg_level fine,
                     ? p[nf0 * nf1 * fz]
                     : T(0);
       }
-      mat_t_vec<N, P>(prol, N, in, out);
+      mat_t_vec<N, P, N>(prol, in, out);
       store_line(s1 + rank, P * P, out);
     }
     __syncthreads();
@@ -448,7 +1020,7 @@ __global__ void restrict_kernel(const tpmg_level coarse, const tpmg_level fine,
       const int z = rank / P, x = rank % P;
       T in[P], out[N];
       load_line(s1 + z * P * P + x, P, in);
-      mat_t_vec<N, P>(prol, N, in, out);
+      mat_t_vec<N, P, N>(prol, in, out);
       store_line(s2 + z * N * P + x, P, out);
     }
     __syncthreads();
@@ -458,7 +1030,7 @@ __global__ void restrict_kernel(const tpmg_level coarse, const tpmg_level fine,
       const tpmg_index cy = k * cell[1] + y, cz = k * cell[2] + z;
       T in[P], out[N];
       load_line(s2 + rank * P, 1, in);
-      mat_t_vec<N, P>(prol, N, in, out);
+      mat_t_vec<N, P, N>(prol, in, out);
       if (inside(cy, nc1) && inside(cz, nc2)) {
         T *p = c + nc0 * (cy + nc1 * cz);
 #pragma unroll
@@ -470,6 +1042,126 @@ __global__ void restrict_kernel(const tpmg_level coarse, const tpmg_level fine,
       }
     }
   }
+}
+
+/* Degree 1, one thread per fine point: fine += P coarse from the 2^dim coarse
+ * points of the coarse cell that owns it (that cell's row t of the 1D
+ * prolongation per direction), by sum factorization x, y, z as the team
+ * kernel. 2^dim (cached) loads and 14 multiply-adds (3D) per fine point. */
+template <int dim, typename T>
+__global__ void __launch_bounds__(point_threads)
+    prolongate_point_kernel(const item_grid grid, const tpmg_level coarse, const tpmg_level fine,
+                            const T *__restrict__ c, T *__restrict__ f,
+                            const __grid_constant__ reference_data<1, T> constants) {
+  const auto prol = matrices_of<T>(fine, constants).prolongation();
+  for_each_point(grid, [&](const tpmg_index(&i)[3]) {
+    bool interior = true;
+    tpmg_index cell[3] = {0, 0, 0};
+    int t[3] = {0, 0, 0};
+#pragma unroll
+    for (int d = 0; d < dim; ++d) {
+      interior = interior && inside(i[d], fine.n[d]);
+      cell[d] = i[d] / 2 < coarse.cells[d] - 1 ? i[d] / 2 : coarse.cells[d] - 1;
+      t[d] = int(i[d] - 2 * cell[d]);
+    }
+    if (!interior)
+      return;
+    T b[2] = {0, 0}; /* per z: the x and y contractions */
+#pragma unroll
+    for (int s2 = 0; s2 < (dim == 3 ? 2 : 1); ++s2) {
+      T a[2];
+#pragma unroll
+      for (int s1 = 0; s1 < 2; ++s1) {
+        T in[2], out[1];
+#pragma unroll
+        for (int s0 = 0; s0 < 2; ++s0) {
+          const tpmg_index c0 = cell[0] + s0, c1 = cell[1] + s1, c2 = cell[2] + s2;
+          const bool use = inside(c0, coarse.n[0]) && inside(c1, coarse.n[1]) &&
+                           (dim == 2 || inside(c2, coarse.n[2]));
+          in[s0] = use ? c[c0 + coarse.n[0] * (c1 + coarse.n[1] * c2)] : T(0);
+        }
+        out[0] = T(0) + prol[t[0] * 2] * in[0];
+        out[0] += prol[t[0] * 2 + 1] * in[1];
+        a[s1] = out[0];
+      }
+      b[s2] = T(0) + prol[t[1] * 2] * a[0];
+      b[s2] += prol[t[1] * 2 + 1] * a[1];
+    }
+    T value = b[0];
+    if constexpr (dim == 3) {
+      value = T(0) + prol[t[2] * 2] * b[0];
+      value += prol[t[2] * 2 + 1] * b[1];
+    }
+    f[i[0] + fine.n[0] * (i[1] + fine.n[1] * i[2])] += value;
+  });
+}
+
+/* Degree 1, one thread per coarse point: coarse = P^T fine gathered from the
+ * fine points 2j-1, 2j, 2j+1 per direction, each with the weight of the
+ * coarse cell that owns it (the transpose of prolongate_point_kernel).
+ * 3^dim (cached) loads and 13 multiply-adds (3D) per coarse point. */
+template <int dim, typename T>
+__global__ void __launch_bounds__(point_threads)
+    restrict_point_kernel(const item_grid grid, const tpmg_level coarse, const tpmg_level fine,
+                          const T *__restrict__ f, T *__restrict__ c,
+                          const __grid_constant__ reference_data<1, T> constants) {
+  const auto prol = matrices_of<T>(fine, constants).prolongation();
+  for_each_point(grid, [&](const tpmg_index(&j)[3]) {
+    const tpmg_index g = j[0] + coarse.n[0] * (j[1] + coarse.n[1] * j[2]);
+    bool interior = true;
+    T w[3][3]; /* [d][fine point 2j - 1 + o]: its weight for coarse point j */
+#pragma unroll
+    for (int d = 0; d < 3; ++d)
+#pragma unroll
+      for (int o = 0; o < 3; ++o)
+        w[d][o] = T(0);
+#pragma unroll
+    for (int d = 0; d < dim; ++d) {
+      interior = interior && inside(j[d], coarse.n[d]);
+#pragma unroll
+      for (int o = 0; o < 3; ++o) {
+        const tpmg_index i = 2 * j[d] - 1 + o;
+        const tpmg_index cell = i / 2 < coarse.cells[d] - 1 ? i / 2 : coarse.cells[d] - 1;
+        const tpmg_index s = j[d] - cell;
+        if (inside(i, fine.n[d]) && s >= 0 && s <= 1)
+          w[d][o] = prol[int(i - 2 * cell) * 2 + int(s)];
+      }
+    }
+    if (!interior) {
+      c[g] = T(0);
+      return;
+    }
+    T b[3] = {0, 0, 0};
+#pragma unroll
+    for (int o2 = 0; o2 < (dim == 3 ? 3 : 1); ++o2) {
+      T a[3];
+#pragma unroll
+      for (int o1 = 0; o1 < 3; ++o1) {
+        T sum = 0;
+#pragma unroll
+        for (int o0 = 0; o0 < 3; ++o0) {
+          const tpmg_index i0 = 2 * j[0] - 1 + o0, i1 = 2 * j[1] - 1 + o1,
+                           i2 = dim == 3 ? 2 * j[2] - 1 + o2 : 0;
+          if (w[0][o0] != T(0) && w[1][o1] != T(0) && (dim == 2 || w[2][o2] != T(0)))
+            sum += w[0][o0] * f[i0 + fine.n[0] * (i1 + fine.n[1] * i2)];
+        }
+        a[o1] = sum;
+      }
+      T sum = 0;
+#pragma unroll
+      for (int o1 = 0; o1 < 3; ++o1)
+        sum += w[1][o1] * a[o1];
+      b[o2] = sum;
+    }
+    T value = b[0];
+    if constexpr (dim == 3) {
+      value = 0;
+#pragma unroll
+      for (int o2 = 0; o2 < 3; ++o2)
+        value += w[2][o2] * b[o2];
+    }
+    c[g] = value;
+  });
 }
 
 template <int dim>
@@ -484,19 +1176,31 @@ tpmg_status prolongate_add(tpmg_context *ctx, const tpmg_level *coarse, const tp
   return select<dim>(ctx, fine->degree, prec, [&](auto K, auto zero) {
     constexpr int k = decltype(K)::value;
     using T = decltype(zero);
+    reference_data<k, T> constants;
+    TPMG_CALL(level_constants(ctx, fine, &constants));
+    if constexpr (k == 1)
+      return launch_points(ctx, "prolongate_point_kernel", prolongate_point_kernel<dim, T>,
+                           point_grid(fine), *coarse, *fine, static_cast<const T *>(c),
+                           static_cast<T *>(f), constants);
     return launch_teams<transfer_config<dim, k, T>>(
         ctx, "prolongate_kernel", prolongate_kernel<dim, k, T>, grid.total, *coarse, *fine, grid,
-        static_cast<const T *>(c), static_cast<T *>(f));
+        static_cast<const T *>(c), static_cast<T *>(f), constants);
   });
 }
 
 template <int dim>
 tpmg_status restrict_(tpmg_context *ctx, const tpmg_level *coarse, const tpmg_level *fine,
                       tpmg_precision prec, const void *f, void *c) {
-  TPMG_CALL(set(ctx, prec, coarse->n_dofs, 0.0, c));
   return select<dim>(ctx, fine->degree, prec, [&](auto K, auto zero) {
     constexpr int k = decltype(K)::value;
     using T = decltype(zero);
+    reference_data<k, T> constants;
+    TPMG_CALL(level_constants(ctx, fine, &constants));
+    if constexpr (k == 1)
+      return launch_points(ctx, "restrict_point_kernel", restrict_point_kernel<dim, T>,
+                           point_grid(coarse), *coarse, *fine, static_cast<const T *>(f),
+                           static_cast<T *>(c), constants);
+    TPMG_CALL(set(ctx, prec, coarse->n_dofs, 0.0, c));
     for (int colour = 0; colour < (1 << dim); ++colour) {
       item_grid grid{};
       grid.total = 1;
@@ -511,7 +1215,7 @@ tpmg_status restrict_(tpmg_context *ctx, const tpmg_level *coarse, const tpmg_le
       using config = transfer_config<dim, k, T>;
       const tpmg_status status = launch_teams<config>(
           ctx, "restrict_kernel", restrict_kernel<dim, k, T>, grid.total, *coarse, *fine, grid,
-          static_cast<const T *>(f), static_cast<T *>(c));
+          static_cast<const T *>(f), static_cast<T *>(c), constants);
       if (status != TPMG_SUCCESS)
         return status;
     }

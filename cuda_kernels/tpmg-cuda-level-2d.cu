@@ -3,8 +3,8 @@
 
 namespace tpmg_cuda {
 
-template tpmg_status laplace<2>(tpmg_context *, const tpmg_level *, tpmg_precision, const void *,
-                                void *);
+template tpmg_status laplace<2>(tpmg_context *, const tpmg_level *, tpmg_precision, tpmg_kernel,
+                                const void *, void *);
 template tpmg_status prolongate_add<2>(tpmg_context *, const tpmg_level *, const tpmg_level *,
                                        tpmg_precision, const void *, void *);
 template tpmg_status restrict_<2>(tpmg_context *, const tpmg_level *, const tpmg_level *,

@@ -8,8 +8,23 @@
  * [z][y][x]. The first stage reads z-columns (y-columns in 2D) straight from the
  * global vector, neighbouring threads on neighbouring x, so loads coalesce; the
  * global index of a patch point is its first index plus strides (lexicographic
- * numbering, paper Figure 4). 1D matrices are read from global memory: every
- * thread of a warp reads the same entry at the same time (a broadcast). */
+ * numbering, paper Figure 4).
+ *
+ * Where the 1D matrices come from is a policy (the `Matrices` argument):
+ * - level_matrices (TPMG_KERNEL_BASIC): the level's own matrices per direction
+ *   in device memory. Every thread of a warp reads the same entry at the same
+ *   time (a broadcast), but that is one load instruction per multiply-add: the
+ *   load/store unit, not the FMA pipe, bounds these kernels.
+ * - reference_matrices (TPMG_KERNEL_CONSTANT): the matrices of the unit patch
+ *   (h = 1), the same for every level and direction, passed by value in the
+ *   kernel's parameters. Indices are compile-time constants after unrolling, so
+ *   the compiler reads the entries from the constant bank (uniform loads, two
+ *   floats or one double each) and the FMA pipe is the limit. The level enters
+ *   through scale factors: M_d = h_d M, K_d = K / h_d, S_d = S / sqrt(h_d),
+ *   Λ_d = Λ / h_d², so the patch operator is Σ_d c_d K ⊗ M ⊗ M (K in direction
+ *   d) with c_d = Π_e h_e / h_d², and the fast diagonalization of the patch
+ *   interior is (Π_d h_d)^{-1} (S ⊗ S ⊗ S) (Λ_2 + Λ_1 + Λ_0)^{-1} (S ⊗ S ⊗ S)^T
+ *   with the level's own eigenvalues Λ_d (paper eq. 2.8). */
 #ifndef TPMG_CUDA_TENSOR_CUH
 #define TPMG_CUDA_TENSOR_CUH
 
@@ -21,35 +36,160 @@ template <typename T> struct precision_of;
 template <> struct precision_of<double> { static constexpr tpmg_precision value = TPMG_DOUBLE; };
 template <> struct precision_of<float> { static constexpr tpmg_precision value = TPMG_FLOAT; };
 
+/* ---- where 1D matrices are read from ------------------------------------ */
+
+/* A matrix in device memory, read through the read-only data cache. */
+template <typename T> struct global_matrix {
+  const T *p;
+  __device__ __forceinline__ T operator[](int i) const {
+    return __ldg(p + i);
+  }
+};
+
+/* A matrix in the kernel's parameter block (constant bank). */
+template <typename T> struct param_matrix {
+  const T *p;
+  __device__ __forceinline__ T operator[](int i) const {
+    return p[i];
+  }
+};
+
+/* The 1D data of the unit patch (h = 1) for degree k, row-major: passed by value
+ * as a kernel parameter (at most 11.8 KB, Q10 in double). */
+template <int k, typename T> struct reference_data {
+  static constexpr int P = 2 * k + 1, I = 2 * k - 1, N = k + 1, H = k - 1 > 0 ? k - 1 : 1;
+  T mass[P * P]; /* vertex patch of two unit cells */
+  T stiffness[P * P];
+  T eigenvectors[I * I]; /* column j solves K s = λ_j M s on the patch interior, S^T M S = 1 */
+  /* The patch interior is symmetric about its middle point k-1, so every
+   * eigenvector is even (k of them) or odd (k-1): the even ones' entries
+   * 0..k-1 as rows of eigen_even [i][e], the odd ones' entries 0..k-2 as rows
+   * of eigen_odd [i][o], and their eigenvalues, even first, in lambda_even_odd. */
+  T eigen_even[k * k];
+  T eigen_odd[H * H];
+  T lambda_even_odd[I];
+  T prolongation[P * N]; /* the coarse cell's basis at the support points of its children */
+  T coefficient[3];      /* of the level: c_d = Π_e h_e / h_d² */
+  T inverse_h2[3];       /* of the level: 1 / h_d², the eigenvalues' scale */
+  T solve_scale;         /* of the level: 1 / Π_d h_d */
+};
+
+/* An empty kernel parameter for kernels that read the level's data. */
+struct no_constants {};
+
+/* TPMG_KERNEL_BASIC: the level's matrices per direction, in device memory. */
+template <typename T> struct level_matrices {
+  static constexpr bool scaled = false;
+  static constexpr int band = 0; /* dense rows */
+  static constexpr bool even_odd = false;
+  const tpmg_level_data &data;
+  __device__ __forceinline__ global_matrix<T> mass(int d) const {
+    return {static_cast<const T *>(data.patch_mass[d])};
+  }
+  __device__ __forceinline__ global_matrix<T> stiffness(int d) const {
+    return {static_cast<const T *>(data.patch_stiffness[d])};
+  }
+  __device__ __forceinline__ global_matrix<T> eigenvectors(int d) const {
+    return {static_cast<const T *>(data.eigenvectors[d])};
+  }
+  __device__ __forceinline__ global_matrix<T> prolongation() const {
+    return {static_cast<const T *>(data.prolongation)};
+  }
+  __device__ __forceinline__ T coefficient(int) const {
+    return T(1);
+  }
+  __device__ __forceinline__ T solve_scale() const {
+    return T(1);
+  }
+};
+
+/* TPMG_KERNEL_CONSTANT: the unit patch's matrices in the kernel parameters. */
+template <int k, typename T> struct reference_matrices {
+  static constexpr bool scaled = true;
+  /* the vertex patch matrices have two cells of k + 1 points: rows 0..k-1 are
+   * zero in columns k+1..2k, rows k+1..2k in columns 0..k-1 */
+  static constexpr int band = k;
+  static constexpr bool even_odd = true;
+  const reference_data<k, T> &c;
+  __device__ __forceinline__ param_matrix<T> mass(int) const {
+    return {c.mass};
+  }
+  __device__ __forceinline__ param_matrix<T> stiffness(int) const {
+    return {c.stiffness};
+  }
+  __device__ __forceinline__ param_matrix<T> eigenvectors(int) const {
+    return {c.eigenvectors};
+  }
+  __device__ __forceinline__ param_matrix<T> prolongation() const {
+    return {c.prolongation};
+  }
+  __device__ __forceinline__ T coefficient(int d) const {
+    return c.coefficient[d];
+  }
+  __device__ __forceinline__ T solve_scale() const {
+    return c.solve_scale;
+  }
+  __device__ __forceinline__ param_matrix<T> eigen_even() const {
+    return {c.eigen_even};
+  }
+  __device__ __forceinline__ param_matrix<T> eigen_odd() const {
+    return {c.eigen_odd};
+  }
+  /* eigenvalue j (even first) of direction d; j may vary between threads */
+  __device__ __forceinline__ T lambda(int d, int j) const {
+    return c.lambda_even_odd[j] * c.inverse_h2[d];
+  }
+};
+
+template <typename T>
+__device__ __forceinline__ level_matrices<T> matrices_of(const tpmg_level &lvl,
+                                                         const no_constants &) {
+  return {lvl.data[precision_of<T>::value]};
+}
+template <typename T, int k>
+__device__ __forceinline__ reference_matrices<k, T> matrices_of(const tpmg_level &,
+                                                                const reference_data<k, T> &c) {
+  return {c};
+}
+
 /* ---- 1D matrix times register line -------------------------------------- */
 
-/* out[r] (+)= sum_c A[r lda + c] in[c]: rows of a row-major matrix, A already
- * offset to the first row used. */
-template <int R, int C, bool add, typename T>
-__device__ __forceinline__ void mat_vec(const T *__restrict__ A, int lda, const T (&in)[C],
-                                        T (&out)[R]) {
+/* out[r] (+)= sum_c A[(row0 + r) lda + c] in[c]: rows of a row-major matrix.
+ * R C multiply-adds; with band = k > 0, A is a (2k+1)^2 vertex-patch matrix
+ * and the zero blocks are skipped: rows < k and > k have k + 1 nonzeros. */
+template <int R, int C, int lda, int row0, bool add, int band = 0, typename T, typename Mat>
+__device__ __forceinline__ void mat_vec(const Mat &A, const T (&in)[C], T (&out)[R]) {
 #pragma unroll
   for (int r = 0; r < R; ++r) {
+    const int row = row0 + r;
+    const int first = band > 0 && row > band ? band : 0;
+    const int last = band > 0 && row < band ? band : C - 1;
     T sum = add ? out[r] : T(0);
 #pragma unroll
     for (int c = 0; c < C; ++c)
-      sum += __ldg(A + r * lda + c) * in[c];
+      if (c >= first && c <= last)
+        sum += A[(row0 + r) * lda + c] * in[c];
     out[r] = sum;
   }
 }
 
 /* out[r] = sum_c A[c lda + r] in[c]: the transpose of a row-major matrix. */
-template <int R, int C, typename T>
-__device__ __forceinline__ void mat_t_vec(const T *__restrict__ A, int lda, const T (&in)[C],
-                                          T (&out)[R]) {
+template <int R, int C, int lda, typename T, typename Mat>
+__device__ __forceinline__ void mat_t_vec(const Mat &A, const T (&in)[C], T (&out)[R]) {
 #pragma unroll
   for (int r = 0; r < R; ++r) {
     T sum = 0;
 #pragma unroll
     for (int c = 0; c < C; ++c)
-      sum += __ldg(A + c * lda + r) * in[c];
+      sum += A[c * lda + r] * in[c];
     out[r] = sum;
   }
+}
+
+template <int N, typename T> __device__ __forceinline__ void scale_line(T s, T (&v)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i)
+    v[i] *= s;
 }
 
 template <int N, typename T>
@@ -101,20 +241,21 @@ __device__ __forceinline__ void item_start(const item_grid &grid, tpmg_index ite
  * outside points read as zero, and K_d, M_d the P x P patch matrices. Sum
  * factorization as in paper §3.1.1: the first contraction gives M_z xbar and
  * K_z xbar, the second combines K_y M_z + M_y K_z and M_y M_z, the last sums
- * M_x of the former and K_x of the latter.
+ * M_x of the former and K_x of the latter (with the scale factors c_d of
+ * reference matrices folded into the lines before the second and last
+ * contractions).
  * Team of P^(dim-1) threads; s1, s2 hold R P^(dim-1) values each; out (R^dim
- * values) may alias s1. Ends with a barrier. */
-template <int dim, int k, int row0, int R, typename T>
-__device__ void apply_patch_rows(const tpmg_level &lvl, const T *src, const tpmg_index (&first)[3],
-                                 bool active, int rank, T *s1, T *s2, T *out) {
+ * values) may alias s1. Ends with a barrier.
+ * Counts per call (3D): 2 R P^3 + 3 R^2 P^2 + 2 R^3 P multiply-adds; shared
+ * memory: writes 2 R P^2 + 2 R^2 P + R^3, reads 2 R P^2 + 2 R^2 P words. */
+template <int dim, int k, int row0, int R, typename T, typename Matrices>
+__device__ void apply_patch_rows(const tpmg_level &lvl, const Matrices &mat, const T *src,
+                                 const tpmg_index (&first)[3], bool active, int rank, T *s1, T *s2,
+                                 T *out) {
   constexpr int P = 2 * k + 1;
-  const tpmg_level_data &data = lvl.data[precision_of<T>::value];
   const tpmg_index n0 = lvl.n[0], n1 = lvl.n[1];
   if constexpr (dim == 2) {
-    const T *My = static_cast<const T *>(data.patch_mass[1]) + row0 * P;
-    const T *Ky = static_cast<const T *>(data.patch_stiffness[1]) + row0 * P;
-    const T *Mx = static_cast<const T *>(data.patch_mass[0]) + row0 * P;
-    const T *Kx = static_cast<const T *>(data.patch_stiffness[0]) + row0 * P;
+    const auto My = mat.mass(1), Ky = mat.stiffness(1), Mx = mat.mass(0), Kx = mat.stiffness(0);
     if (active && rank < P) {
       const int x = rank;
       const tpmg_index gx = first[0] + x;
@@ -124,8 +265,8 @@ __device__ void apply_patch_rows(const tpmg_level &lvl, const T *src, const tpmg
         const tpmg_index gy = first[1] + y;
         col[y] = inside(gx, n0) && inside(gy, n1) ? src[gx + n0 * gy] : T(0);
       }
-      mat_vec<R, P, false>(My, P, col, m);
-      mat_vec<R, P, false>(Ky, P, col, s);
+      mat_vec<R, P, P, row0, false, Matrices::band>(My, col, m);
+      mat_vec<R, P, P, row0, false, Matrices::band>(Ky, col, s);
       store_line(s1 + x, P, m);
       store_line(s2 + x, P, s);
     }
@@ -136,8 +277,12 @@ __device__ void apply_patch_rows(const tpmg_level &lvl, const T *src, const tpmg
       T a[P], b[P];
       load_line(s2 + y * P, 1, a);
       load_line(s1 + y * P, 1, b);
-      mat_vec<R, P, false>(Mx, P, a, o);
-      mat_vec<R, P, true>(Kx, P, b, o);
+      if constexpr (Matrices::scaled) {
+        scale_line(mat.coefficient(1), a);
+        scale_line(mat.coefficient(0), b);
+      }
+      mat_vec<R, P, P, row0, false, Matrices::band>(Mx, a, o);
+      mat_vec<R, P, P, row0, true, Matrices::band>(Kx, b, o);
     }
     __syncthreads();
     if (active && rank < R)
@@ -145,12 +290,8 @@ __device__ void apply_patch_rows(const tpmg_level &lvl, const T *src, const tpmg
     __syncthreads();
   } else {
     const tpmg_index n2 = lvl.n[2];
-    const T *Mz = static_cast<const T *>(data.patch_mass[2]) + row0 * P;
-    const T *Kz = static_cast<const T *>(data.patch_stiffness[2]) + row0 * P;
-    const T *My = static_cast<const T *>(data.patch_mass[1]) + row0 * P;
-    const T *Ky = static_cast<const T *>(data.patch_stiffness[1]) + row0 * P;
-    const T *Mx = static_cast<const T *>(data.patch_mass[0]) + row0 * P;
-    const T *Kx = static_cast<const T *>(data.patch_stiffness[0]) + row0 * P;
+    const auto Mz = mat.mass(2), Kz = mat.stiffness(2), My = mat.mass(1), Ky = mat.stiffness(1),
+               Mx = mat.mass(0), Kx = mat.stiffness(0);
     /* z: s1 = M_z xbar, s2 = K_z xbar, [R][P][P] */
     if (active && rank < P * P) {
       const int y = rank / P, x = rank % P;
@@ -163,8 +304,8 @@ __device__ void apply_patch_rows(const tpmg_level &lvl, const T *src, const tpmg
         const tpmg_index gz = first[2] + z;
         col[z] = in_xy && inside(gz, n2) ? p[n0 * n1 * gz] : T(0);
       }
-      mat_vec<R, P, false>(Mz, P, col, m);
-      mat_vec<R, P, false>(Kz, P, col, s);
+      mat_vec<R, P, P, row0, false, Matrices::band>(Mz, col, m);
+      mat_vec<R, P, P, row0, false, Matrices::band>(Kz, col, s);
       store_line(s1 + y * P + x, P * P, m);
       store_line(s2 + y * P + x, P * P, s);
     }
@@ -176,9 +317,13 @@ __device__ void apply_patch_rows(const tpmg_level &lvl, const T *src, const tpmg
       T t1[P], t2[P];
       load_line(s1 + z * P * P + x, P, t1);
       load_line(s2 + z * P * P + x, P, t2);
-      mat_vec<R, P, false>(My, P, t2, a);
-      mat_vec<R, P, true>(Ky, P, t1, a);
-      mat_vec<R, P, false>(My, P, t1, b);
+      mat_vec<R, P, P, row0, false, Matrices::band>(My, t1, b);
+      if constexpr (Matrices::scaled) {
+        scale_line(mat.coefficient(2), t2);
+        scale_line(mat.coefficient(1), t1);
+      }
+      mat_vec<R, P, P, row0, false, Matrices::band>(My, t2, a);
+      mat_vec<R, P, P, row0, true, Matrices::band>(Ky, t1, a);
     }
     __syncthreads();
     if (active && rank < R * P) {
@@ -193,8 +338,10 @@ __device__ void apply_patch_rows(const tpmg_level &lvl, const T *src, const tpmg
       T t1[P], t2[P];
       load_line(s1 + rank * P, 1, t1);
       load_line(s2 + rank * P, 1, t2);
-      mat_vec<R, P, false>(Mx, P, t1, o);
-      mat_vec<R, P, true>(Kx, P, t2, o);
+      if constexpr (Matrices::scaled)
+        scale_line(mat.coefficient(0), t2);
+      mat_vec<R, P, P, row0, false, Matrices::band>(Mx, t1, o);
+      mat_vec<R, P, P, row0, true, Matrices::band>(Kx, t2, o);
     }
     __syncthreads();
     if (active && rank < R * R)
@@ -210,15 +357,34 @@ __device__ void apply_patch_rows(const tpmg_level &lvl, const T *src, const tpmg
  * x_I the interior of the patch whose first interior point is global index
  * `base`. One thread per line: I^(dim-1) threads of the team take part. Begins
  * with a barrier-free read of u (the caller synchronizes), ends with the
- * global update. */
-template <int dim, int k, typename T>
-__device__ void fast_diagonalization(const tpmg_level &lvl, bool active, int rank, T *u,
-                                     tpmg_index base, T *x) {
+ * global update. The eigenvalues are the level's own, from device memory.
+ * Counts per call (3D): 6 I^4 multiply-adds, I^3 divisions; shared memory:
+ * writes 4 I^3, reads 5 I^3 words. */
+template <int dim, int k, typename T, typename Matrices>
+__device__ void fast_diagonalization_even_odd(const tpmg_level &lvl, const Matrices &mat,
+                                              bool active, int rank, T *u, tpmg_index base, T *x);
+
+template <int dim, int k, typename T, typename Matrices>
+__device__ void fast_diagonalization_dense(const tpmg_level &lvl, const Matrices &mat, bool active,
+                                           int rank, T *u, tpmg_index base, T *x);
+
+template <int dim, int k, typename T, typename Matrices>
+__device__ __forceinline__ void fast_diagonalization(const tpmg_level &lvl, const Matrices &mat,
+                                                     bool active, int rank, T *u, tpmg_index base,
+                                                     T *x) {
+  if constexpr (Matrices::even_odd)
+    fast_diagonalization_even_odd<dim, k>(lvl, mat, active, rank, u, base, x);
+  else
+    fast_diagonalization_dense<dim, k>(lvl, mat, active, rank, u, base, x);
+}
+
+template <int dim, int k, typename T, typename Matrices>
+__device__ void fast_diagonalization_dense(const tpmg_level &lvl, const Matrices &mat, bool active,
+                                           int rank, T *u, tpmg_index base, T *x) {
   constexpr int I = 2 * k - 1;
   const tpmg_level_data &data = lvl.data[precision_of<T>::value];
   const tpmg_index n0 = lvl.n[0], n1 = lvl.n[1];
-  const T *Sx = static_cast<const T *>(data.eigenvectors[0]);
-  const T *Sy = static_cast<const T *>(data.eigenvectors[1]);
+  const auto Sx = mat.eigenvectors(0), Sy = mat.eigenvectors(1);
   const T *lx = static_cast<const T *>(data.eigenvalues[0]);
   const T *ly = static_cast<const T *>(data.eigenvalues[1]);
   const bool work = active && rank < (dim == 2 ? I : I * I);
@@ -227,7 +393,7 @@ __device__ void fast_diagonalization(const tpmg_level &lvl, bool active, int ran
     if (work) {
       T v[I], w[I];
       load_line(u + rank, I, v);
-      mat_t_vec<I, I>(Sy, I, v, w);
+      mat_t_vec<I, I, I>(Sy, v, w);
       store_line(u + rank, I, w);
     }
     __syncthreads();
@@ -236,12 +402,15 @@ __device__ void fast_diagonalization(const tpmg_level &lvl, bool active, int ran
       const int y = rank;
       T v[I], w[I];
       load_line(u + y * I, 1, v);
-      mat_t_vec<I, I>(Sx, I, v, w);
+      mat_t_vec<I, I, I>(Sx, v, w);
       const T lambda_y = __ldg(ly + y);
 #pragma unroll
-      for (int i = 0; i < I; ++i)
+      for (int i = 0; i < I; ++i) {
+        if constexpr (Matrices::scaled)
+          w[i] *= mat.solve_scale();
         w[i] /= lambda_y + __ldg(lx + i);
-      mat_vec<I, I, false>(Sx, I, w, v);
+      }
+      mat_vec<I, I, I, 0, false>(Sx, w, v);
       store_line(u + y * I, 1, v);
     }
     __syncthreads();
@@ -249,59 +418,529 @@ __device__ void fast_diagonalization(const tpmg_level &lvl, bool active, int ran
     if (work) {
       T v[I], w[I];
       load_line(u + rank, I, v);
-      mat_vec<I, I, false>(Sy, I, v, w);
+      mat_vec<I, I, I, 0, false>(Sy, v, w);
       T *p = x + base + rank;
 #pragma unroll
       for (int y = 0; y < I; ++y)
         p[n0 * y] += w[y];
     }
   } else {
-    const T *Sz = static_cast<const T *>(data.eigenvectors[2]);
+    const auto Sz = mat.eigenvectors(2);
     const T *lz = static_cast<const T *>(data.eigenvalues[2]);
     const int a = rank / I, b = rank % I; /* (y, x) for z-lines, (z, x) for y-lines, (z, y) for x */
     if (work) {
       T v[I], w[I];
       load_line(u + rank, I * I, v);
-      mat_t_vec<I, I>(Sz, I, v, w);
+      mat_t_vec<I, I, I>(Sz, v, w);
       store_line(u + rank, I * I, w);
     }
     __syncthreads();
     if (work) {
       T v[I], w[I];
       load_line(u + a * I * I + b, I, v);
-      mat_t_vec<I, I>(Sy, I, v, w);
+      mat_t_vec<I, I, I>(Sy, v, w);
       store_line(u + a * I * I + b, I, w);
     }
     __syncthreads();
     if (work) {
       T v[I], w[I];
       load_line(u + rank * I, 1, v);
-      mat_t_vec<I, I>(Sx, I, v, w);
+      mat_t_vec<I, I, I>(Sx, v, w);
       const T lambda_zy = __ldg(lz + a) + __ldg(ly + b);
 #pragma unroll
-      for (int i = 0; i < I; ++i)
+      for (int i = 0; i < I; ++i) {
+        if constexpr (Matrices::scaled)
+          w[i] *= mat.solve_scale();
         w[i] /= lambda_zy + __ldg(lx + i);
-      mat_vec<I, I, false>(Sx, I, w, v);
+      }
+      mat_vec<I, I, I, 0, false>(Sx, w, v);
       store_line(u + rank * I, 1, v);
     }
     __syncthreads();
     if (work) {
       T v[I], w[I];
       load_line(u + a * I * I + b, I, v);
-      mat_vec<I, I, false>(Sy, I, v, w);
+      mat_vec<I, I, I, 0, false>(Sy, v, w);
       store_line(u + a * I * I + b, I, w);
     }
     __syncthreads();
     if (work) {
       T v[I], w[I];
       load_line(u + rank, I * I, v);
-      mat_vec<I, I, false>(Sz, I, v, w);
+      mat_vec<I, I, I, 0, false>(Sz, v, w);
       T *p = x + base + b + n0 * a;
 #pragma unroll
       for (int z = 0; z < I; ++z)
         p[n0 * n1 * z] += w[z];
     }
   }
+}
+
+/* ---- fast diagonalization by even and odd eigenvectors ------------------ */
+
+/* w = S^T v on a line of the patch interior (I = 2k-1 points), w ordered as
+ * the even eigenvectors, then the odd ones: with s_i = v_i + v_{I-1-i} and
+ * d_i = v_i - v_{I-1-i} (i < k-1), an even coefficient is a k-term sum over
+ * s and the middle point, an odd one a (k-1)-term sum over d.
+ * k^2 + (k-1)^2 multiply-adds instead of I^2. */
+template <int k, typename T, typename Mat>
+__device__ __forceinline__ void even_odd_forward(const Mat &Se, const Mat &So,
+                                                 const T (&v)[2 * k - 1], T (&w)[2 * k - 1]) {
+  constexpr int H = k - 1, I = 2 * k - 1;
+  T s[H > 0 ? H : 1], d[H > 0 ? H : 1];
+#pragma unroll
+  for (int i = 0; i < H; ++i) {
+    s[i] = v[i] + v[I - 1 - i];
+    d[i] = v[i] - v[I - 1 - i];
+  }
+#pragma unroll
+  for (int e = 0; e < k; ++e) {
+    T sum = Se[H * k + e] * v[H];
+#pragma unroll
+    for (int i = 0; i < H; ++i)
+      sum += Se[i * k + e] * s[i];
+    w[e] = sum;
+  }
+#pragma unroll
+  for (int o = 0; o < H; ++o) {
+    T sum = 0;
+#pragma unroll
+    for (int i = 0; i < H; ++i)
+      sum += So[i * H + o] * d[i];
+    w[k + o] = sum;
+  }
+}
+
+/* v = S w, w ordered as in even_odd_forward: the even part e_i and the odd
+ * part o_i of point i < k-1 give v_i = e_i + o_i and v_{I-1-i} = e_i - o_i. */
+template <int k, typename T, typename Mat>
+__device__ __forceinline__ void even_odd_backward(const Mat &Se, const Mat &So,
+                                                  const T (&w)[2 * k - 1], T (&v)[2 * k - 1]) {
+  constexpr int H = k - 1, I = 2 * k - 1;
+#pragma unroll
+  for (int i = 0; i < k; ++i) {
+    T even = 0;
+#pragma unroll
+    for (int e = 0; e < k; ++e)
+      even += Se[i * k + e] * w[e];
+    if (i == H) {
+      v[H] = even;
+    } else {
+      T odd = 0;
+#pragma unroll
+      for (int o = 0; o < H; ++o)
+        odd += So[i * H + o] * w[k + o];
+      v[i] = even + odd;
+      v[I - 1 - i] = even - odd;
+    }
+  }
+}
+
+/* fast_diagonalization with the reference eigenvectors split into even and
+ * odd ones (TPMG_KERNEL_CONSTANT): the same stages, half the multiply-adds
+ * (3D: 6 I (k^2 + (k-1)^2) I^2 instead of 6 I^4). The eigenvalue of a line
+ * index (even first) is the reference one over h_d^2. */
+template <int dim, int k, typename T, typename Matrices>
+__device__ void fast_diagonalization_even_odd(const tpmg_level &lvl, const Matrices &mat,
+                                              bool active, int rank, T *u, tpmg_index base, T *x) {
+  constexpr int I = 2 * k - 1;
+  const tpmg_index n0 = lvl.n[0], n1 = lvl.n[1];
+  const auto Se = mat.eigen_even(), So = mat.eigen_odd();
+  const bool work = active && rank < (dim == 2 ? I : I * I);
+  if constexpr (dim == 2) {
+    if (work) {
+      T v[I], w[I];
+      load_line(u + rank, I, v);
+      even_odd_forward<k>(Se, So, v, w);
+      store_line(u + rank, I, w);
+    }
+    __syncthreads();
+    if (work) {
+      const int y = rank;
+      T v[I], w[I];
+      load_line(u + y * I, 1, v);
+      even_odd_forward<k>(Se, So, v, w);
+      const T lambda_y = mat.lambda(1, y);
+#pragma unroll
+      for (int i = 0; i < I; ++i)
+        w[i] = w[i] * mat.solve_scale() / (lambda_y + mat.lambda(0, i));
+      even_odd_backward<k>(Se, So, w, v);
+      store_line(u + y * I, 1, v);
+    }
+    __syncthreads();
+    if (work) {
+      T v[I], w[I];
+      load_line(u + rank, I, v);
+      even_odd_backward<k>(Se, So, v, w);
+      T *p = x + base + rank;
+#pragma unroll
+      for (int y = 0; y < I; ++y)
+        p[n0 * y] += w[y];
+    }
+  } else {
+    const int a = rank / I, b = rank % I; /* (y, x) for z-lines, (z, x) for y-lines, (z, y) for x */
+    if (work) {
+      T v[I], w[I];
+      load_line(u + rank, I * I, v);
+      even_odd_forward<k>(Se, So, v, w);
+      store_line(u + rank, I * I, w);
+    }
+    __syncthreads();
+    if (work) {
+      T v[I], w[I];
+      load_line(u + a * I * I + b, I, v);
+      even_odd_forward<k>(Se, So, v, w);
+      store_line(u + a * I * I + b, I, w);
+    }
+    __syncthreads();
+    if (work) {
+      T v[I], w[I];
+      load_line(u + rank * I, 1, v);
+      even_odd_forward<k>(Se, So, v, w);
+      const T lambda_zy = mat.lambda(2, a) + mat.lambda(1, b);
+#pragma unroll
+      for (int i = 0; i < I; ++i)
+        w[i] = w[i] * mat.solve_scale() / (lambda_zy + mat.lambda(0, i));
+      even_odd_backward<k>(Se, So, w, v);
+      store_line(u + rank * I, 1, v);
+    }
+    __syncthreads();
+    if (work) {
+      T v[I], w[I];
+      load_line(u + a * I * I + b, I, v);
+      even_odd_backward<k>(Se, So, v, w);
+      store_line(u + a * I * I + b, I, w);
+    }
+    __syncthreads();
+    if (work) {
+      T v[I], w[I];
+      load_line(u + rank, I * I, v);
+      even_odd_backward<k>(Se, So, v, w);
+      T *p = x + base + b + n0 * a;
+#pragma unroll
+      for (int z = 0; z < I; ++z)
+        p[n0 * n1 * z] += w[z];
+    }
+  }
+}
+
+/* ---- block-linear stages (TPMG_KERNEL_CONSTANT) ---------------------------- */
+
+/* The patches (or cells) of one block of a block-linear kernel: `teams` of
+ * them, each with its window start, its first interior point, and whether it
+ * exists, in shared memory (set up by the kernel before its first stage). */
+template <int teams> struct team_info {
+  tpmg_index start[teams][3];
+  tpmg_index base[teams];
+  bool active[teams];
+};
+
+/* apply_patch_rows for `teams` patches per block with linear thread indexing
+ * (paper §4.2.1, Table 5): in a stage with L lines per patch, thread t of the
+ * block (blockDim.x = teams P^(dim-1), the largest stage) takes line t % L of
+ * patch t / L, so the active threads of every stage are the first teams L
+ * ones: warps are full or idle. Patch j's tensors: s1 = shared + j values,
+ * s2 = s1 + values / 2; the result (R^dim values) replaces s1. */
+template <int dim, int k, int row0, int R, int teams, typename T, typename Matrices>
+__device__ void apply_patch_rows_linear(const tpmg_level &lvl, const Matrices &mat, const T *src,
+                                        const team_info<teams> &info, T *shared, int values) {
+  constexpr int P = 2 * k + 1, B = Matrices::band;
+  const int t = threadIdx.x;
+  const tpmg_index n0 = lvl.n[0], n1 = lvl.n[1];
+  if constexpr (dim == 2) {
+    const auto My = mat.mass(1), Ky = mat.stiffness(1), Mx = mat.mass(0), Kx = mat.stiffness(0);
+    if (t < teams * P) {
+      const int j = t / P, x = t % P;
+      if (info.active[j]) {
+        T *s1 = shared + j * values, *s2 = s1 + values / 2;
+        const tpmg_index gx = info.start[j][0] + x;
+        T col[P], m[R], s[R];
+#pragma unroll
+        for (int y = 0; y < P; ++y) {
+          const tpmg_index gy = info.start[j][1] + y;
+          col[y] = inside(gx, n0) && inside(gy, n1) ? src[gx + n0 * gy] : T(0);
+        }
+        mat_vec<R, P, P, row0, false, B>(My, col, m);
+        mat_vec<R, P, P, row0, false, B>(Ky, col, s);
+        store_line(s1 + x, P, m);
+        store_line(s2 + x, P, s);
+      }
+    }
+    __syncthreads();
+    T o[R];
+    const int j = t / R, y = t % R;
+    const bool mine = t < teams * R && info.active[j < teams ? j : 0];
+    if (mine) {
+      const T *s1 = shared + j * values, *s2 = s1 + values / 2;
+      T a[P], b[P];
+      load_line(s2 + y * P, 1, a);
+      load_line(s1 + y * P, 1, b);
+      scale_line(mat.coefficient(1), a);
+      scale_line(mat.coefficient(0), b);
+      mat_vec<R, P, P, row0, false, B>(Mx, a, o);
+      mat_vec<R, P, P, row0, true, B>(Kx, b, o);
+    }
+    __syncthreads();
+    if (mine)
+      store_line(shared + j * values + y * R, 1, o);
+    __syncthreads();
+  } else {
+    const tpmg_index n2 = lvl.n[2];
+    const auto Mz = mat.mass(2), Kz = mat.stiffness(2), My = mat.mass(1), Ky = mat.stiffness(1),
+               Mx = mat.mass(0), Kx = mat.stiffness(0);
+    /* z: s1 = M_z xbar, s2 = K_z xbar, [R][P][P] */
+    if (t < teams * P * P) {
+      const int j = t / (P * P), l = t % (P * P), y = l / P, x = l % P;
+      if (info.active[j]) {
+        T *s1 = shared + j * values, *s2 = s1 + values / 2;
+        const tpmg_index gx = info.start[j][0] + x, gy = info.start[j][1] + y;
+        const bool in_xy = inside(gx, n0) && inside(gy, n1);
+        const T *p = src + gx + n0 * gy;
+        T col[P], m[R], s[R];
+#pragma unroll
+        for (int z = 0; z < P; ++z) {
+          const tpmg_index gz = info.start[j][2] + z;
+          col[z] = in_xy && inside(gz, n2) ? p[n0 * n1 * gz] : T(0);
+        }
+        mat_vec<R, P, P, row0, false, B>(Mz, col, m);
+        mat_vec<R, P, P, row0, false, B>(Kz, col, s);
+        store_line(s1 + l, P * P, m);
+        store_line(s2 + l, P * P, s);
+      }
+    }
+    __syncthreads();
+    /* y: a = M_y K_z + K_y M_z, b = M_y M_z, [R][R][P] in place of s1, s2 */
+    {
+      T a[R], b[R];
+      const int j = t / (R * P), l = t % (R * P), z = l / P, x = l % P;
+      const bool mine = t < teams * R * P && info.active[j < teams ? j : 0];
+      if (mine) {
+        const T *s1 = shared + j * values, *s2 = s1 + values / 2;
+        T t1[P], t2[P];
+        load_line(s1 + z * P * P + x, P, t1);
+        load_line(s2 + z * P * P + x, P, t2);
+        mat_vec<R, P, P, row0, false, B>(My, t1, b);
+        scale_line(mat.coefficient(2), t2);
+        scale_line(mat.coefficient(1), t1);
+        mat_vec<R, P, P, row0, false, B>(My, t2, a);
+        mat_vec<R, P, P, row0, true, B>(Ky, t1, a);
+      }
+      __syncthreads();
+      if (mine) {
+        T *s1 = shared + j * values, *s2 = s1 + values / 2;
+        store_line(s1 + z * R * P + x, P, a);
+        store_line(s2 + z * R * P + x, P, b);
+      }
+      __syncthreads();
+    }
+    /* x: out = M_x a + K_x b, [R][R][R] */
+    T o[R];
+    const int j = t / (R * R), l = t % (R * R);
+    const bool mine = t < teams * R * R && info.active[j < teams ? j : 0];
+    if (mine) {
+      const T *s1 = shared + j * values, *s2 = s1 + values / 2;
+      T t1[P], t2[P];
+      load_line(s1 + l * P, 1, t1);
+      load_line(s2 + l * P, 1, t2);
+      scale_line(mat.coefficient(0), t2);
+      mat_vec<R, P, P, row0, false, B>(Mx, t1, o);
+      mat_vec<R, P, P, row0, true, B>(Kx, t2, o);
+    }
+    __syncthreads();
+    if (mine)
+      store_line(shared + j * values + l * R, 1, o);
+    __syncthreads();
+  }
+}
+
+/* fast_diagonalization_even_odd for `teams` patches per block with linear
+ * thread indexing: stage lines I^(dim-1) per patch; patch j's residual at
+ * shared + j values, its interior at global info.base[j]. Begins without a
+ * barrier (the caller synchronizes), ends with the global update. */
+template <int dim, int k, int teams, typename T, typename Matrices>
+__device__ void fast_diagonalization_linear(const tpmg_level &lvl, const Matrices &mat,
+                                            const team_info<teams> &info, T *shared, int values,
+                                            T *x) {
+  constexpr int I = 2 * k - 1, L = dim == 2 ? I : I * I;
+  const tpmg_index n0 = lvl.n[0], n1 = lvl.n[1];
+  const auto Se = mat.eigen_even(), So = mat.eigen_odd();
+  const int t = threadIdx.x, j = t / L, rank = t % L;
+  const bool work = t < teams * L && info.active[j < teams ? j : 0];
+  T *u = shared + (j < teams ? j : 0) * values;
+  if constexpr (dim == 2) {
+    if (work) {
+      T v[I], w[I];
+      load_line(u + rank, I, v);
+      even_odd_forward<k>(Se, So, v, w);
+      store_line(u + rank, I, w);
+    }
+    __syncthreads();
+    if (work) {
+      const int y = rank;
+      T v[I], w[I];
+      load_line(u + y * I, 1, v);
+      even_odd_forward<k>(Se, So, v, w);
+      const T lambda_y = mat.lambda(1, y);
+#pragma unroll
+      for (int i = 0; i < I; ++i)
+        w[i] = w[i] * mat.solve_scale() / (lambda_y + mat.lambda(0, i));
+      even_odd_backward<k>(Se, So, w, v);
+      store_line(u + y * I, 1, v);
+    }
+    __syncthreads();
+    if (work) {
+      T v[I], w[I];
+      load_line(u + rank, I, v);
+      even_odd_backward<k>(Se, So, v, w);
+      T *p = x + info.base[j] + rank;
+#pragma unroll
+      for (int y = 0; y < I; ++y)
+        p[n0 * y] += w[y];
+    }
+  } else {
+    const int a = rank / I, b = rank % I;
+    if (work) {
+      T v[I], w[I];
+      load_line(u + rank, I * I, v);
+      even_odd_forward<k>(Se, So, v, w);
+      store_line(u + rank, I * I, w);
+    }
+    __syncthreads();
+    if (work) {
+      T v[I], w[I];
+      load_line(u + a * I * I + b, I, v);
+      even_odd_forward<k>(Se, So, v, w);
+      store_line(u + a * I * I + b, I, w);
+    }
+    __syncthreads();
+    if (work) {
+      T v[I], w[I];
+      load_line(u + rank * I, 1, v);
+      even_odd_forward<k>(Se, So, v, w);
+      const T lambda_zy = mat.lambda(2, a) + mat.lambda(1, b);
+#pragma unroll
+      for (int i = 0; i < I; ++i)
+        w[i] = w[i] * mat.solve_scale() / (lambda_zy + mat.lambda(0, i));
+      even_odd_backward<k>(Se, So, w, v);
+      store_line(u + rank * I, 1, v);
+    }
+    __syncthreads();
+    if (work) {
+      T v[I], w[I];
+      load_line(u + a * I * I + b, I, v);
+      even_odd_backward<k>(Se, So, v, w);
+      store_line(u + a * I * I + b, I, w);
+    }
+    __syncthreads();
+    if (work) {
+      T v[I], w[I];
+      load_line(u + rank, I * I, v);
+      even_odd_backward<k>(Se, So, v, w);
+      T *p = x + info.base[j] + b + n0 * a;
+#pragma unroll
+      for (int z = 0; z < I; ++z)
+        p[n0 * n1 * z] += w[z];
+    }
+  }
+}
+
+/* ---- degree 1: one thread per patch or row ------------------------------ */
+
+/* Row 1 (the centre) of the patch operator on the 3^dim window starting at
+ * global point `first`, Dirichlet and outside points read as zero: the
+ * R = 1 case of apply_patch_rows, all in registers of one thread.
+ * Counts (3D): 27 loads, 2·9·3 + 3·3·3 + 2·3 = 87 multiply-adds. */
+template <int dim, typename T, typename Matrices>
+__device__ __forceinline__ T centre_row(const tpmg_level &lvl, const Matrices &mat, const T *src,
+                                        const tpmg_index (&first)[3]) {
+  constexpr int P = 3;
+  const tpmg_index n0 = lvl.n[0], n1 = lvl.n[1];
+  bool in[3][3]; /* [d][offset] */
+#pragma unroll
+  for (int d = 0; d < 3; ++d)
+#pragma unroll
+    for (int i = 0; i < P; ++i)
+      in[d][i] = d < dim ? inside(first[d] + i, lvl.n[d]) : i == 0;
+  const auto Mx = mat.mass(0), Kx = mat.stiffness(0), My = mat.mass(1), Ky = mat.stiffness(1);
+  T o[1];
+  if constexpr (dim == 2) {
+    T a[P], b[P]; /* per x: K_y and M_y of the column */
+#pragma unroll
+    for (int x = 0; x < P; ++x) {
+      T col[P], m[1], s[1];
+#pragma unroll
+      for (int y = 0; y < P; ++y)
+        col[y] = in[0][x] && in[1][y] ? src[first[0] + x + n0 * (first[1] + y)] : T(0);
+      mat_vec<1, P, P, 1, false>(My, col, m);
+      mat_vec<1, P, P, 1, false>(Ky, col, s);
+      a[x] = s[0];
+      b[x] = m[0];
+    }
+    if constexpr (Matrices::scaled) {
+      scale_line(mat.coefficient(1), a);
+      scale_line(mat.coefficient(0), b);
+    }
+    mat_vec<1, P, P, 1, false>(Mx, a, o);
+    mat_vec<1, P, P, 1, true>(Kx, b, o);
+  } else {
+    const auto Mz = mat.mass(2), Kz = mat.stiffness(2);
+    T a[P], b[P]; /* per x: the y-contraction */
+#pragma unroll
+    for (int x = 0; x < P; ++x) {
+      T t1[P], t2[P]; /* per y: M_z and K_z of the column */
+#pragma unroll
+      for (int y = 0; y < P; ++y) {
+        T col[P], m[1], s[1];
+#pragma unroll
+        for (int z = 0; z < P; ++z)
+          col[z] = in[0][x] && in[1][y] && in[2][z]
+                       ? src[first[0] + x + n0 * (first[1] + y + n1 * (first[2] + z))]
+                       : T(0);
+        mat_vec<1, P, P, 1, false>(Mz, col, m);
+        mat_vec<1, P, P, 1, false>(Kz, col, s);
+        t1[y] = m[0];
+        t2[y] = s[0];
+      }
+      T av[1], bv[1];
+      mat_vec<1, P, P, 1, false>(My, t1, bv);
+      if constexpr (Matrices::scaled) {
+        scale_line(mat.coefficient(2), t2);
+        scale_line(mat.coefficient(1), t1);
+      }
+      mat_vec<1, P, P, 1, false>(My, t2, av);
+      mat_vec<1, P, P, 1, true>(Ky, t1, av);
+      a[x] = av[0];
+      b[x] = bv[0];
+    }
+    if constexpr (Matrices::scaled)
+      scale_line(mat.coefficient(0), b);
+    mat_vec<1, P, P, 1, false>(Mx, a, o);
+    mat_vec<1, P, P, 1, true>(Kx, b, o);
+  }
+  return o[0];
+}
+
+/* Degree 1: the patch interior is one point, A_I^{-1} r by the same sequence of
+ * operations as fast_diagonalization with I = 1. */
+template <int dim, typename T, typename Matrices>
+__device__ __forceinline__ T centre_solve(const tpmg_level &lvl, const Matrices &mat, T r) {
+  const tpmg_level_data &data = lvl.data[precision_of<T>::value];
+  T lambda = __ldg(static_cast<const T *>(data.eigenvalues[dim - 1]));
+#pragma unroll
+  for (int d = dim - 1; d >= 1; --d)
+    r = mat.eigenvectors(d)[0] * r;
+  T w = mat.eigenvectors(0)[0] * r;
+  if constexpr (Matrices::scaled)
+    w *= mat.solve_scale();
+#pragma unroll
+  for (int d = dim - 2; d >= 0; --d)
+    lambda += __ldg(static_cast<const T *>(data.eigenvalues[d]));
+  w /= lambda;
+  T v = mat.eigenvectors(0)[0] * w;
+#pragma unroll
+  for (int d = 1; d < dim; ++d)
+    v = mat.eigenvectors(d)[0] * v;
+  return v;
 }
 
 } // namespace tpmg_cuda

@@ -18,6 +18,10 @@ struct backend_data {
   cudaStream_t stream;
   double *partials;    /* device: dot partial sums, then the result */
   double *host_result; /* pinned host copy of the dot result */
+  cudaEvent_t stopwatch[2];
+  /* host: the unit patch's 1D data (reference_data<k, T>) per precision and
+   * degree, built on first use (TPMG_KERNEL_CONSTANT and THREAD) */
+  void *reference[2][TPMG_MAX_DEGREE_2D + 1];
 };
 
 inline cudaStream_t stream_of(const tpmg_context *ctx) {
@@ -76,19 +80,25 @@ tpmg_status select(const tpmg_context *ctx, int degree, tpmg_precision prec, F &
   return select_degree_from<dim, 1>(ctx, degree, [&](auto k) { return f(k, float()); });
 }
 
+/* The implementation TPMG_KERNEL_DEFAULT stands for: the fastest measured
+ * (doc/benchmarks.md). */
+constexpr tpmg_kernel default_kernel(int degree) {
+  return degree == 1 ? TPMG_KERNEL_THREAD : TPMG_KERNEL_CONSTANT;
+}
+
 /* Operations of one dimension, instantiated in tpmg-cuda-*-{2,3}d.cu. */
 template <int dim>
-tpmg_status laplace(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec, const void *src,
-                    void *dst);
+tpmg_status laplace(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
+                    tpmg_kernel kernel, const void *src, void *dst);
 template <int dim>
-tpmg_status patch_fused(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec, int colour,
-                        const void *b, void *x);
+tpmg_status patch_fused(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
+                        tpmg_kernel kernel, int colour, const void *b, void *x);
 template <int dim>
 tpmg_status patch_residual(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
-                           int colour, const void *b, const void *x, void *r);
+                           tpmg_kernel kernel, int colour, const void *b, const void *x, void *r);
 template <int dim>
-tpmg_status patch_solve(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec, int colour,
-                        const void *r, void *x);
+tpmg_status patch_solve(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
+                        tpmg_kernel kernel, int colour, const void *r, void *x);
 template <int dim>
 tpmg_status prolongate_add(tpmg_context *ctx, const tpmg_level *coarse, const tpmg_level *fine,
                            tpmg_precision prec, const void *c, void *f);

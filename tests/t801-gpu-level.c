@@ -1,5 +1,5 @@
-/* GPU test: the CUDA backend's level operations (laplace, copy_boundary,
- * prolongate_add, restrict_, coarse_solve), called through the backend tables
+/* GPU test: the CUDA backend's level operations (laplace with each kernel,
+ * copy_boundary, prolongate_add, restrict_, coarse_solve), called through the backend tables
  * of a CUDA and a CPU context on grids made with the same options, on random
  * inputs, for dim 2 and 3, every degree of the table and both precisions. CUDA
  * outputs are poisoned with NaN first; entries an operation must not write stay
@@ -18,12 +18,22 @@ static void check_level(const gpu_pair *pr, int l, uint64_t *seed) {
   void *s[2], *d[2];
   gpu_vectors(pr, n, src, s);
 
-  /* laplace: every entry written */
-  gpu_vectors(pr, n, nan, d);
-  for (int b = 0; b < 2; b++)
-    REF_CALL(pr->ctx[b], pr->ctx[b]->ops->laplace(pr->ctx[b], lvl[b], pr->p, s[b], d[b]));
-  gpu_compare(pr, n, d, "laplace", dim, k, l);
-  gpu_destroy(pr, d);
+  /* laplace: every entry written, by every kernel (THREAD: degree 1) */
+  for (int kern = TPMG_KERNEL_DEFAULT; kern <= TPMG_KERNEL_THREAD; kern++) {
+    static const char *names[4] = {"laplace", "laplace kernel basic", "laplace kernel constant",
+                                   "laplace kernel thread"};
+    if (kern == TPMG_KERNEL_THREAD && k != 1)
+      continue;
+    gpu_vectors(pr, n, nan, d);
+    REF_CALL(pr->ctx[0], pr->ctx[0]->ops->laplace(pr->ctx[0], lvl[0], pr->p, s[0], d[0]));
+    if (kern == TPMG_KERNEL_DEFAULT)
+      REF_CALL(pr->ctx[1], pr->ctx[1]->ops->laplace(pr->ctx[1], lvl[1], pr->p, s[1], d[1]));
+    else
+      REF_CALL(pr->ctx[1], pr->ctx[1]->ops->laplace_kernel(pr->ctx[1], lvl[1], pr->p,
+                                                           (tpmg_kernel)kern, s[1], d[1]));
+    gpu_compare(pr, n, d, names[kern], dim, k, l);
+    gpu_destroy(pr, d);
+  }
 
   /* copy_boundary: the interior stays NaN */
   gpu_vectors(pr, n, nan, d);

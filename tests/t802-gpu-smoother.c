@@ -1,8 +1,9 @@
 /* GPU test: the CUDA backend's vertex-patch smoother against the CPU backend:
  * the operations patch_residual, patch_solve and patch_fused for every colour
  * through the backend tables, and tpmg_smoother_apply of each variant (forward
- * and reverse colour order) through the public API, on random inputs, for dim 2
- * and 3, every degree of the table and both precisions. CUDA outputs are
+ * and reverse colour order) through the public API, each with every kernel of
+ * the CUDA backend (default, basic, constant, and thread for degree 1), on
+ * random inputs, for dim 2 and 3, every degree of the table and both precisions. CUDA outputs are
  * poisoned with NaN first; entries an operation must not write stay NaN on
  * both sides. Skipped (exit 77) without a GPU.
  * Usage: t802-gpu-smoother [dim [global|separate|fused [degree [level]]]] limits
@@ -14,69 +15,120 @@
 #include "gpu-pair.h"
 
 static const char *variant_names[3] = {"global", "separate", "fused"};
+static const char *kernel_names[4] = {"default", "basic", "constant", "thread"};
 
-static void check_smoother(const gpu_pair *pr, int l, int variant, uint64_t *seed) {
+/* The kernels of the CUDA backend to check for degree k (THREAD: degree 1). */
+static int kernels_of(int k, tpmg_kernel kernels[4]) {
+  int n = 0;
+  for (int kern = TPMG_KERNEL_DEFAULT; kern <= TPMG_KERNEL_THREAD; kern++)
+    if (kern != TPMG_KERNEL_THREAD || k == 1)
+      kernels[n++] = (tpmg_kernel)kern;
+  return n;
+}
+
+/* One patch operation of one colour: the CPU result once, then the CUDA result
+ * of each kernel from the same inputs. op: 0 residual, 1 solve, 2 fused. */
+static void check_op(const gpu_pair *pr, int l, int op, int colour, const double *hb,
+                     const double *hx, const double *nan) {
   const tpmg_level *lvl[2] = {&pr->grid[0]->levels[l], &pr->grid[1]->levels[l]};
   const int64_t n = lvl[0]->n_dofs;
   const int dim = lvl[0]->dim, k = lvl[0]->degree;
-  double *hb = gpu_host_data(seed, n, 0), *hx = gpu_host_data(seed, n, 0), *nan = gpu_host_data(seed, n, 1);
-  void *b[2], *x[2], *r[2];
-  gpu_vectors(pr, n, hb, b);
-  char what[64];
-  for (int colour = 0; colour < (1 << dim); colour++) {
-    /* the backend operations the variant uses */
-    if (variant == TPMG_SMOOTHER_SEPARATE) {
-      gpu_vectors(pr, n, hx, x);
-      gpu_vectors(pr, n, nan, r);
-      for (int s = 0; s < 2; s++)
-        REF_CALL(pr->ctx[s], pr->ctx[s]->ops->patch_residual(pr->ctx[s], lvl[s], pr->p, colour,
-                                                             b[s], x[s], r[s]));
-      snprintf(what, sizeof(what), "patch_residual colour %d", colour);
-      gpu_compare(pr, n, r, what, dim, k, l);
-      gpu_destroy(pr, r);
-      gpu_destroy(pr, x);
-    }
-    if (variant != TPMG_SMOOTHER_FUSED) {
-      gpu_vectors(pr, n, hx, x);
-      gpu_vectors(pr, n, hb, r);
-      for (int s = 0; s < 2; s++)
-        REF_CALL(pr->ctx[s],
-                 pr->ctx[s]->ops->patch_solve(pr->ctx[s], lvl[s], pr->p, colour, r[s], x[s]));
-      snprintf(what, sizeof(what), "patch_solve colour %d", colour);
-      gpu_compare(pr, n, x, what, dim, k, l);
-      gpu_destroy(pr, r);
-      gpu_destroy(pr, x);
+  static const char *op_names[3] = {"patch_residual", "patch_solve", "patch_fused"};
+  tpmg_kernel kernels[4];
+  const int n_kernels = kernels_of(k, kernels);
+  void *out[2] = {NULL, NULL};
+  for (int run = -1; run < n_kernels; run++) {
+    /* run -1: the CPU; then one CUDA run per kernel */
+    const int s = run < 0 ? 0 : 1;
+    const tpmg_kernel kern = run < 0 ? TPMG_KERNEL_DEFAULT : kernels[run];
+    tpmg_context *ctx = pr->ctx[s];
+    void *b = gpu_vector_from(ctx, pr->p, n, hb);
+    void *x = gpu_vector_from(ctx, pr->p, n, hx);
+    if (op == 0) {
+      out[s] = gpu_vector_from(ctx, pr->p, n, nan);
+      REF_CALL(ctx, ctx->ops->patch_residual(ctx, lvl[s], pr->p, kern, colour, b, x, out[s]));
+      tpmg_vector_destroy(ctx, &x);
+    } else if (op == 1) {
+      /* b serves as the residual */
+      REF_CALL(ctx, ctx->ops->patch_solve(ctx, lvl[s], pr->p, kern, colour, b, x));
+      out[s] = x;
     } else {
-      gpu_vectors(pr, n, hx, x);
-      for (int s = 0; s < 2; s++)
-        REF_CALL(pr->ctx[s],
-                 pr->ctx[s]->ops->patch_fused(pr->ctx[s], lvl[s], pr->p, colour, b[s], x[s]));
-      snprintf(what, sizeof(what), "patch_fused colour %d", colour);
-      gpu_compare(pr, n, x, what, dim, k, l);
-      gpu_destroy(pr, x);
+      REF_CALL(ctx, ctx->ops->patch_fused(ctx, lvl[s], pr->p, kern, colour, b, x));
+      out[s] = x;
     }
+    tpmg_vector_destroy(ctx, &b);
+    if (s == 1) {
+      char what[96];
+      snprintf(what, sizeof(what), "%s colour %d kernel %s", op_names[op], colour,
+               kernel_names[kern]);
+      gpu_compare(pr, n, out, what, dim, k, l);
+      tpmg_vector_destroy(ctx, &out[1]);
+    }
+  }
+  tpmg_vector_destroy(pr->ctx[0], &out[0]);
+}
+
+static void check_smoother(const gpu_pair *pr, int l, int variant, uint64_t *seed) {
+  const tpmg_level *lvl0 = &pr->grid[0]->levels[l];
+  const int64_t n = lvl0->n_dofs;
+  const int dim = lvl0->dim, k = lvl0->degree;
+  double *hb = gpu_host_data(seed, n, 0), *hx = gpu_host_data(seed, n, 0),
+         *nan = gpu_host_data(seed, n, 1);
+  /* the backend operations the variant uses */
+  for (int colour = 0; colour < (1 << dim); colour++) {
+    if (variant == TPMG_SMOOTHER_SEPARATE)
+      check_op(pr, l, 0, colour, hb, hx, nan);
+    check_op(pr, l, variant == TPMG_SMOOTHER_FUSED ? 2 : 1, colour, hb, hx, nan);
   }
   /* whole smoothing steps through the public API, forward then reverse */
-  tpmg_smoother_options options = tpmg_smoother_options_default();
-  options.variant = (tpmg_smoother_variant)variant;
-  tpmg_smoother *smoother[2];
-  for (int s = 0; s < 2; s++)
-    REF_CALL(pr->ctx[s], tpmg_smoother_create(pr->grid[s], l, pr->p, &options, &smoother[s]));
-  gpu_vectors(pr, n, hx, x);
-  for (int reverse = 0; reverse < 2; reverse++) {
+  tpmg_kernel kernels[4];
+  const int n_kernels = kernels_of(k, kernels);
+  for (int kk = 0; kk < n_kernels; kk++) {
+    tpmg_smoother_options options = tpmg_smoother_options_default();
+    options.variant = (tpmg_smoother_variant)variant;
+    options.kernel = kernels[kk];
+    tpmg_smoother *smoother[2];
+    void *b[2], *x[2];
     for (int s = 0; s < 2; s++)
-      REF_CALL(pr->ctx[s], tpmg_smoother_apply(smoother[s], reverse, b[s], x[s]));
-    snprintf(what, sizeof(what), "tpmg_smoother_apply %s%s", variant_names[variant],
-             reverse ? " reverse" : "");
-    gpu_compare(pr, n, x, what, dim, k, l);
+      REF_CALL(pr->ctx[s], tpmg_smoother_create(pr->grid[s], l, pr->p, &options, &smoother[s]));
+    gpu_vectors(pr, n, hb, b);
+    gpu_vectors(pr, n, hx, x);
+    for (int reverse = 0; reverse < 2; reverse++) {
+      for (int s = 0; s < 2; s++)
+        REF_CALL(pr->ctx[s], tpmg_smoother_apply(smoother[s], reverse, b[s], x[s]));
+      char what[96];
+      snprintf(what, sizeof(what), "tpmg_smoother_apply %s kernel %s%s", variant_names[variant],
+               kernel_names[kernels[kk]], reverse ? " reverse" : "");
+      gpu_compare(pr, n, x, what, dim, k, l);
+    }
+    gpu_destroy(pr, x);
+    gpu_destroy(pr, b);
+    for (int s = 0; s < 2; s++)
+      tpmg_smoother_destroy(&smoother[s]);
   }
-  gpu_destroy(pr, x);
-  for (int s = 0; s < 2; s++)
-    tpmg_smoother_destroy(&smoother[s]);
-  gpu_destroy(pr, b);
   free(hb);
   free(hx);
   free(nan);
+}
+
+/* THREAD is refused for degrees other than 1, on every backend. */
+static void check_thread_refused(const gpu_pair *pr) {
+  if (pr->grid[1]->options.degree == 1)
+    return;
+  tpmg_smoother_options options = tpmg_smoother_options_default();
+  options.kernel = TPMG_KERNEL_THREAD;
+  for (int s = 0; s < 2; s++) {
+    tpmg_smoother *smoother = NULL;
+    tpmg_status status = tpmg_smoother_create(pr->grid[s], 1, pr->p, &options, &smoother);
+    REF_CHECK(status == TPMG_ERROR_UNSUPPORTED && !smoother,
+              "smoother kernel THREAD for Q%d: status %d, expected %d", pr->grid[s]->options.degree,
+              (int)status, (int)TPMG_ERROR_UNSUPPORTED);
+  }
+  const tpmg_level *lvl = &pr->grid[1]->levels[1];
+  tpmg_status status = pr->ctx[1]->ops->laplace_kernel(pr->ctx[1], lvl, pr->p, TPMG_KERNEL_THREAD,
+                                                       (const void *)16, (void *)16);
+  REF_CHECK(status == TPMG_ERROR_UNSUPPORTED, "laplace kernel THREAD for Q%d: status %d",
+            lvl->degree, (int)status);
 }
 
 int main(int argc, char **argv) {
@@ -121,6 +173,7 @@ int main(int argc, char **argv) {
           if (only_variant < 0 || v == only_variant)
             for (int l = 1; l <= levels; l++)
               check_smoother(&pr, l, v, &seed);
+        check_thread_refused(&pr);
       }
       for (int s = 0; s < 2; s++)
         tpmg_grid_destroy(&pr.grid[s]);

@@ -206,6 +206,13 @@ tpmg_status tpmg_operator_create(tpmg_grid *grid, int level, tpmg_precision prec
  *  must not overlap. */
 tpmg_status tpmg_operator_apply(tpmg_operator *op, const void *src, void *dst);
 
+/** The diagonal of the level operator: interior entries those of the finite
+ *  element matrix (a Kronecker sum of the global 1D mass and stiffness
+ *  diagonals), 1 on Dirichlet rows. Computed on the host, then copied into
+ *  `diagonal`, a level vector of the operator's precision in the context's
+ *  memory (for Jacobi and Chebyshev smoothers, e.g. in the deal.II bridge). */
+tpmg_status tpmg_operator_diagonal(tpmg_operator *op, void *diagonal);
+
 /** Destroy an operator; *op = NULL. */
 tpmg_status tpmg_operator_destroy(tpmg_operator **op);
 
@@ -220,19 +227,35 @@ typedef enum {
   TPMG_SMOOTHER_FUSED = 2     /**< residual and local solve on each patch in one pass */
 } tpmg_smoother_variant;
 
+/** How a backend implements the smoother's kernels: the same smoothing step up
+ *  to rounding, at different speeds. The CUDA backend has each of these for
+ *  every degree of its table (THREAD: degree 1 only); the CPU backend has one
+ *  implementation and accepts every value. */
+typedef enum {
+  TPMG_KERNEL_DEFAULT = 0,  /**< the fastest measured one for the dimension and degree */
+  TPMG_KERNEL_BASIC = 1,    /**< a thread team per patch, 1D matrices read from device memory */
+  TPMG_KERNEL_CONSTANT = 2, /**< a thread team per patch, 1D matrices passed in the kernel's
+                                 parameters, so that every multiply-add reads its matrix entry
+                                 from the constant cache instead of a load instruction */
+  TPMG_KERNEL_THREAD = 3    /**< one thread per patch (and per row of the operator), its
+                                 3^dim window in registers; degree 1 only */
+} tpmg_kernel;
+
 /** Options of the smoother. */
 typedef struct {
   tpmg_smoother_variant variant; /**< default TPMG_SMOOTHER_FUSED */
+  tpmg_kernel kernel;            /**< default TPMG_KERNEL_DEFAULT */
 } tpmg_smoother_options;
 
-/** Default smoother options: FUSED. */
+/** Default smoother options: FUSED, the default kernels. */
 tpmg_smoother_options tpmg_smoother_options_default(void);
 
 /** The colourised multiplicative vertex-patch smoother of one level (paper
  *  Algorithm 3): 2^dim colours by vertex-index parity, exact patch solves by fast
  *  diagonalization. Level must be >= 1 (level 0 may have no interior vertex).
  *  @param[in]  options options, or NULL for the defaults
- *  @param[out] smoother owned by the caller, free with tpmg_smoother_destroy */
+ *  @param[out] smoother owned by the caller, free with tpmg_smoother_destroy
+ *  @return TPMG_ERROR_UNSUPPORTED for TPMG_KERNEL_THREAD with a degree other than 1. */
 tpmg_status tpmg_smoother_create(tpmg_grid *grid, int level, tpmg_precision precision,
                                  const tpmg_smoother_options *options, tpmg_smoother **smoother);
 
@@ -306,6 +329,25 @@ tpmg_status tpmg_multigrid_fmg(tpmg_multigrid *mg, tpmg_precision precision, con
 
 /** Destroy a hierarchy; *mg = NULL. */
 tpmg_status tpmg_multigrid_destroy(tpmg_multigrid **mg);
+
+/* ------------------------------------------------------------------------ */
+/* Coarse solver                                                             */
+/* ------------------------------------------------------------------------ */
+
+typedef struct tpmg_coarse tpmg_coarse;
+
+/** The exact solver of level 0, as the V-cycle uses it: a dense inverse of
+ *  the interior matrix, built on the host by fast diagonalization (its
+ *  Kronecker-sum structure, as a patch's) and kept in the context's memory.
+ *  @param[out] coarse owned by the caller, free with tpmg_coarse_destroy */
+tpmg_status tpmg_coarse_create(tpmg_grid *grid, tpmg_precision precision, tpmg_coarse **coarse);
+
+/** x_I = A_II^{-1} b_I on level 0, x_B = 0 on Dirichlet DoFs. b and x are
+ *  level-0 vectors of the solver's precision and must not overlap. */
+tpmg_status tpmg_coarse_apply(tpmg_coarse *coarse, const void *b, void *x);
+
+/** Destroy a coarse solver; *coarse = NULL (NULL accepted). */
+tpmg_status tpmg_coarse_destroy(tpmg_coarse **coarse);
 
 /* ------------------------------------------------------------------------ */
 /* Solver                                                                    */

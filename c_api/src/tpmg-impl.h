@@ -112,20 +112,25 @@ typedef struct {
   /* dst = A src; Dirichlet entries of src read as zero, dst_B = src_B */
   tpmg_status (*laplace)(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
                          const void *src, void *dst);
+  /* laplace with a chosen implementation (benchmarks and tests; laplace is
+   * TPMG_KERNEL_DEFAULT) */
+  tpmg_status (*laplace_kernel)(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
+                                tpmg_kernel kernel, const void *src, void *dst);
   /* dst_B = src_B, interior of dst untouched */
   tpmg_status (*copy_boundary)(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
                                const void *src, void *dst);
   /* FUSED, for every patch of one colour: r_I = b_I - (Abar x)_I on the patch,
    * x_I += A_I^{-1} r_I */
   tpmg_status (*patch_fused)(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
-                             int colour, const void *b, void *x);
+                             tpmg_kernel kernel, int colour, const void *b, void *x);
   /* SEPARATE, first half: r_I = b_I - (Abar x)_I on the interiors of one colour's
    * patches (other entries of r untouched) */
   tpmg_status (*patch_residual)(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
-                                int colour, const void *b, const void *x, void *r);
+                                tpmg_kernel kernel, int colour, const void *b, const void *x,
+                                void *r);
   /* GLOBAL and SEPARATE: x_I += A_I^{-1} r_I for every patch of one colour */
   tpmg_status (*patch_solve)(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
-                             int colour, const void *r, void *x);
+                             tpmg_kernel kernel, int colour, const void *r, void *x);
   /* fine += P coarse, Dirichlet entries of coarse read as zero, of fine unchanged */
   tpmg_status (*prolongate_add)(tpmg_context *ctx, const tpmg_level *coarse,
                                 const tpmg_level *fine, tpmg_precision prec, const void *c,
@@ -137,7 +142,23 @@ typedef struct {
    * interior DoFs in lexicographic order), x_B = 0 */
   tpmg_status (*coarse_solve)(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
                               const void *inverse, const void *b, void *x);
+
+  /* For benchmarks. start != 0: mark the start on the backend's queue of work;
+   * start == 0: mark the end, wait for it and return the seconds between the
+   * two marks (CUDA events on the CUDA backend, the wall clock on the CPU). */
+  tpmg_status (*stopwatch)(tpmg_context *ctx, int start, double *seconds);
+  /* For benchmarks, NULL where not measured: the device's limits measured by
+   * small loops, in limits[TPMG_LIMIT_*]. */
+  tpmg_status (*measure_limits)(tpmg_context *ctx, double *limits);
 } tpmg_backend_ops;
+
+/* What measure_limits returns. */
+enum {
+  TPMG_LIMIT_SHARED_BYTES = 0, /* shared-memory load bandwidth, bytes/s (conflict-free loop) */
+  TPMG_LIMIT_FLOPS_DOUBLE = 1, /* FP64 FMA throughput, flop/s (an FMA counts 2) */
+  TPMG_LIMIT_FLOPS_FLOAT = 2,  /* FP32 FMA throughput, flop/s */
+  TPMG_LIMIT_COUNT = 3
+};
 
 extern const tpmg_backend_ops tpmg_cpu_backend;
 #ifdef TPMG_HAVE_CUDA
@@ -186,13 +207,6 @@ void tpmg_basis_cell_matrices(int degree, double *mass, double *stiffness);
  * or a negative value if M is not positive definite. */
 double tpmg_basis_generalized_eigen(int n, const double *K, const double *M, double *S,
                                     double *lambda);
-
-/* The exact solver of level 0 (tpmg-coarse.c): a dense inverse of its interior
- * matrix in backend memory, applied by the backend's coarse_solve. */
-typedef struct tpmg_coarse tpmg_coarse;
-tpmg_status tpmg_coarse_create(tpmg_grid *grid, tpmg_precision precision, tpmg_coarse **coarse);
-tpmg_status tpmg_coarse_apply(tpmg_coarse *coarse, const void *b, void *x);
-void tpmg_coarse_destroy(tpmg_coarse **coarse);
 
 #ifdef __cplusplus
 }

@@ -36,7 +36,8 @@ tpmg_status tpmg_multigrid_create(tpmg_grid *grid, const tpmg_multigrid_options 
   m->grid = grid;
   m->options = opts;
   m->fine = grid->n_levels - 1;
-  tpmg_smoother_options smoother_options = {opts.smoother};
+  tpmg_smoother_options smoother_options = tpmg_smoother_options_default();
+  smoother_options.variant = opts.smoother;
   tpmg_status status = tpmg_coarse_create(grid, opts.precision, &m->coarse);
   for (int l = 1; l <= m->fine && status == TPMG_SUCCESS; ++l)
     status = tpmg_smoother_create(grid, l, opts.precision, &smoother_options, &m->smoothers[l]);

@@ -5,7 +5,7 @@
 #   2. ctest -L gpu: every CUDA backend operation and whole solves against the
 #      CPU backend;
 #   3. compute-sanitizer memcheck and racecheck on a small smoother test per
-#      variant, in 2D and 3D;
+#      variant (every kernel), in 2D and 3D, and memcheck for degrees 1 and 7;
 #   4. a small solve table with tpmg-poisson --backend cuda --json;
 # and a summary last. Logs go to $OUT (if set) or build-gpu/gpu-logs.
 # TPMG_JOBS sets the build parallelism (default 16).
@@ -54,25 +54,52 @@ built=$?
 
 if [ $built -eq 0 ]; then
   step "ctest -L gpu" ctest-gpu.log \
-    ctest --test-dir "$build" -L gpu --output-on-failure --no-tests=error
+    ctest --test-dir "$build" -L gpu --output-on-failure --no-tests=error -j3
   # The sanitizers must see real runs: a skipped test (77) counts as failure.
-  sanitize() {
-    local tool=$1 dim=$2 variant=$3
-    compute-sanitizer --tool "$tool" --error-exitcode 99 \
-      "$build/bin/t802-gpu-smoother" "$dim" "$variant" 2 2
-  }
+  # Each case is TOOL|NAME|LOG|PROGRAM ARGS...; they run four at a time.
+  cases=()
   for tool in memcheck racecheck; do
     for dim in 2 3; do
       for variant in global separate fused; do
-        step "compute-sanitizer $tool ${dim}D $variant" "sanitizer-$tool-${dim}d-$variant.log" \
-          sanitize "$tool" "$dim" "$variant"
+        cases+=("$tool|${dim}D $variant|sanitizer-$tool-${dim}d-$variant.log|t802-gpu-smoother $dim $variant 2 2")
       done
     done
   done
-  compute-sanitizer --tool memcheck --error-exitcode 99 "$build/bin/t801-gpu-level" 3 3 \
-    > "$logs/sanitizer-memcheck-level.log" 2>&1 &&
-    summary+=("PASS  compute-sanitizer memcheck t801-gpu-level 3D Q3") ||
-    { summary+=("FAIL  compute-sanitizer memcheck t801-gpu-level 3D Q3 (log $logs/sanitizer-memcheck-level.log)"); failed=1; }
+  # degree 1 (the THREAD kernels) and a high degree (the largest kernel parameters)
+  for dim in 2 3; do
+    for degree in 1 7; do
+      cases+=("memcheck|${dim}D Q$degree fused|sanitizer-memcheck-${dim}d-q$degree.log|t802-gpu-smoother $dim fused $degree 1")
+    done
+  done
+  for degree in 1 3; do
+    cases+=("memcheck|t801-gpu-level 3D Q$degree|sanitizer-memcheck-level-q$degree.log|t801-gpu-level 3 $degree")
+  done
+  run_case() {
+    local tool name log command start=$SECONDS
+    IFS='|' read -r tool name log command <<< "$1"
+    # shellcheck disable=SC2086
+    compute-sanitizer --tool "$tool" --error-exitcode 99 $build/bin/$command > "$logs/$log" 2>&1
+    echo "$? $((SECONDS - start))" > "$logs/$log.status"
+  }
+  echo
+  echo "==> compute-sanitizer (${#cases[@]} runs, four at a time)"
+  n=0
+  for c in "${cases[@]}"; do
+    run_case "$c" &
+    n=$((n + 1))
+    [ $((n % 4)) -eq 0 ] && wait
+  done
+  wait
+  for c in "${cases[@]}"; do
+    IFS='|' read -r tool name log command <<< "$c"
+    read -r status seconds < "$logs/$log.status"
+    if [ "$status" = 0 ]; then
+      summary+=("PASS  compute-sanitizer $tool $name ($seconds s)")
+    else
+      summary+=("FAIL  compute-sanitizer $tool $name ($seconds s, status $status, log $logs/$log)")
+      failed=1
+    fi
+  done
 
   # A small solve table: GMRES with the sine solution, double and mixed.
   solves() {

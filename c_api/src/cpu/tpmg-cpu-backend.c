@@ -6,9 +6,11 @@
  * This file includes itself once per scalar type (see tpmg-cpu.h). */
 #ifndef TPMG_CPU_SCALAR
 
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "tpmg-cpu.h"
 
@@ -27,11 +29,20 @@
 #include "tpmg-cpu-backend.c"
 #undef TPMG_CPU_SCALAR
 
+/* What init allocates: the stopwatch's start mark. */
+typedef struct {
+  double stopwatch_start;
+} tpmg_cpu_data;
+
 static tpmg_status cpu_init(tpmg_context *ctx) {
-  return TPMG_SUCCESS;
+  ctx->backend_data = calloc(1, sizeof(tpmg_cpu_data));
+  return ctx->backend_data ? TPMG_SUCCESS : TPMG_ERROR_MEMORY;
 }
 
-static void cpu_finalize(tpmg_context *ctx) {}
+static void cpu_finalize(tpmg_context *ctx) {
+  free(ctx->backend_data);
+  ctx->backend_data = NULL;
+}
 
 /* 64-byte aligned host memory, not initialized. */
 static tpmg_status cpu_alloc(tpmg_context *ctx, size_t bytes, void **ptr) {
@@ -165,6 +176,19 @@ static tpmg_status cpu_coarse_solve(tpmg_context *ctx, const tpmg_level *lvl, tp
   return TPMG_SUCCESS;
 }
 
+/* The wall clock; the CPU backend's work is done when its calls return. */
+static tpmg_status cpu_stopwatch(tpmg_context *ctx, int start, double *seconds) {
+  tpmg_cpu_data *data = ctx->backend_data;
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  double t = (double)now.tv_sec + 1e-9 * (double)now.tv_nsec;
+  if (start)
+    data->stopwatch_start = t;
+  else
+    *seconds = t - data->stopwatch_start;
+  return TPMG_SUCCESS;
+}
+
 const tpmg_backend_ops tpmg_cpu_backend = {
     .name = "cpu",
     .init = cpu_init,
@@ -180,6 +204,7 @@ const tpmg_backend_ops tpmg_cpu_backend = {
     .dot = cpu_dot,
     .convert = cpu_convert,
     .laplace = tpmg_cpu_laplace,
+    .laplace_kernel = tpmg_cpu_laplace_kernel,
     .copy_boundary = tpmg_cpu_copy_boundary,
     .patch_fused = tpmg_cpu_patch_fused,
     .patch_residual = tpmg_cpu_patch_residual,
@@ -187,6 +212,8 @@ const tpmg_backend_ops tpmg_cpu_backend = {
     .prolongate_add = tpmg_cpu_prolongate_add,
     .restrict_ = tpmg_cpu_restrict,
     .coarse_solve = cpu_coarse_solve,
+    .stopwatch = cpu_stopwatch,
+    .measure_limits = NULL,
 };
 
 #else /* precision-generic part */

@@ -29,21 +29,22 @@ enum { PATCH_RESIDUAL, PATCH_SOLVE, PATCH_FUSED };
 #undef TPMG_CPU_SCALAR
 
 tpmg_status tpmg_cpu_patch_fused(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
-                                 int colour, const void *b, void *x) {
+                                 tpmg_kernel kernel, int colour, const void *b, void *x) {
   if (prec == TPMG_FLOAT)
     return patch_pass_float(ctx, lvl, PATCH_FUSED, colour, b, x, NULL, x);
   return patch_pass_double(ctx, lvl, PATCH_FUSED, colour, b, x, NULL, x);
 }
 
 tpmg_status tpmg_cpu_patch_residual(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
-                                    int colour, const void *b, const void *x, void *r) {
+                                    tpmg_kernel kernel, int colour, const void *b, const void *x,
+                                    void *r) {
   if (prec == TPMG_FLOAT)
     return patch_pass_float(ctx, lvl, PATCH_RESIDUAL, colour, b, x, r, NULL);
   return patch_pass_double(ctx, lvl, PATCH_RESIDUAL, colour, b, x, r, NULL);
 }
 
 tpmg_status tpmg_cpu_patch_solve(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
-                                 int colour, const void *r, void *x) {
+                                 tpmg_kernel kernel, int colour, const void *r, void *x) {
   if (prec == TPMG_FLOAT)
     return patch_pass_float(ctx, lvl, PATCH_SOLVE, colour, r, NULL, NULL, x);
   return patch_pass_double(ctx, lvl, PATCH_SOLVE, colour, r, NULL, NULL, x);

@@ -1,0 +1,132 @@
+#!/usr/bin/python3
+"""Plots of the H200 benchmark CSVs in this folder (tpmg-bench --csv, written by
+tests/gpu/bench.sh). Needs matplotlib (Debian: python3-matplotlib); nothing in
+the build or the tests uses it.
+
+    /usr/bin/python3 doc/benchmarks/plot.py [folder]
+
+Writes, into the folder:
+  h200-smoother.png   smoothing-step throughput per kernel and degree (GDoF/s)
+  h200-operator.png   operator apply, transfer and V-cycle throughput
+  h200-roofs.png      the fastest fused smoothing step's share of the FP and
+                      shared-memory roofs
+  h200-breakdown.png  GMRES solve time by component (paper Figs. 11/12)
+"""
+import csv
+import glob
+import os
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+folder = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
+
+
+def read(path):
+    with open(path) as f:
+        return list(csv.DictReader(f))
+
+
+def value(row, key):
+    text = row.get(key, "")
+    return float(text) if text not in ("", None) else float("nan")
+
+
+blocks = {}
+for dim in (2, 3):
+    for precision in ("float", "double"):
+        path = os.path.join(folder, f"h200-bench-{dim}d-{precision}.csv")
+        if os.path.exists(path):
+            blocks[(dim, precision)] = read(path)
+
+kernels = [("basic", "o", "BASIC"), ("constant", "s", "CONSTANT"), ("thread", "^", "THREAD")]
+variants = [("global", ":"), ("separate", "--"), ("fused", "-")]
+
+if blocks:
+    keys = sorted(blocks)
+    fig, axes = plt.subplots(1, len(keys), figsize=(4.2 * len(keys), 4), squeeze=False)
+    for ax, key in zip(axes[0], keys):
+        rows = blocks[key]
+        degrees = [int(r["degree"]) for r in rows]
+        for kernel, marker, label in kernels:
+            for variant, style in variants:
+                ys = [value(r, f"smooth_{variant}_{kernel}_gdofs") for r in rows]
+                if all(y != y for y in ys):
+                    continue
+                ax.plot(degrees, ys, style, marker=marker, label=f"{variant} {label}")
+        ax.set_title(f"{key[0]}D {key[1]}: one smoothing step")
+        ax.set_xlabel("degree k")
+        ax.set_ylabel("GDoF/s")
+        ax.set_yscale("log")
+        ax.grid(True, which="both", alpha=0.3)
+    axes[0][0].legend(fontsize=6)
+    fig.tight_layout()
+    fig.savefig(os.path.join(folder, "h200-smoother.png"), dpi=120)
+
+    fig, axes = plt.subplots(1, len(keys), figsize=(4.2 * len(keys), 4), squeeze=False)
+    for ax, key in zip(axes[0], keys):
+        rows = blocks[key]
+        degrees = [int(r["degree"]) for r in rows]
+        for kernel, marker, label in kernels:
+            ys = [value(r, f"apply_{kernel}_gdofs") for r in rows]
+            if not all(y != y for y in ys):
+                ax.plot(degrees, ys, marker=marker, label=f"apply {label}")
+        ax.plot(degrees, [value(r, "transfer_gdofs") for r in rows], "--", label="P+R")
+        ax.plot(degrees, [value(r, "vcycle_gdofs") for r in rows], "k-", label="V-cycle")
+        ax.set_title(f"{key[0]}D {key[1]}")
+        ax.set_xlabel("degree k")
+        ax.set_ylabel("GDoF/s")
+        ax.set_yscale("log")
+        ax.grid(True, which="both", alpha=0.3)
+    axes[0][0].legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(os.path.join(folder, "h200-operator.png"), dpi=120)
+
+    fig, axes = plt.subplots(1, 2, figsize=(9, 4))
+    for key in keys:
+        rows = blocks[key]
+        degrees = [int(r["degree"]) for r in rows]
+        label = f"{key[0]}D {key[1]}"
+        axes[0].plot(degrees, [100 * value(r, "fused_best_fp_fraction") for r in rows],
+                     marker="o", label=label)
+        axes[1].plot(degrees, [100 * value(r, "fused_best_shared_fraction") for r in rows],
+                     marker="o", label=label)
+    axes[0].set_title("fastest fused step: % of the FMA roof")
+    axes[1].set_title("% of the shared-memory roof (own traffic)")
+    for ax in axes:
+        ax.set_xlabel("degree k")
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(os.path.join(folder, "h200-roofs.png"), dpi=120)
+
+breakdowns = sorted(glob.glob(os.path.join(folder, "breakdown-q*.csv")))
+if breakdowns:
+    components = ["levels < L", "level L smooth", "level L mat-vec",
+                  "level L restrict & prolongate", "level L vector update", "GMRES mat-vec",
+                  "GMRES vector ops"]
+    rows = [read(p)[0] for p in breakdowns]
+    labels = [f"Q{r['degree']} L{r['level']}\n{r['mode']}, {r['iterations']} it" for r in rows]
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    bottom = [0.0] * len(rows)
+    bottom_share = [0.0] * len(rows)
+    for c in components:
+        ys = [value(r, f"{c}_s") for r in rows]
+        total = [value(r, "model_s") for r in rows]
+        share = [100 * y / t for y, t in zip(ys, total)]
+        axes[0].bar(labels, ys, bottom=bottom, label=c)
+        axes[1].bar(labels, share, bottom=bottom_share, label=c)
+        bottom = [b + y for b, y in zip(bottom, ys)]
+        bottom_share = [b + y for b, y in zip(bottom_share, share)]
+    axes[0].plot(labels, [value(r, "solve_s") for r in rows], "k*", markersize=10,
+                 label="measured solve")
+    axes[0].set_ylabel("s")
+    axes[0].set_title("GMRES solve by component")
+    axes[1].set_ylabel("%")
+    axes[1].set_title("share of the solve")
+    axes[0].legend(fontsize=6)
+    fig.tight_layout()
+    fig.savefig(os.path.join(folder, "h200-breakdown.png"), dpi=120)
