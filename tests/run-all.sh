@@ -2,7 +2,8 @@
 # Set up, build and test tpmg from the repository root:
 #   1. tests/setup.sh installs missing packages (Debian 12);
 #   2. a Release build in build/ and its whole test suite;
-#   3. an AddressSanitizer + UndefinedBehaviorSanitizer build (CPU backend only)
+#   3. an AddressSanitizer + UndefinedBehaviorSanitizer build (CPU backend only,
+#      without the deal.II bridge: deal.II itself is not built with sanitizers)
 #      in build-sanitize/ and its tests, except those labelled gpu, slow or
 #      valgrind (valgrind does not run sanitized programs).
 # Exits nonzero if any step fails; ends with a summary. TPMG_JOBS sets the
@@ -60,7 +61,8 @@ fi
 
 if step "Sanitizers: configure and build (build-sanitize/)" \
   bash -c "cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTPMG_SANITIZE=ON \
-             -DTPMG_ENABLE_CUDA=OFF && cmake --build build-sanitize -j$jobs"; then
+             -DTPMG_ENABLE_CUDA=OFF -DTPMG_ENABLE_BRIDGE=OFF \
+             && cmake --build build-sanitize -j$jobs"; then
   step "Sanitizers: tests (without labels gpu, slow, valgrind)" \
     ctest --test-dir build-sanitize --output-on-failure -j"$jobs" -LE '^(gpu|slow|valgrind)$'
 fi

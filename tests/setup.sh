@@ -11,8 +11,9 @@ set -euo pipefail
 # CMake >= 3.20, and the tools that tests call.
 packages=(cmake gcc g++ make python3 valgrind)
 
-# The deal.II bridge (bridge/) adds its packages here (libdeal.ii-dev).
-bridge_packages=()
+# The deal.II bridge (bridge/): deal.II 9.4 with MPI, p4est and Trilinos
+# (Debian 12's package; it brings the MPI compilers and libraries).
+bridge_packages=(libdeal.ii-dev)
 
 installed() {
   dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q '^install ok installed$'

@@ -206,6 +206,13 @@ tpmg_status tpmg_operator_create(tpmg_grid *grid, int level, tpmg_precision prec
  *  must not overlap. */
 tpmg_status tpmg_operator_apply(tpmg_operator *op, const void *src, void *dst);
 
+/** The diagonal of the level operator: interior entries those of the finite
+ *  element matrix (a Kronecker sum of the global 1D mass and stiffness
+ *  diagonals), 1 on Dirichlet rows. Computed on the host, then copied into
+ *  `diagonal`, a level vector of the operator's precision in the context's
+ *  memory (for Jacobi and Chebyshev smoothers, e.g. in the deal.II bridge). */
+tpmg_status tpmg_operator_diagonal(tpmg_operator *op, void *diagonal);
+
 /** Destroy an operator; *op = NULL. */
 tpmg_status tpmg_operator_destroy(tpmg_operator **op);
 
@@ -322,6 +329,25 @@ tpmg_status tpmg_multigrid_fmg(tpmg_multigrid *mg, tpmg_precision precision, con
 
 /** Destroy a hierarchy; *mg = NULL. */
 tpmg_status tpmg_multigrid_destroy(tpmg_multigrid **mg);
+
+/* ------------------------------------------------------------------------ */
+/* Coarse solver                                                             */
+/* ------------------------------------------------------------------------ */
+
+typedef struct tpmg_coarse tpmg_coarse;
+
+/** The exact solver of level 0, as the V-cycle uses it: a dense inverse of
+ *  the interior matrix, built on the host by fast diagonalization (its
+ *  Kronecker-sum structure, as a patch's) and kept in the context's memory.
+ *  @param[out] coarse owned by the caller, free with tpmg_coarse_destroy */
+tpmg_status tpmg_coarse_create(tpmg_grid *grid, tpmg_precision precision, tpmg_coarse **coarse);
+
+/** x_I = A_II^{-1} b_I on level 0, x_B = 0 on Dirichlet DoFs. b and x are
+ *  level-0 vectors of the solver's precision and must not overlap. */
+tpmg_status tpmg_coarse_apply(tpmg_coarse *coarse, const void *b, void *x);
+
+/** Destroy a coarse solver; *coarse = NULL (NULL accepted). */
+tpmg_status tpmg_coarse_destroy(tpmg_coarse **coarse);
 
 /* ------------------------------------------------------------------------ */
 /* Solver                                                                    */

@@ -36,7 +36,11 @@ static void apply_kronecker(int dim, const int *n, double *const *S, double *t, 
 }
 
 tpmg_status tpmg_coarse_create(tpmg_grid *grid, tpmg_precision precision, tpmg_coarse **coarse) {
+  if (!grid) return TPMG_ERROR_ARGUMENT;
   tpmg_context *ctx = grid->ctx;
+  TPMG_CHECK(ctx, coarse, TPMG_ERROR_ARGUMENT, "coarse is NULL");
+  TPMG_CHECK(ctx, precision == TPMG_DOUBLE || precision == TPMG_FLOAT, TPMG_ERROR_ARGUMENT,
+             "unknown precision %d", (int)precision);
   const tpmg_level *lvl = &grid->levels[0];
   int dim = lvl->dim, k = lvl->degree, n[3] = {1, 1, 1};
   tpmg_index n_interior = 1;
@@ -148,14 +152,19 @@ done:
 }
 
 tpmg_status tpmg_coarse_apply(tpmg_coarse *coarse, const void *b, void *x) {
+  if (!coarse) return TPMG_ERROR_ARGUMENT;
   tpmg_context *ctx = coarse->grid->ctx;
+  TPMG_CHECK(ctx, b && x && b != x, TPMG_ERROR_ARGUMENT,
+             "b %p and x %p must be distinct non-NULL vectors", b, x);
   return ctx->ops->coarse_solve(ctx, &coarse->grid->levels[0], coarse->precision, coarse->inverse,
                                 b, x);
 }
 
-void tpmg_coarse_destroy(tpmg_coarse **coarse) {
-  if (!*coarse) return;
+tpmg_status tpmg_coarse_destroy(tpmg_coarse **coarse) {
+  if (!coarse) return TPMG_ERROR_ARGUMENT;
+  if (!*coarse) return TPMG_SUCCESS;
   tpmg_free((*coarse)->grid->ctx, (*coarse)->bytes, (*coarse)->inverse);
   free(*coarse);
   *coarse = NULL;
+  return TPMG_SUCCESS;
 }

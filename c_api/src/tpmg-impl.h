@@ -208,13 +208,6 @@ void tpmg_basis_cell_matrices(int degree, double *mass, double *stiffness);
 double tpmg_basis_generalized_eigen(int n, const double *K, const double *M, double *S,
                                     double *lambda);
 
-/* The exact solver of level 0 (tpmg-coarse.c): a dense inverse of its interior
- * matrix in backend memory, applied by the backend's coarse_solve. */
-typedef struct tpmg_coarse tpmg_coarse;
-tpmg_status tpmg_coarse_create(tpmg_grid *grid, tpmg_precision precision, tpmg_coarse **coarse);
-tpmg_status tpmg_coarse_apply(tpmg_coarse *coarse, const void *b, void *x);
-void tpmg_coarse_destroy(tpmg_coarse **coarse);
-
 #ifdef __cplusplus
 }
 #endif

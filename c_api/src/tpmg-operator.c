@@ -35,6 +35,66 @@ tpmg_status tpmg_operator_apply(tpmg_operator *op, const void *src, void *dst) {
   return ctx->ops->laplace(ctx, op->level, op->precision, src, dst);
 }
 
+/* On a Cartesian mesh the cells holding a DoF are the product of the 1D cells
+ * holding its coordinates, so the sum over them of the cell diagonals
+ * sum_d K_d(i_d,i_d) prod_{e != d} M_e(i_e,i_e) factors into the Kronecker sum
+ * of the global 1D diagonals. */
+tpmg_status tpmg_operator_diagonal(tpmg_operator *op, void *diagonal) {
+  if (!op) return TPMG_ERROR_ARGUMENT;
+  tpmg_context *ctx = op->grid->ctx;
+  TPMG_CHECK(ctx, diagonal, TPMG_ERROR_ARGUMENT, "diagonal is NULL");
+  const tpmg_level *lvl = op->level;
+  int dim = lvl->dim, k = lvl->degree;
+  double mref[(TPMG_MAX_DEGREE_2D + 1) * (TPMG_MAX_DEGREE_2D + 1)];
+  double kref[(TPMG_MAX_DEGREE_2D + 1) * (TPMG_MAX_DEGREE_2D + 1)];
+  tpmg_basis_cell_matrices(k, mref, kref);
+
+  size_t bytes = (size_t)lvl->n_dofs * tpmg_precision_size(op->precision);
+  double *m1[3] = {NULL, NULL, NULL}, *k1[3] = {NULL, NULL, NULL};
+  void *host = malloc(bytes);
+  int ok = host != NULL;
+  for (int d = 0; d < dim && ok; ++d) {
+    m1[d] = calloc((size_t)lvl->n[d], sizeof(double));
+    k1[d] = calloc((size_t)lvl->n[d], sizeof(double));
+    ok = m1[d] && k1[d];
+    for (tpmg_index cell = 0; cell < lvl->cells[d] && ok; ++cell)
+      for (int a = 0; a <= k; ++a) {
+        m1[d][cell * k + a] += lvl->h[d] * mref[a * (k + 1) + a];
+        k1[d][cell * k + a] += kref[a * (k + 1) + a] / lvl->h[d];
+      }
+  }
+  tpmg_status status = TPMG_SUCCESS;
+  if (!ok) {
+    status = tpmg_error_set(ctx, TPMG_ERROR_MEMORY, __FILE__, __LINE__,
+                            "host memory for the diagonal of %lld DoFs", (long long)lvl->n_dofs);
+  } else {
+    for (tpmg_index index = 0; index < lvl->n_dofs; ++index) {
+      tpmg_index i[3] = {index % lvl->n[0], index / lvl->n[0] % lvl->n[1],
+                         index / lvl->n[0] / lvl->n[1]};
+      int boundary = 0;
+      for (int d = 0; d < dim; ++d) boundary |= i[d] == 0 || i[d] == lvl->n[d] - 1;
+      double value = boundary ? 1.0 : 0.0;
+      for (int d = 0; d < dim && !boundary; ++d) {
+        double term = k1[d][i[d]];
+        for (int e = 0; e < dim; ++e)
+          if (e != d) term *= m1[e][i[e]];
+        value += term;
+      }
+      if (op->precision == TPMG_FLOAT)
+        ((float *)host)[index] = (float)value;
+      else
+        ((double *)host)[index] = value;
+    }
+    status = ctx->ops->upload(ctx, diagonal, host, bytes);
+  }
+  for (int d = 0; d < 3; ++d) {
+    free(m1[d]);
+    free(k1[d]);
+  }
+  free(host);
+  return status;
+}
+
 tpmg_status tpmg_operator_destroy(tpmg_operator **op) {
   if (!op) return TPMG_ERROR_ARGUMENT;
   free(*op);

@@ -1,0 +1,1464 @@
+/* dealii-compare: one Poisson problem solved by deal.II's multigrid
+ * smoothers and by tpmg, side by side.
+ *
+ * Introduction
+ * ------------
+ * The problem is tpmg-poisson's `sine` problem: -Laplace(u) = f on an
+ * axis-parallel box with the manufactured solution u = prod_d sin(pi x_d),
+ * discretized with FE_Q(k) on a globally refined mesh of equal cells. One
+ * mesh, one DoFHandler (renumbered into tpmg's lexicographic order), one
+ * right-hand side and one start vector serve every method, so the methods
+ * differ only in how they solve A x = b. Each is a Krylov method (GMRES or
+ * CG, to the same relative residual ||b - A x|| <= tol ||b||) preconditioned
+ * by one multigrid V-cycle with one pre- and one post-smoothing step:
+ *
+ *  (a) dealii-chebyshev: deal.II's matrix-free multigrid as in tutorial
+ *      step-37: MatrixFreeOperators::LaplaceOperator on every level,
+ *      MGTransferMatrixFree, and PreconditionChebyshev with step-37's
+ *      settings (degree 5, smoothing range 15, 10 CG iterations to estimate
+ *      the largest eigenvalue; on the coarsest level Chebyshev iterated to a
+ *      relative accuracy of 1e-3, MGCoarseGridApplySmoother);
+ *  (b) dealii-block-sor: deal.II's RelaxationBlockSOR on the vertex patches
+ *      of DoFTools::make_vertex_patches() (the DoFs inside the patch of
+ *      cells around each interior vertex), with assembled level matrices
+ *      (SparseMatrix) and dense inverses of the patch matrices, the patches
+ *      visited in vertex order; MGTransferPrebuilt; the coarse level by
+ *      Householder QR (MGCoarseGridHouseholder). This is the same
+ *      vertex-patch method as tpmg's, done the general way, which stores a
+ *      dense inverse per patch: it is skipped above a memory limit
+ *      (--block-sor-max-mib);
+ *  (c) tpmg-in-dealii: deal.II's Multigrid and transfer as in (a), with
+ *      tpmg's LaplaceOperator, PatchSmoother and CoarseSolver swapped in
+ *      (tpmg's CPU backend);
+ *  (d) tpmg-cpu and tpmg-cuda: tpmg's own solver (flexible GMRES or CG with
+ *      tpmg's V-cycle) on the bridge's Hierarchy, on the CPU backend and,
+ *      where a GPU is usable, on the CUDA backend.
+ *
+ * (b), (c) and (d) post-smooth in the pre-smoother's order for GMRES (the
+ * faster V-cycle, tpmg's choice for GMRES) and in reverse order for CG (a
+ * symmetric V-cycle). (c) and (d) are the same V-cycle: their iteration
+ * counts agree.
+ *
+ * The table gives for each method its iterations, set-up time, solve time,
+ * DoFs per second of solve time, L2 error and memory. Set-up is everything
+ * the method builds for this problem, ending with one application of its
+ * preconditioner (which allocates Multigrid's level vectors and makes
+ * PreconditionChebyshev estimate its eigenvalues); the mesh, the DoFs and
+ * the right-hand side, common to all methods, are reported once. Solve is
+ * the Krylov solve from the start vector (the fastest of --repeat solves);
+ * for tpmg-cuda it includes moving b in and x out. Memory is the growth of
+ * the process's peak resident set size during the method's set-up and solve
+ * (Linux's VmHWM from Utilities::System::get_memory_stats(), reset before
+ * each method through /proc/self/clear_refs); for tpmg-cuda it is the device
+ * memory the tpmg context holds. Methods run one after another; for exact
+ * memory numbers run one method per process (--methods), as
+ * doc/comparison.sh does.
+ *
+ * Threads: deal.II runs with TBB threads (MultithreadInfo's limit, set from
+ * --threads; MatrixFree with its task-parallel scheme partition_partition),
+ * tpmg with the same number of OpenMP threads. The program runs on one MPI
+ * rank.
+ */
+
+#include <deal.II/base/function.h>
+#include <deal.II/base/mpi.h>
+#include <deal.II/base/multithread_info.h>
+#include <deal.II/base/quadrature_lib.h>
+#include <deal.II/base/utilities.h>
+
+#include <deal.II/distributed/tria.h>
+
+#include <deal.II/dofs/dof_handler.h>
+#include <deal.II/dofs/dof_tools.h>
+
+#include <deal.II/fe/fe_q.h>
+#include <deal.II/fe/fe_values.h>
+#include <deal.II/fe/mapping_q1.h>
+
+#include <deal.II/grid/grid_generator.h>
+
+#include <deal.II/lac/affine_constraints.h>
+#include <deal.II/lac/dynamic_sparsity_pattern.h>
+#include <deal.II/lac/full_matrix.h>
+#include <deal.II/lac/la_parallel_vector.h>
+#include <deal.II/lac/precondition.h>
+#include <deal.II/lac/relaxation_block.h>
+#include <deal.II/lac/solver_cg.h>
+#include <deal.II/lac/solver_control.h>
+#include <deal.II/lac/solver_gmres.h>
+#include <deal.II/lac/sparse_matrix.h>
+#include <deal.II/lac/sparsity_pattern.h>
+#include <deal.II/lac/vector.h>
+
+#include <deal.II/matrix_free/matrix_free.h>
+#include <deal.II/matrix_free/operators.h>
+
+#include <deal.II/multigrid/mg_coarse.h>
+#include <deal.II/multigrid/mg_constrained_dofs.h>
+#include <deal.II/multigrid/mg_matrix.h>
+#include <deal.II/multigrid/mg_smoother.h>
+#include <deal.II/multigrid/mg_tools.h>
+#include <deal.II/multigrid/mg_transfer.h>
+#include <deal.II/multigrid/mg_transfer_matrix_free.h>
+#include <deal.II/multigrid/multigrid.h>
+
+#include <deal.II/numerics/vector_tools.h>
+
+#include <tpmg/dealii/coarse_solver.h>
+#include <tpmg/dealii/context.h>
+#include <tpmg/dealii/hierarchy.h>
+#include <tpmg/dealii/laplace_operator.h>
+#include <tpmg/dealii/patch_smoother.h>
+#include <tpmg/dealii/renumbering.h>
+
+extern "C"
+{
+#include "tpmg-app-common.h"
+}
+
+#include <malloc.h>
+
+#include <chrono>
+#include <climits>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace DealiiCompare
+{
+  using namespace dealii;
+
+  // @sect3{The options}
+
+  enum Method
+  {
+    dealii_chebyshev,
+    dealii_block_sor,
+    tpmg_in_dealii,
+    tpmg_cpu,
+    tpmg_cuda,
+    n_methods
+  };
+
+  const char *const method_names[] = {"dealii-chebyshev",
+                                      "dealii-block-sor",
+                                      "tpmg-in-dealii",
+                                      "tpmg-cpu",
+                                      "tpmg-cuda",
+                                      nullptr};
+  const char *const solver_names[] = {"gmres", "cg", nullptr};
+
+  struct Parameters
+  {
+    unsigned int        dim         = 3;
+    unsigned int        degree      = 3;
+    unsigned int        level       = 0; // 0: chosen from target_dofs
+    double              target_dofs = 1e6;
+    std::vector<int>    cells; // empty: one coarse cell per direction
+    std::vector<double> box;   // empty: the unit square or cube
+    tpmg_solver_type    solver            = TPMG_SOLVER_GMRES;
+    double              tolerance         = 1e-9;
+    unsigned int        max_iterations    = 100;
+    unsigned int        restart           = 30;
+    unsigned int        threads           = 2;
+    unsigned int        repeat            = 1;
+    double              block_sor_max_mib = 2048;
+    bool                run[n_methods]    = {true, true, true, true, true};
+    std::string         csv_file;
+    bool                json = false;
+  };
+
+
+
+  void
+  print_help()
+  {
+    std::printf(
+      "Usage: dealii-compare [options]\n"
+      "Solve the Poisson problem with u = prod sin(pi x_d) by (a) deal.II's matrix-free\n"
+      "multigrid with a Chebyshev smoother (as in step-37), (b) deal.II's RelaxationBlockSOR\n"
+      "on vertex patches with assembled level matrices, (c) tpmg's smoother and operator in\n"
+      "deal.II's Multigrid, (d) tpmg's own solver on the CPU and, if a GPU is usable, on the\n"
+      "GPU, and print iterations, times, DoF/s, L2 error and memory side by side.\n"
+      "\n"
+      "  --dim 2|3                   dimension (default 3)\n"
+      "  --degree k                  polynomial degree, 1..10 in 2D, 1..8 in 3D (default 3)\n"
+      "  --level L                   global refinements of the coarse mesh, >= 1\n"
+      "  --dofs N                    without --level: the level whose DoF count is nearest\n"
+      "                              to N (default 1e6)\n"
+      "  --cells n0,n1[,n2]          coarse cells per direction (default 1,1[,1])\n"
+      "  --box a0,b0,a1,b1[,a2,b2]   the domain, a_d < b_d (default the unit square/cube)\n"
+      "  --solver gmres|cg           the Krylov method of every method (default gmres)\n"
+      "  --tol t                     relative residual to reach, > 0 (default 1e-9)\n"
+      "  --max-iterations n          iteration limit, >= 1 (default 100)\n"
+      "  --restart n                 GMRES restart length, >= 1 (default 30)\n"
+      "  --threads n                 TBB threads of deal.II and OpenMP threads of tpmg\n"
+      "                              (default 2)\n"
+      "  --repeat n                  solve n times from the start vector, report the\n"
+      "                              fastest (default 1)\n"
+      "  --methods m1,m2,...         which methods to run, of dealii-chebyshev,\n"
+      "                              dealii-block-sor, tpmg-in-dealii, tpmg-cpu, tpmg-cuda\n"
+      "                              (default all)\n"
+      "  --block-sor-max-mib M       skip dealii-block-sor when its dense patch inverses\n"
+      "                              would take more than M MiB (default 2048)\n"
+      "  --csv FILE                  append one row per method to FILE (a header first if\n"
+      "                              FILE is new or empty)\n"
+      "  --json                      end the output with one line of JSON\n"
+      "  --help                      print this help and exit\n"
+      "\n"
+      "Exit status: 0 after the solves, 1 deal.II or tpmg error, 2 bad option.\n");
+  }
+
+
+
+  Parameters
+  parse_options(int argc, char **argv)
+  {
+    Parameters  p;
+    const char *cells_text = nullptr, *box_text = nullptr;
+    bool        have_dofs = false;
+    for (int i = 1; i < argc; ++i)
+      {
+        const char *arg   = argv[i];
+        auto        value = [&](const char *name) {
+          return app_option_value(argc, argv, &i, name);
+        };
+        if (app_option_is(arg, "--help"))
+          {
+            print_help();
+            std::exit(0);
+          }
+        else if (app_option_is(arg, "--json"))
+          {
+            if (std::strchr(arg, '=') != nullptr)
+              app_usage_error("--json takes no value: %s", arg);
+            p.json = true;
+          }
+        else if (app_option_is(arg, "--dim"))
+          p.dim = app_parse_int("--dim", value("--dim"), 2, 3);
+        else if (app_option_is(arg, "--degree"))
+          p.degree = app_parse_int("--degree", value("--degree"), 1, INT_MAX);
+        else if (app_option_is(arg, "--level"))
+          p.level = app_parse_int("--level", value("--level"), 1, 30);
+        else if (app_option_is(arg, "--dofs"))
+          {
+            p.target_dofs = app_parse_positive("--dofs", value("--dofs"));
+            have_dofs     = true;
+          }
+        else if (app_option_is(arg, "--cells"))
+          {
+            cells_text = value("--cells");
+            double    values[3];
+            const int n = app_parse_list("--cells", cells_text, values, 3);
+            p.cells.clear();
+            for (int d = 0; d < n; ++d)
+              {
+                if (!(values[d] >= 1 && values[d] <= (1 << 20) &&
+                      values[d] == std::floor(values[d])))
+                  app_usage_error(
+                    "--cells %s: each count must be an integer >= 1",
+                    cells_text);
+                p.cells.push_back(static_cast<int>(values[d]));
+              }
+          }
+        else if (app_option_is(arg, "--box"))
+          {
+            box_text = value("--box");
+            double    values[6];
+            const int n = app_parse_list("--box", box_text, values, 6);
+            p.box.assign(values, values + n);
+          }
+        else if (app_option_is(arg, "--solver"))
+          p.solver = static_cast<tpmg_solver_type>(
+            app_parse_choice("--solver", value("--solver"), solver_names));
+        else if (app_option_is(arg, "--tol"))
+          p.tolerance = app_parse_positive("--tol", value("--tol"));
+        else if (app_option_is(arg, "--max-iterations"))
+          p.max_iterations = app_parse_int("--max-iterations",
+                                           value("--max-iterations"),
+                                           1,
+                                           INT_MAX);
+        else if (app_option_is(arg, "--restart"))
+          p.restart =
+            app_parse_int("--restart", value("--restart"), 1, INT_MAX);
+        else if (app_option_is(arg, "--threads"))
+          p.threads =
+            app_parse_int("--threads", value("--threads"), 1, INT_MAX);
+        else if (app_option_is(arg, "--repeat"))
+          p.repeat = app_parse_int("--repeat", value("--repeat"), 1, INT_MAX);
+        else if (app_option_is(arg, "--block-sor-max-mib"))
+          p.block_sor_max_mib =
+            app_parse_positive("--block-sor-max-mib",
+                               value("--block-sor-max-mib"));
+        else if (app_option_is(arg, "--methods"))
+          {
+            const std::string text = value("--methods");
+            std::fill(std::begin(p.run), std::end(p.run), false);
+            std::istringstream list(text + ",");
+            std::string        name;
+            while (std::getline(list, name, ','))
+              {
+                int m = 0;
+                while (m < n_methods && name != method_names[m])
+                  ++m;
+                if (m == n_methods)
+                  app_usage_error(
+                    "--methods %s: unknown method '%s' (expected "
+                    "dealii-chebyshev, dealii-block-sor, tpmg-in-dealii, "
+                    "tpmg-cpu, tpmg-cuda)",
+                    text.c_str(),
+                    name.c_str());
+                p.run[m] = true;
+              }
+          }
+        else if (app_option_is(arg, "--csv"))
+          p.csv_file = value("--csv");
+        else
+          app_usage_error("unknown option '%s' (see --help)", arg);
+      }
+
+    const int dim = p.dim;
+    if (static_cast<int>(p.degree) > app_max_degree(dim))
+      app_usage_error("--degree %u: must be 1..%d for dim %d",
+                      p.degree,
+                      app_max_degree(dim),
+                      dim);
+    if (p.level != 0 && have_dofs)
+      app_usage_error("--level and --dofs exclude each other");
+    if (!p.cells.empty() && static_cast<int>(p.cells.size()) != dim)
+      app_usage_error("--cells %s: needs %d values for dim %d",
+                      cells_text,
+                      dim,
+                      dim);
+    if (!p.box.empty() && static_cast<int>(p.box.size()) != 2 * dim)
+      app_usage_error("--box %s: needs %d values for dim %d",
+                      box_text,
+                      2 * dim,
+                      dim);
+    for (int d = 0; d < static_cast<int>(p.box.size()) / 2; ++d)
+      if (!(p.box[2 * d] < p.box[2 * d + 1]))
+        app_usage_error("--box %s: needs a_%d < b_%d", box_text, d, d);
+    int cells[3] = {1, 1, 1};
+    for (unsigned int d = 0; d < p.cells.size(); ++d)
+      cells[d] = p.cells[d];
+    double coarse_interior = 1;
+    for (int d = 0; d < dim; ++d)
+      coarse_interior *= static_cast<double>(cells[d]) * p.degree - 1;
+    if (coarse_interior > TPMG_MAX_COARSE_DOFS)
+      app_usage_error(
+        "--cells %s: the coarse mesh has %.0f interior DoFs at degree %u, at "
+        "most %d are supported",
+        cells_text != nullptr ? cells_text : "1,1,1",
+        coarse_interior,
+        p.degree,
+        TPMG_MAX_COARSE_DOFS);
+    if (p.level == 0)
+      p.level = app_choose_level(dim, p.degree, cells, p.target_dofs);
+    return p;
+  }
+
+
+
+  // @sect3{The exact solution and the right-hand side}
+  template <int dim>
+  class Solution : public Function<dim>
+  {
+  public:
+    virtual double
+    value(const Point<dim> &p, const unsigned int = 0) const override
+    {
+      double u = 1;
+      for (unsigned int d = 0; d < dim; ++d)
+        u *= std::sin(numbers::PI * p[d]);
+      return u;
+    }
+  };
+
+
+
+  template <int dim>
+  class RightHandSide : public Function<dim>
+  {
+  public:
+    virtual double
+    value(const Point<dim> &p, const unsigned int = 0) const override
+    {
+      return dim * numbers::PI * numbers::PI * Solution<dim>().value(p);
+    }
+  };
+
+
+
+  // @sect3{What a method reports}
+  struct Result
+  {
+    Method       method;
+    std::string  status             = "ok"; // or "skipped (...)"
+    unsigned int iterations         = 0;
+    bool         converged          = false;
+    double       setup_seconds      = 0;
+    double       solve_seconds      = 0;
+    double       residual_reduction = 0;
+    double       l2_error           = 0;
+    double       memory_bytes       = 0;
+  };
+
+
+
+  // The wall clock.
+  double
+  now()
+  {
+    return std::chrono::duration<double>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+  }
+
+
+
+  // @sect3{Measuring memory}
+  //
+  // The memory of a method is the growth of the process's peak resident set
+  // size (VmHWM) over its resident size when the method starts. Linux resets
+  // the peak to the present size when "5" is written to /proc/self/clear_refs;
+  // where that fails the peak of earlier methods may hide a later method's,
+  // which the table then shows as a lower bound. malloc_trim() hands memory
+  // freed by the previous method back to the system first.
+  class MemoryProbe
+  {
+  public:
+    MemoryProbe()
+    {
+      malloc_trim(0);
+      std::ofstream clear_refs("/proc/self/clear_refs");
+      clear_refs << "5" << std::flush;
+      Utilities::System::MemoryStats stats;
+      Utilities::System::get_memory_stats(stats);
+      start_kib = std::max(stats.VmRSS, stats.VmHWM);
+    }
+
+    double
+    growth_bytes() const
+    {
+      Utilities::System::MemoryStats stats;
+      Utilities::System::get_memory_stats(stats);
+      return 1024. * (stats.VmHWM > start_kib ? stats.VmHWM - start_kib : 0);
+    }
+
+  private:
+    unsigned long int start_kib;
+  };
+
+
+
+  // @sect3{The common problem}
+  //
+  // The mesh, the DoFs in tpmg's numbering, the constraints and the
+  // right-hand side, as in dealii-poisson: a parallel::distributed
+  // triangulation with its multigrid hierarchy, FE_Q(k), active and level
+  // DoFs renumbered by tpmg::dealii::renumber_lexicographic(), then
+  // MGConstrainedDoFs with the whole boundary Dirichlet. The right-hand side
+  // is that of the core: b_I = F_I - A_IB g_B, b_B = g_B (Gauss quadrature
+  // with k+2 points), and the start vector x0 is zero with x0_B = g_B, so
+  // every method starts from a residual that vanishes on the boundary. (g is
+  // zero on the unit box, not on every box.)
+  template <int dim>
+  class Problem
+  {
+  public:
+    using VectorType = LinearAlgebra::distributed::Vector<double>;
+
+    explicit Problem(const Parameters &prm);
+
+    double
+    l2_error(const VectorType &solution) const;
+
+    const Parameters                         &prm;
+    parallel::distributed::Triangulation<dim> triangulation;
+    const FE_Q<dim>                           fe;
+    const MappingQ1<dim>                      mapping;
+    DoFHandler<dim>                           dof_handler;
+    AffineConstraints<double>                 constraints;
+    AffineConstraints<double>                 homogeneous_constraints;
+    MGConstrainedDoFs                         mg_constrained_dofs;
+    VectorType                                rhs;
+    VectorType                                start;
+    double                                    setup_seconds;
+  };
+
+
+
+  template <int dim>
+  Problem<dim>::Problem(const Parameters &prm)
+    : prm(prm)
+    , triangulation(MPI_COMM_WORLD,
+                    Triangulation<dim>::limit_level_difference_at_vertices,
+                    parallel::distributed::Triangulation<
+                      dim>::construct_multigrid_hierarchy)
+    , fe(prm.degree)
+    , dof_handler(triangulation)
+  {
+    const double              start_time = now();
+    std::vector<unsigned int> repetitions(dim, 1);
+    Point<dim>                lower, upper;
+    for (unsigned int d = 0; d < dim; ++d)
+      {
+        if (!prm.cells.empty())
+          repetitions[d] = prm.cells[d];
+        lower[d] = prm.box.empty() ? 0. : prm.box[2 * d];
+        upper[d] = prm.box.empty() ? 1. : prm.box[2 * d + 1];
+      }
+    GridGenerator::subdivided_hyper_rectangle(triangulation,
+                                              repetitions,
+                                              lower,
+                                              upper);
+    triangulation.refine_global(prm.level);
+
+    dof_handler.distribute_dofs(fe);
+    dof_handler.distribute_mg_dofs();
+    tpmg::dealii::renumber_lexicographic(dof_handler);
+
+    const IndexSet relevant =
+      DoFTools::extract_locally_relevant_dofs(dof_handler);
+    constraints.reinit(relevant);
+    VectorTools::interpolate_boundary_values(
+      mapping, dof_handler, 0, Solution<dim>(), constraints);
+    constraints.close();
+    homogeneous_constraints.reinit(relevant);
+    VectorTools::interpolate_boundary_values(mapping,
+                                             dof_handler,
+                                             0,
+                                             Functions::ZeroFunction<dim>(),
+                                             homogeneous_constraints);
+    homogeneous_constraints.close();
+
+    mg_constrained_dofs.initialize(dof_handler);
+    mg_constrained_dofs.make_zero_boundary_constraints(dof_handler,
+                                                       {types::boundary_id(0)});
+
+    // The right-hand side, assembled as in dealii-poisson: one cell matrix
+    // (all cells are translates of each other) for the lifting, a load
+    // vector per cell.
+    rhs.reinit(dof_handler.locally_owned_dofs(), relevant, MPI_COMM_WORLD);
+    const QGauss<dim>  quadrature(fe.degree + 2);
+    FEValues<dim>      fe_values(mapping,
+                            fe,
+                            quadrature,
+                            update_values | update_gradients |
+                              update_quadrature_points | update_JxW_values);
+    const unsigned int dofs_per_cell = fe.n_dofs_per_cell();
+    FullMatrix<double> cell_matrix(dofs_per_cell, dofs_per_cell);
+    Vector<double>     cell_rhs(dofs_per_cell);
+    std::vector<types::global_dof_index> local_dof_indices(dofs_per_cell);
+    std::vector<double>                  f_values(quadrature.size());
+    bool                                 have_cell_matrix = false;
+    for (const auto &cell : dof_handler.active_cell_iterators())
+      if (cell->is_locally_owned())
+        {
+          fe_values.reinit(cell);
+          if (!have_cell_matrix)
+            {
+              for (const unsigned int q : fe_values.quadrature_point_indices())
+                for (const unsigned int i : fe_values.dof_indices())
+                  for (const unsigned int j : fe_values.dof_indices())
+                    cell_matrix(i, j) += fe_values.shape_grad(i, q) *
+                                         fe_values.shape_grad(j, q) *
+                                         fe_values.JxW(q);
+              have_cell_matrix = true;
+            }
+          RightHandSide<dim>().value_list(fe_values.get_quadrature_points(),
+                                          f_values);
+          cell_rhs = 0;
+          for (const unsigned int q : fe_values.quadrature_point_indices())
+            for (const unsigned int i : fe_values.dof_indices())
+              cell_rhs(i) +=
+                fe_values.shape_value(i, q) * f_values[q] * fe_values.JxW(q);
+          cell->get_dof_indices(local_dof_indices);
+          constraints.distribute_local_to_global(cell_rhs,
+                                                 local_dof_indices,
+                                                 rhs,
+                                                 cell_matrix);
+        }
+    rhs.compress(VectorOperation::add);
+    constraints.distribute(rhs);
+
+    start.reinit(rhs);
+    constraints.distribute(start);
+    setup_seconds = now() - start_time;
+  }
+
+
+
+  // The L2 error of a solution in the DoFHandler's numbering, by Gauss
+  // quadrature with k+2 points, as tpmg_problem_l2_error().
+  template <int dim>
+  double
+  Problem<dim>::l2_error(const VectorType &solution) const
+  {
+    VectorType ghosted(rhs);
+    ghosted.copy_locally_owned_data_from(solution);
+    ghosted.update_ghost_values();
+    Vector<float> cell_errors(triangulation.n_active_cells());
+    VectorTools::integrate_difference(mapping,
+                                      dof_handler,
+                                      ghosted,
+                                      Solution<dim>(),
+                                      cell_errors,
+                                      QGauss<dim>(fe.degree + 2),
+                                      VectorTools::L2_norm);
+    return VectorTools::compute_global_error(triangulation,
+                                             cell_errors,
+                                             VectorTools::L2_norm);
+  }
+
+
+
+  // @sect3{The Krylov solve shared by (a), (b) and (c)}
+  //
+  // deal.II's solvers stop at an absolute residual norm: tol ||b||. GMRES is
+  // right-preconditioned, so that it monitors the true residual as tpmg's
+  // flexible GMRES does, and keeps restart + 2 vectors (a restart length of
+  // `restart`). The solve is repeated --repeat times from the start vector
+  // and the fastest counts. The residual reduction is recomputed with the
+  // method's own operator.
+  template <typename VectorType,
+            typename MatrixType,
+            typename PreconditionerType>
+  void
+  krylov_solve(const Parameters         &prm,
+               const MatrixType         &system_matrix,
+               const PreconditionerType &preconditioner,
+               const VectorType         &rhs,
+               const VectorType         &start,
+               VectorType               &solution,
+               Result                   &result)
+  {
+    const double rhs_norm = rhs.l2_norm();
+    result.solve_seconds  = std::numeric_limits<double>::infinity();
+    for (unsigned int r = 0; r < prm.repeat; ++r)
+      {
+        solution = start;
+        SolverControl control(prm.max_iterations, prm.tolerance * rhs_norm);
+        const double  start_time = now();
+        try
+          {
+            if (prm.solver == TPMG_SOLVER_GMRES)
+              {
+                const unsigned int      n_vectors = prm.restart + 2;
+                SolverGMRES<VectorType> gmres(
+                  control,
+                  typename SolverGMRES<VectorType>::AdditionalData(n_vectors,
+                                                                   true));
+                gmres.solve(system_matrix, solution, rhs, preconditioner);
+              }
+            else
+              {
+                SolverCG<VectorType> cg(control);
+                cg.solve(system_matrix, solution, rhs, preconditioner);
+              }
+            result.converged = true;
+          }
+        catch (const SolverControl::NoConvergence &)
+          {
+            result.converged = false;
+          }
+        result.solve_seconds =
+          std::min(result.solve_seconds, now() - start_time);
+        result.iterations = control.last_step();
+      }
+    VectorType residual(rhs);
+    system_matrix.vmult(residual, solution);
+    residual.sadd(-1., 1., rhs);
+    result.residual_reduction = residual.l2_norm() / rhs_norm;
+  }
+
+
+
+  // @sect3{(a) deal.II's matrix-free multigrid with a Chebyshev smoother}
+  //
+  // This is step-37's multigrid, with the same operators, transfer,
+  // smoother settings and coarse solve, and like step-37 for a compile-time
+  // degree (deal.II 9.4's run-time-degree kernels, fe_degree = -1, are
+  // slower, and crash for 3D degrees above 6). Two things differ from
+  // step-37: the level operators are in double, like the other methods here
+  // (step-37 uses float), and there are no interface (edge) matrices, since
+  // the mesh is refined globally and has no refinement edges.
+  template <int dim, int fe_degree>
+  Result
+  run_chebyshev(const Problem<dim> &problem)
+  {
+    using VectorType       = LinearAlgebra::distributed::Vector<double>;
+    using SystemMatrixType = MatrixFreeOperators::
+      LaplaceOperator<dim, fe_degree, fe_degree + 1, 1, VectorType>;
+    using LevelMatrixType = SystemMatrixType;
+
+    const Parameters &prm = problem.prm;
+    Result            result;
+    result.method = dealii_chebyshev;
+    const MemoryProbe memory;
+    const double      start_time = now();
+
+    // MatrixFree distributes cells to TBB tasks with its default scheme when
+    // there are threads to use; step-37 turns tasks off since it runs with
+    // one MPI rank per core.
+    typename MatrixFree<dim, double>::AdditionalData data;
+    data.tasks_parallel_scheme =
+      MultithreadInfo::n_threads() > 1 ?
+        MatrixFree<dim, double>::AdditionalData::partition_partition :
+        MatrixFree<dim, double>::AdditionalData::none;
+    data.mapping_update_flags = update_gradients | update_JxW_values;
+    const QGauss<1> quadrature(problem.fe.degree + 1);
+
+    auto system_mf = std::make_shared<MatrixFree<dim, double>>();
+    system_mf->reinit(problem.mapping,
+                      problem.dof_handler,
+                      problem.homogeneous_constraints,
+                      quadrature,
+                      data);
+    SystemMatrixType system_matrix;
+    system_matrix.initialize(system_mf);
+
+    const unsigned int n_levels = problem.triangulation.n_global_levels();
+    MGLevelObject<LevelMatrixType> mg_matrices(0, n_levels - 1);
+    for (unsigned int level = 0; level < n_levels; ++level)
+      {
+        AffineConstraints<double> level_constraints;
+        level_constraints.reinit(
+          DoFTools::extract_locally_relevant_level_dofs(problem.dof_handler,
+                                                        level));
+        level_constraints.add_lines(
+          problem.mg_constrained_dofs.get_boundary_indices(level));
+        level_constraints.close();
+        typename MatrixFree<dim, double>::AdditionalData level_data = data;
+        level_data.mg_level                                         = level;
+        auto level_mf = std::make_shared<MatrixFree<dim, double>>();
+        level_mf->reinit(problem.mapping,
+                         problem.dof_handler,
+                         level_constraints,
+                         quadrature,
+                         level_data);
+        mg_matrices[level].initialize(level_mf,
+                                      problem.mg_constrained_dofs,
+                                      level);
+      }
+
+    MGTransferMatrixFree<dim, double> mg_transfer(problem.mg_constrained_dofs);
+    mg_transfer.build(problem.dof_handler);
+
+    // step-37's smoother: on each level above the coarsest, Chebyshev of
+    // degree 5 on the range [lambda_max / 15, 1.2 lambda_max] of the
+    // Jacobi-preconditioned operator, lambda_max from 10 CG iterations; on
+    // the coarsest level Chebyshev run as a solver to 1e-3.
+    using SmootherType = PreconditionChebyshev<LevelMatrixType, VectorType>;
+    mg::SmootherRelaxation<SmootherType, VectorType>     mg_smoother;
+    MGLevelObject<typename SmootherType::AdditionalData> smoother_data(
+      0, n_levels - 1);
+    for (unsigned int level = 0; level < n_levels; ++level)
+      {
+        if (level > 0)
+          {
+            smoother_data[level].smoothing_range     = 15.;
+            smoother_data[level].degree              = 5;
+            smoother_data[level].eig_cg_n_iterations = 10;
+          }
+        else
+          {
+            smoother_data[0].smoothing_range = 1e-3;
+            smoother_data[0].degree          = numbers::invalid_unsigned_int;
+            smoother_data[0].eig_cg_n_iterations = mg_matrices[0].m();
+          }
+        mg_matrices[level].compute_diagonal();
+        smoother_data[level].preconditioner =
+          mg_matrices[level].get_matrix_diagonal_inverse();
+      }
+    mg_smoother.initialize(mg_matrices, smoother_data);
+
+    MGCoarseGridApplySmoother<VectorType> mg_coarse;
+    mg_coarse.initialize(mg_smoother);
+
+    mg::Matrix<VectorType> mg_matrix(mg_matrices);
+    Multigrid<VectorType>  mg(
+      mg_matrix, mg_coarse, mg_transfer, mg_smoother, mg_smoother);
+    PreconditionMG<dim, VectorType, MGTransferMatrixFree<dim, double>>
+      preconditioner(problem.dof_handler, mg, mg_transfer);
+
+    VectorType rhs, start, solution;
+    system_matrix.initialize_dof_vector(rhs);
+    system_matrix.initialize_dof_vector(start);
+    system_matrix.initialize_dof_vector(solution);
+    rhs.copy_locally_owned_data_from(problem.rhs);
+    start.copy_locally_owned_data_from(problem.start);
+    preconditioner.vmult(solution, rhs); // allocates, estimates eigenvalues
+    result.setup_seconds = now() - start_time;
+
+    krylov_solve(
+      prm, system_matrix, preconditioner, rhs, start, solution, result);
+    result.l2_error     = problem.l2_error(solution);
+    result.memory_bytes = memory.growth_bytes();
+    return result;
+  }
+
+
+
+  // The degree as a template argument: a compile-time dispatch over every
+  // degree tpmg supports (1..10 in 2D, 1..8 in 3D).
+  template <int dim, int fe_degree = 1>
+  Result
+  run_chebyshev_for_degree(const Problem<dim> &problem)
+  {
+    constexpr int max_degree = dim == 2 ? 10 : 8;
+    if constexpr (fe_degree == max_degree)
+      return run_chebyshev<dim, fe_degree>(problem);
+    else if (problem.prm.degree == fe_degree)
+      return run_chebyshev<dim, fe_degree>(problem);
+    else
+      return run_chebyshev_for_degree<dim, fe_degree + 1>(problem);
+  }
+
+
+
+  // @sect3{(b) deal.II's RelaxationBlockSOR on vertex patches}
+  //
+  // The memory the dense patch inverses take: on level l, one inverse of
+  // size (2k-1)^dim per interior vertex, prod_d (n_d 2^l - 1) of them.
+  double
+  block_sor_inverse_bytes(const Parameters &prm)
+  {
+    double bytes = 0;
+    for (unsigned int level = 1; level <= prm.level; ++level)
+      {
+        double n_patches = 1, patch_size = 1;
+        for (unsigned int d = 0; d < prm.dim; ++d)
+          {
+            const double cells = prm.cells.empty() ? 1. : prm.cells[d];
+            n_patches *= std::ldexp(cells, level) - 1;
+            patch_size *= 2. * prm.degree - 1;
+          }
+        bytes += n_patches * patch_size * patch_size * sizeof(double);
+      }
+    return bytes;
+  }
+
+
+
+  // deal.II's relaxation smoothers apply the same sweep before and after
+  // the coarse correction, which is what tpmg does for GMRES. A symmetric
+  // V-cycle, which CG needs (and tpmg uses for CG), wants the adjoint
+  // afterwards: the blocks in reverse order, RelaxationBlockSOR::Tstep().
+  // This post-smoother runs Tstep() of the pre-smoother's objects, so that
+  // the patch inverses are stored once.
+  template <typename RelaxationType, typename VectorType>
+  class ReverseSmoother : public MGSmootherBase<VectorType>
+  {
+  public:
+    explicit ReverseSmoother(
+      const mg::SmootherRelaxation<RelaxationType, VectorType> &forward)
+      : forward(forward)
+    {}
+
+    virtual void
+    smooth(const unsigned int level,
+           VectorType        &u,
+           const VectorType  &rhs) const override
+    {
+      forward[level].Tstep(u, rhs);
+    }
+
+    virtual void
+    clear() override
+    {}
+
+  private:
+    const mg::SmootherRelaxation<RelaxationType, VectorType> &forward;
+  };
+
+
+
+  // The level matrices are assembled: the Laplace matrix of each level with
+  // the Dirichlet rows and columns eliminated and a unit diagonal, the same
+  // operator as the matrix-free ones. Within a level all cells are equal, so
+  // each level's cell matrix is computed once. The finest level's DoFs are
+  // the active DoFs in the same (lexicographic) order, so its matrix is also
+  // the system matrix of the Krylov method, and the solve uses serial
+  // vectors.
+  template <int dim>
+  Result
+  run_block_sor(const Problem<dim> &problem)
+  {
+    using VectorType = Vector<double>;
+    using SmootherType =
+      RelaxationBlockSOR<SparseMatrix<double>, double, VectorType>;
+
+    const Parameters &prm = problem.prm;
+    Result            result;
+    result.method = dealii_block_sor;
+    if (block_sor_inverse_bytes(prm) > prm.block_sor_max_mib * 1048576.)
+      {
+        result.status = "skipped (size)";
+        return result;
+      }
+    const MemoryProbe memory;
+    const double      start_time = now();
+
+    const unsigned int     n_levels = problem.triangulation.n_global_levels();
+    const DoFHandler<dim> &dof_handler = problem.dof_handler;
+    MGLevelObject<SparsityPattern>      patterns(0, n_levels - 1);
+    MGLevelObject<SparseMatrix<double>> matrices(0, n_levels - 1);
+    const QGauss<dim>                   quadrature(problem.fe.degree + 1);
+    FEValues<dim>                       fe_values(problem.mapping,
+                            problem.fe,
+                            quadrature,
+                            update_gradients | update_JxW_values);
+    const unsigned int dofs_per_cell = problem.fe.n_dofs_per_cell();
+    FullMatrix<double> cell_matrix(dofs_per_cell, dofs_per_cell);
+    std::vector<types::global_dof_index> local_dof_indices(dofs_per_cell);
+    for (unsigned int level = 0; level < n_levels; ++level)
+      {
+        DynamicSparsityPattern dsp(dof_handler.n_dofs(level));
+        MGTools::make_sparsity_pattern(dof_handler, dsp, level);
+        patterns[level].copy_from(dsp);
+        matrices[level].reinit(patterns[level]);
+
+        AffineConstraints<double> level_constraints;
+        const IndexSet           &boundary =
+          problem.mg_constrained_dofs.get_boundary_indices(level);
+        level_constraints.add_lines(boundary);
+        level_constraints.close();
+
+        fe_values.reinit(dof_handler.begin_mg(level));
+        cell_matrix = 0;
+        for (const unsigned int q : fe_values.quadrature_point_indices())
+          for (const unsigned int i : fe_values.dof_indices())
+            for (const unsigned int j : fe_values.dof_indices())
+              cell_matrix(i, j) += fe_values.shape_grad(i, q) *
+                                   fe_values.shape_grad(j, q) *
+                                   fe_values.JxW(q);
+        for (const auto &cell : dof_handler.mg_cell_iterators_on_level(level))
+          {
+            cell->get_mg_dof_indices(local_dof_indices);
+            level_constraints.distribute_local_to_global(cell_matrix,
+                                                         local_dof_indices,
+                                                         matrices[level]);
+          }
+        for (const types::global_dof_index i : boundary)
+          matrices[level].set(i, i, 1.);
+      }
+
+    // The patches of every level above the coarsest, and their inverses
+    // (RelaxationBlock::initialize() inverts each patch matrix by
+    // Gauss-Jordan, in parallel over the patches). The coarsest level, solved
+    // directly, may have no interior vertex and gets no smoother.
+    MGLevelObject<typename SmootherType::AdditionalData> smoother_data(
+      0, n_levels - 1);
+    mg::SmootherRelaxation<SmootherType, VectorType> pre_smoother;
+    pre_smoother.resize(0, n_levels - 1);
+    for (unsigned int level = 1; level < n_levels; ++level)
+      {
+        DoFTools::make_vertex_patches(smoother_data[level].block_list,
+                                      dof_handler,
+                                      level,
+                                      /*interior_dofs_only=*/true);
+        smoother_data[level].block_list.compress();
+        smoother_data[level].relaxation = 1.;
+        pre_smoother[level].initialize(matrices[level], smoother_data[level]);
+      }
+    const ReverseSmoother<SmootherType, VectorType> reverse_smoother(
+      pre_smoother);
+    const MGSmootherBase<VectorType> *post_smoother = &pre_smoother;
+    if (prm.solver == TPMG_SOLVER_CG)
+      post_smoother = &reverse_smoother;
+
+    FullMatrix<double> coarse_matrix;
+    coarse_matrix.copy_from(matrices[0]);
+    MGCoarseGridHouseholder<double, VectorType> mg_coarse;
+    mg_coarse.initialize(coarse_matrix);
+
+    MGTransferPrebuilt<VectorType> mg_transfer(problem.mg_constrained_dofs);
+    mg_transfer.build(dof_handler);
+
+    mg::Matrix<VectorType> mg_matrix(matrices);
+    Multigrid<VectorType>  mg(
+      mg_matrix, mg_coarse, mg_transfer, pre_smoother, *post_smoother);
+    PreconditionMG<dim, VectorType, MGTransferPrebuilt<VectorType>>
+      preconditioner(dof_handler, mg, mg_transfer);
+
+    const SparseMatrix<double> &system_matrix = matrices[n_levels - 1];
+    VectorType rhs(dof_handler.n_dofs()), start(dof_handler.n_dofs()),
+      solution(dof_handler.n_dofs());
+    for (types::global_dof_index i = 0; i < dof_handler.n_dofs(); ++i)
+      {
+        rhs[i]   = problem.rhs[i];
+        start[i] = problem.start[i];
+      }
+    preconditioner.vmult(solution, rhs); // allocates the level vectors
+    result.setup_seconds = now() - start_time;
+
+    krylov_solve(
+      prm, system_matrix, preconditioner, rhs, start, solution, result);
+    typename Problem<dim>::VectorType distributed(problem.rhs);
+    for (types::global_dof_index i = 0; i < dof_handler.n_dofs(); ++i)
+      distributed[i] = solution[i];
+    result.l2_error     = problem.l2_error(distributed);
+    result.memory_bytes = memory.growth_bytes();
+    return result;
+  }
+
+
+
+  // @sect3{(c) tpmg's smoother and operator in deal.II's multigrid}
+  //
+  // dealii-poisson's pipeline: deal.II's Multigrid, MGTransferMatrixFree and
+  // PreconditionMG, with tpmg's LaplaceOperator on every level and on the
+  // active mesh, PatchSmoother as pre- and post-smoother and CoarseSolver,
+  // all in a CPU context with --threads OpenMP threads. As in tpmg's own
+  // solver, the post-smoother visits the colours in reverse order for CG (a
+  // symmetric V-cycle) and in the pre-smoother's order for GMRES.
+  template <int dim>
+  Result
+  run_tpmg_in_dealii(const Problem<dim> &problem)
+  {
+    using VectorType      = LinearAlgebra::distributed::Vector<double>;
+    const Parameters &prm = problem.prm;
+    Result            result;
+    result.method = tpmg_in_dealii;
+    const MemoryProbe memory;
+    const double      start_time = now();
+
+    tpmg::dealii::Context        context(TPMG_BACKEND_CPU, prm.threads);
+    tpmg::dealii::Hierarchy<dim> hierarchy(problem.dof_handler, context);
+    hierarchy.cross_check(problem.mg_constrained_dofs);
+
+    tpmg::dealii::LaplaceOperator<dim, double> system_matrix(hierarchy);
+    const unsigned int n_levels = problem.triangulation.n_global_levels();
+    MGLevelObject<tpmg::dealii::LaplaceOperator<dim, double>> mg_matrices(
+      0, n_levels - 1);
+    for (unsigned int level = 0; level < n_levels; ++level)
+      mg_matrices[level].initialize(hierarchy, level);
+    typename tpmg::dealii::PatchSmoother<dim, double>::AdditionalData
+      smoother_data;
+    smoother_data.symmetric = prm.solver == TPMG_SOLVER_CG;
+    const tpmg::dealii::PatchSmoother<dim, double> mg_smoother(hierarchy,
+                                                               smoother_data);
+    const tpmg::dealii::CoarseSolver<dim, double>  mg_coarse(hierarchy);
+    MGTransferMatrixFree<dim, double> mg_transfer(problem.mg_constrained_dofs);
+    mg_transfer.build(problem.dof_handler, hierarchy.get_level_partitioners());
+
+    mg::Matrix<VectorType> mg_matrix(mg_matrices);
+    Multigrid<VectorType>  mg(
+      mg_matrix, mg_coarse, mg_transfer, mg_smoother, mg_smoother);
+    PreconditionMG<dim, VectorType, MGTransferMatrixFree<dim, double>>
+      preconditioner(problem.dof_handler, mg, mg_transfer);
+
+    VectorType rhs, start, solution;
+    system_matrix.initialize_dof_vector(rhs);
+    system_matrix.initialize_dof_vector(start);
+    system_matrix.initialize_dof_vector(solution);
+    rhs.copy_locally_owned_data_from(problem.rhs);
+    start.copy_locally_owned_data_from(problem.start);
+    preconditioner.vmult(solution, rhs); // allocates the level vectors
+    result.setup_seconds = now() - start_time;
+
+    krylov_solve(
+      prm, system_matrix, preconditioner, rhs, start, solution, result);
+    result.l2_error     = problem.l2_error(solution);
+    result.memory_bytes = memory.growth_bytes();
+    return result;
+  }
+
+
+
+  // @sect3{(d) tpmg's own solver}
+  //
+  // tpmg's solver (flexible GMRES or CG with tpmg's V-cycle, everything in
+  // the backend) on the grid of a Hierarchy made in a CPU or a CUDA
+  // context, through the C API: set-up creates the grid, the vectors and
+  // the solver; the solve moves b in, solves from x = 0 (tpmg sets
+  // x_B = b_B) and moves x out. This is what tpmg::dealii::solve_on_gpu()
+  // does in one call; the C calls keep set-up and solve apart for the
+  // table. For the CUDA backend the memory is what the context holds on the
+  // device.
+  template <int dim>
+  Result
+  run_tpmg_solver(const Problem<dim> &problem, const tpmg_backend backend)
+  {
+    const Parameters &prm = problem.prm;
+    Result            result;
+    result.method = backend == TPMG_BACKEND_CPU ? tpmg_cpu : tpmg_cuda;
+    if (!tpmg::dealii::Context::is_available(backend))
+      {
+        result.status = "skipped (no GPU)";
+        return result;
+      }
+    const MemoryProbe memory;
+    const double      start_time = now();
+
+    tpmg::dealii::Context        context(backend, prm.threads);
+    tpmg::dealii::Hierarchy<dim> hierarchy(problem.dof_handler, context);
+    tpmg_context                *ctx    = context.get();
+    const tpmg_index             n_dofs = hierarchy.n_dofs();
+
+    // The C objects, destroyed in reverse order however this function ends.
+    struct Objects
+    {
+      tpmg_context *ctx;
+      void         *b = nullptr, *x = nullptr;
+      tpmg_solver  *solver = nullptr;
+      ~Objects()
+      {
+        tpmg_solver_destroy(&solver);
+        tpmg_vector_destroy(ctx, &x);
+        tpmg_vector_destroy(ctx, &b);
+      }
+    } objects{ctx};
+
+    context.check(tpmg_vector_create(ctx, TPMG_DOUBLE, n_dofs, &objects.b),
+                  "tpmg_vector_create");
+    context.check(tpmg_vector_create(ctx, TPMG_DOUBLE, n_dofs, &objects.x),
+                  "tpmg_vector_create");
+    tpmg_solver_options options = tpmg_solver_options_default();
+    options.type                = prm.solver;
+    options.tolerance           = prm.tolerance;
+    options.max_iterations      = prm.max_iterations;
+    options.restart             = prm.restart;
+    context.check(tpmg_solver_create(hierarchy.get_grid(),
+                                     &options,
+                                     &objects.solver),
+                  "tpmg_solver_create");
+    context.synchronize();
+    result.setup_seconds = now() - start_time;
+
+    typename Problem<dim>::VectorType solution(problem.rhs);
+    tpmg_solver_result                solver_result{};
+    result.solve_seconds = std::numeric_limits<double>::infinity();
+    for (unsigned int r = 0; r < prm.repeat; ++r)
+      {
+        const double solve_start = now();
+        context.check(tpmg_vector_upload(ctx,
+                                         TPMG_DOUBLE,
+                                         n_dofs,
+                                         problem.rhs.get_values(),
+                                         objects.b),
+                      "tpmg_vector_upload");
+        context.check(tpmg_vector_set(ctx, TPMG_DOUBLE, n_dofs, 0., objects.x),
+                      "tpmg_vector_set");
+        context.check(tpmg_solver_solve(
+                        objects.solver, objects.b, objects.x, &solver_result),
+                      "tpmg_solver_solve");
+        context.check(tpmg_vector_download(ctx,
+                                           TPMG_DOUBLE,
+                                           n_dofs,
+                                           objects.x,
+                                           solution.get_values()),
+                      "tpmg_vector_download");
+        context.synchronize();
+        result.solve_seconds =
+          std::min(result.solve_seconds, now() - solve_start);
+      }
+    result.iterations         = solver_result.iterations;
+    result.converged          = solver_result.converged != 0;
+    result.residual_reduction = solver_result.residual_reduction;
+    result.l2_error           = problem.l2_error(solution);
+    result.memory_bytes       = backend == TPMG_BACKEND_CPU ?
+                                  memory.growth_bytes() :
+                                  static_cast<double>(context.memory_consumption());
+    return result;
+  }
+
+
+
+  // @sect3{The report}
+  //
+  // A table for people, a JSON line and CSV rows for scripts. Skipped
+  // methods print their reason in place of numbers (null in JSON, empty
+  // fields in CSV).
+  const char *const method_descriptions[] = {
+    "deal.II MF + Chebyshev (step-37)",
+    "deal.II RelaxationBlockSOR patches",
+    "tpmg smoother in deal.II MG (CPU)",
+    "tpmg solver (CPU)",
+    "tpmg solver (CUDA)",
+  };
+
+  void
+  print_table(const std::vector<Result> &results, const double n_dofs)
+  {
+    std::printf("\n%-36s %5s %10s %10s %10s %11s %12s\n",
+                "method",
+                "iter",
+                "setup [s]",
+                "solve [s]",
+                "MDoF/s",
+                "L2 error",
+                "memory [MiB]");
+    for (const Result &r : results)
+      {
+        std::printf("%-36s ", method_descriptions[r.method]);
+        if (r.status != "ok")
+          std::printf("%s\n", r.status.c_str());
+        else
+          std::printf("%4u%s %10.3f %10.4f %10.3f %11.3e %12.1f\n",
+                      r.iterations,
+                      r.converged ? " " : "*",
+                      r.setup_seconds,
+                      r.solve_seconds,
+                      n_dofs / r.solve_seconds * 1e-6,
+                      r.l2_error,
+                      r.memory_bytes / 1048576.);
+      }
+    for (const Result &r : results)
+      if (r.status == "ok" && !r.converged)
+        {
+          std::printf("* not converged within the iteration limit\n");
+          break;
+        }
+  }
+
+
+
+  void
+  write_csv(const Parameters          &prm,
+            const std::vector<Result> &results,
+            const double               n_dofs)
+  {
+    bool new_file;
+    {
+      std::ifstream existing(prm.csv_file);
+      new_file =
+        !existing || existing.peek() == std::ifstream::traits_type::eof();
+    }
+    std::FILE *file = std::fopen(prm.csv_file.c_str(), "a");
+    AssertThrow(file != nullptr,
+                ExcMessage("cannot open " + prm.csv_file + " for appending"));
+    if (new_file)
+      std::fprintf(
+        file,
+        "dim,degree,level,n_dofs,cells,method,status,solver,tolerance,threads,"
+        "iterations,converged,setup_seconds,solve_seconds,dofs_per_second,"
+        "residual_reduction,l2_error,memory_bytes\n");
+    std::string cells;
+    for (unsigned int d = 0; d < prm.dim; ++d)
+      cells +=
+        (d ? "x" : "") + std::to_string(prm.cells.empty() ? 1 : prm.cells[d]);
+    for (const Result &r : results)
+      {
+        std::fprintf(file,
+                     "%u,%u,%u,%.0f,%s,%s,%s,%s,%.3g,%u,",
+                     prm.dim,
+                     prm.degree,
+                     prm.level,
+                     n_dofs,
+                     cells.c_str(),
+                     method_names[r.method],
+                     r.status.c_str(),
+                     solver_names[prm.solver],
+                     prm.tolerance,
+                     prm.threads);
+        if (r.status == "ok")
+          std::fprintf(file,
+                       "%u,%s,%.6g,%.6g,%.6g,%.6g,%.6g,%.0f\n",
+                       r.iterations,
+                       r.converged ? "true" : "false",
+                       r.setup_seconds,
+                       r.solve_seconds,
+                       n_dofs / r.solve_seconds,
+                       r.residual_reduction,
+                       r.l2_error,
+                       r.memory_bytes);
+        else
+          std::fprintf(file, ",,,,,,,\n");
+      }
+    const bool ok = std::ferror(file) == 0;
+    AssertThrow(std::fclose(file) == 0 && ok,
+                ExcMessage("cannot write " + prm.csv_file));
+  }
+
+
+
+  // A JSON number, or null where it is not finite (a diverged solve).
+  void
+  json_number(const char *key, const double value, const char *separator = ",")
+  {
+    if (std::isfinite(value))
+      std::printf("\"%s\":%.9g%s", key, value, separator);
+    else
+      std::printf("\"%s\":null%s", key, separator);
+  }
+
+
+
+  void
+  print_json(const Parameters          &prm,
+             const std::vector<Result> &results,
+             const double               n_dofs,
+             const double               common_setup)
+  {
+    std::printf(
+      "{\"program\":\"dealii-compare\",\"dim\":%u,\"degree\":%u,\"level\":%u,"
+      "\"cells\":[",
+      prm.dim,
+      prm.degree,
+      prm.level);
+    for (unsigned int d = 0; d < prm.dim; ++d)
+      std::printf("%s%d", d ? "," : "", prm.cells.empty() ? 1 : prm.cells[d]);
+    std::printf("],\"n_dofs\":%.0f,\"solver\":\"%s\",",
+                n_dofs,
+                solver_names[prm.solver]);
+    json_number("tolerance", prm.tolerance);
+    std::printf(
+      "\"threads\":%u,\"threading\":\"deal.II: TBB, tpmg: OpenMP\",\"repeat\":%u,"
+      "\"memory\":\"peak RSS growth (VmHWM); tpmg-cuda: device memory\",",
+      prm.threads,
+      prm.repeat);
+    json_number("common_setup_seconds", common_setup);
+    std::printf("\"methods\":[");
+    for (unsigned int i = 0; i < results.size(); ++i)
+      {
+        const Result &r   = results[i];
+        const bool    ok  = r.status == "ok";
+        const double  nan = std::numeric_limits<double>::quiet_NaN();
+        std::printf("%s{\"method\":\"%s\",\"status\":\"%s\",",
+                    i ? "," : "",
+                    method_names[r.method],
+                    r.status.c_str());
+        if (ok)
+          std::printf("\"iterations\":%u,\"converged\":%s,",
+                      r.iterations,
+                      r.converged ? "true" : "false");
+        else
+          std::printf("\"iterations\":null,\"converged\":null,");
+        json_number("setup_seconds", ok ? r.setup_seconds : nan);
+        json_number("solve_seconds", ok ? r.solve_seconds : nan);
+        json_number("dofs_per_second", ok ? n_dofs / r.solve_seconds : nan);
+        json_number("residual_reduction", ok ? r.residual_reduction : nan);
+        json_number("l2_error", ok ? r.l2_error : nan);
+        json_number("memory_bytes", ok ? r.memory_bytes : nan, "}");
+      }
+    std::printf("]}\n");
+  }
+
+
+
+  // @sect3{Running the comparison}
+  template <int dim>
+  void
+  run(const Parameters &prm)
+  {
+    const Problem<dim> problem(prm);
+    const double       n_dofs = problem.dof_handler.n_dofs();
+    char               group[32];
+    std::printf("dealii-compare: %uD Q%u, level %u, %s DoFs, solver %s",
+                dim,
+                prm.degree,
+                prm.level,
+                app_group(static_cast<long long>(n_dofs), group),
+                solver_names[prm.solver]);
+    if (prm.solver == TPMG_SOLVER_GMRES)
+      std::printf("(%u)", prm.restart);
+    std::printf(", tolerance %.1e\n", prm.tolerance);
+    std::printf("threads: deal.II %u (TBB), tpmg %u (OpenMP); one MPI rank\n",
+                MultithreadInfo::n_threads(),
+                prm.threads);
+    std::printf(
+      "common set-up (mesh, DoFs, renumbering, right-hand side): %.3f s\n",
+      problem.setup_seconds);
+    std::fflush(stdout);
+
+    std::vector<Result> results;
+    for (int m = 0; m < n_methods; ++m)
+      if (prm.run[m])
+        {
+          switch (m)
+            {
+              case dealii_chebyshev:
+                results.push_back(run_chebyshev_for_degree<dim>(problem));
+                break;
+              case dealii_block_sor:
+                results.push_back(run_block_sor<dim>(problem));
+                break;
+              case tpmg_in_dealii:
+                results.push_back(run_tpmg_in_dealii<dim>(problem));
+                break;
+              case tpmg_cpu:
+                results.push_back(
+                  run_tpmg_solver<dim>(problem, TPMG_BACKEND_CPU));
+                break;
+              case tpmg_cuda:
+                results.push_back(
+                  run_tpmg_solver<dim>(problem, TPMG_BACKEND_CUDA));
+                break;
+            }
+          const Result &r = results.back();
+          if (r.status == "ok")
+            std::printf("  %-18s %u iterations, setup %.3f s, solve %.4f s\n",
+                        method_names[m],
+                        r.iterations,
+                        r.setup_seconds,
+                        r.solve_seconds);
+          else
+            std::printf("  %-18s %s\n", method_names[m], r.status.c_str());
+          std::fflush(stdout);
+        }
+
+    print_table(results, n_dofs);
+    std::printf(
+      "memory: growth of the peak resident set size during the method "
+      "(tpmg-cuda: device memory)\n");
+    if (!prm.csv_file.empty())
+      write_csv(prm, results, n_dofs);
+    if (prm.json)
+      print_json(prm, results, n_dofs, problem.setup_seconds);
+  }
+
+
+
+  // An exception as one line: deal.II's exceptions print several, with the
+  // place they were thrown from; the message is what matters here.
+  std::string
+  one_line(const std::exception &exc)
+  {
+    std::ostringstream text;
+    if (const auto *e = dynamic_cast<const ExceptionBase *>(&exc))
+      {
+        e->print_info(text);
+        if (text.str().find_first_not_of(" \n") == std::string::npos)
+          text << e->get_exc_name();
+      }
+    else
+      text << exc.what();
+    std::string        line, word;
+    std::istringstream words(text.str());
+    while (words >> word)
+      line += (line.empty() ? "" : " ") + word;
+    return line;
+  }
+} // namespace DealiiCompare
+
+
+
+int
+main(int argc, char **argv)
+{
+  using namespace DealiiCompare;
+  app_set_program("dealii-compare");
+  const Parameters prm = parse_options(argc, argv);
+  try
+    {
+      Utilities::MPI::MPI_InitFinalize mpi_init(argc, argv, prm.threads);
+      if (prm.dim == 2)
+        run<2>(prm);
+      else
+        run<3>(prm);
+    }
+  catch (const std::exception &exc)
+    {
+      std::fflush(stdout);
+      std::fprintf(stderr, "dealii-compare: %s\n", one_line(exc).c_str());
+      return APP_EXIT_LIBRARY;
+    }
+  return 0;
+}

@@ -1,0 +1,953 @@
+/* dealii-poisson: a deal.II program that solves Poisson's equation with tpmg's
+ * vertex-patch smoother and operator swapped into deal.II's own multigrid.
+ *
+ * Introduction
+ * ------------
+ * This program is written like deal.II's tutorial step-37, and does what that
+ * program does: it solves
+ *
+ *   -Laplace(u) = f in Omega,   u = g on the boundary of Omega,
+ *
+ * with continuous FE_Q(k) elements on a parallel::distributed::Triangulation,
+ * by a Krylov method (GMRES or CG) preconditioned with one geometric multigrid
+ * V-cycle, everything built from deal.II's classes: the mesh, the DoFHandler
+ * with level DoFs, MGConstrainedDoFs, MGTransferMatrixFree, Multigrid,
+ * PreconditionMG, SolverGMRES and SolverCG. What differs is what runs on each
+ * level: instead of deal.II's MatrixFreeOperators::LaplaceOperator and a
+ * Chebyshev smoother, the levels use three classes of the tpmg bridge
+ * (namespace tpmg::dealii):
+ *
+ * - LaplaceOperator: tpmg's matrix-free operator (sum factorization with the
+ *   1D matrices of a Cartesian cell),
+ * - PatchSmoother: tpmg's multiplicative vertex-patch smoother, one exact
+ *   local solve by fast diagonalization per patch of cells around an interior
+ *   vertex, in 2^dim colours,
+ * - CoarseSolver: the exact solve on the coarsest level.
+ *
+ * tpmg works with its own DoF numbering (global lexicographic, x fastest), so
+ * the program renumbers the DoFs with tpmg::dealii::renumber_lexicographic()
+ * before it builds anything that stores DoF indices. It also restricts the
+ * mesh: the domain is an axis-parallel box cut into n_0 x n_1 (x n_2) equal
+ * cells (GridGenerator::subdivided_hyper_rectangle, or hyper_cube) and refined
+ * globally. The renumbering checks this and throws otherwise.
+ *
+ * Two other ways of using tpmg are a command-line option away (--mode):
+ * `preconditioner` keeps deal.II's Krylov solver and replaces the whole
+ * V-cycle by tpmg::dealii::GpuPreconditioner, which runs it in the tpmg
+ * backend (the GPU with --backend cuda), moving only the vectors it is given;
+ * `solve` hands the whole solve to tpmg::dealii::solve_on_gpu(). All three
+ * give the same iterations up to rounding: they are the same V-cycle.
+ *
+ * The test problems are those of tpmg-poisson: `sine`, the manufactured
+ * solution u = prod_d sin(pi x_d) (f = dim pi^2 u, g = u), whose L2 error the
+ * program reports; and `one`, f = 1 with g = 0. Run `dealii-poisson --help`
+ * for the options. Exit status: 0 after a solve (converged or not: see the
+ * output), 1 when deal.II or tpmg reports an error, 2 for a bad option (one
+ * line on stderr naming it).
+ */
+
+// The include files: deal.II's mesh, finite element, DoF and multigrid
+// classes, as in step-37,
+#include <deal.II/base/function.h>
+#include <deal.II/base/mpi.h>
+#include <deal.II/base/quadrature_lib.h>
+#include <deal.II/base/timer.h>
+#include <deal.II/base/utilities.h>
+
+#include <deal.II/distributed/tria.h>
+
+#include <deal.II/dofs/dof_handler.h>
+#include <deal.II/dofs/dof_tools.h>
+
+#include <deal.II/fe/fe_q.h>
+#include <deal.II/fe/fe_values.h>
+
+#include <deal.II/grid/grid_generator.h>
+
+#include <deal.II/lac/affine_constraints.h>
+#include <deal.II/lac/full_matrix.h>
+#include <deal.II/lac/la_parallel_vector.h>
+#include <deal.II/lac/solver_cg.h>
+#include <deal.II/lac/solver_control.h>
+#include <deal.II/lac/solver_gmres.h>
+#include <deal.II/lac/vector.h>
+
+#include <deal.II/multigrid/mg_constrained_dofs.h>
+#include <deal.II/multigrid/mg_matrix.h>
+#include <deal.II/multigrid/mg_transfer_matrix_free.h>
+#include <deal.II/multigrid/multigrid.h>
+
+#include <deal.II/numerics/data_out.h>
+#include <deal.II/numerics/vector_tools.h>
+
+// the tpmg bridge,
+#include <tpmg/dealii/coarse_solver.h>
+#include <tpmg/dealii/context.h>
+#include <tpmg/dealii/gpu_preconditioner.h>
+#include <tpmg/dealii/hierarchy.h>
+#include <tpmg/dealii/laplace_operator.h>
+#include <tpmg/dealii/patch_smoother.h>
+#include <tpmg/dealii/renumbering.h>
+
+// and the option parsing shared by tpmg's command-line programs, so that
+// every program spells and checks its options the same way.
+extern "C"
+{
+#include "tpmg-app-common.h"
+}
+
+#include <climits>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace DealiiPoisson
+{
+  using namespace dealii;
+
+  // @sect3{The options}
+  //
+  // Everything the command line can set, with the defaults of tpmg-poisson
+  // where the two programs share an option: called without options, both
+  // solve the same problem.
+  enum class Mode
+  {
+    multigrid,      // deal.II's Multigrid with tpmg's classes on the levels
+    preconditioner, // deal.II's Krylov solver, tpmg::dealii::GpuPreconditioner
+    solve           // tpmg::dealii::solve_on_gpu()
+  };
+
+  const char *const mode_names[]    = {"multigrid",
+                                       "preconditioner",
+                                       "solve",
+                                       nullptr};
+  const char *const solver_names[]  = {"gmres", "cg", nullptr};
+  const char *const rhs_names[]     = {"one", "sine", nullptr};
+  const char *const backend_names[] = {"cpu", "cuda", nullptr};
+
+  struct Parameters
+  {
+    unsigned int        dim    = 3;
+    unsigned int        degree = 3;
+    unsigned int        level  = 0; // 0: the level nearest to 10^6 DoFs
+    std::vector<int>    cells;      // empty: one coarse cell per direction
+    std::vector<double> box;        // empty: the unit square or cube
+    tpmg_rhs            rhs            = TPMG_RHS_SINE;
+    Mode                mode           = Mode::multigrid;
+    tpmg_solver_type    solver         = TPMG_SOLVER_GMRES;
+    double              tolerance      = 1e-9;
+    unsigned int        max_iterations = 100;
+    unsigned int        restart        = 30;
+    tpmg_backend        backend        = TPMG_BACKEND_CPU;
+    unsigned int        threads        = 0; // 0: OpenMP's and TBB's defaults
+    std::string         vtu_file;
+    std::string         setup_file;
+    bool                json = false;
+  };
+
+
+
+  void
+  print_help()
+  {
+    std::printf(
+      "Usage: dealii-poisson [options]\n"
+      "Solve -Laplace(u) = f, u = g on the boundary, on an axis-parallel box with FE_Q(k)\n"
+      "elements in deal.II, by a Krylov method preconditioned with deal.II's multigrid\n"
+      "V-cycle, with tpmg's vertex-patch smoother, operator and coarse solver on the levels.\n"
+      "\n"
+      "  --dim 2|3                   dimension (default 3)\n"
+      "  --degree k                  polynomial degree, 1..10 in 2D, 1..8 in 3D (default 3)\n"
+      "  --level L                   global refinements of the coarse mesh, >= 1 (default:\n"
+      "                              the level whose DoF count is nearest to 1,000,000)\n"
+      "  --cells n0,n1[,n2]          coarse cells per direction: subdivided_hyper_rectangle\n"
+      "                              (default: hyper_cube, one cell)\n"
+      "  --box a0,b0,a1,b1[,a2,b2]   the domain, a_d < b_d (default the unit square/cube)\n"
+      "  --rhs one|sine              f = 1, g = 0; or u = prod sin(pi x_d) (default sine)\n"
+      "  --mode multigrid|preconditioner|solve\n"
+      "                              multigrid: deal.II's Multigrid with tpmg's LaplaceOperator,\n"
+      "                              PatchSmoother and CoarseSolver (default); preconditioner:\n"
+      "                              deal.II's solver with tpmg's GpuPreconditioner (whole\n"
+      "                              V-cycle in the backend); solve: tpmg's solve_on_gpu()\n"
+      "  --solver gmres|cg           the Krylov method (default gmres)\n"
+      "  --tol t                     relative residual to reach, > 0 (default 1e-9)\n"
+      "  --max-iterations n          iteration limit, >= 1 (default 100)\n"
+      "  --restart n                 GMRES restart length, >= 1 (default 30)\n"
+      "  --backend cpu|cuda          where tpmg's parts run (default cpu)\n"
+      "  --threads n                 threads, >= 1: OpenMP threads of tpmg and TBB threads\n"
+      "                              of deal.II (default: their defaults)\n"
+      "  --vtu FILE                  write the solution as a VTU file\n"
+      "  --write-setup FILE          write the problem as a tpmg setup file, for\n"
+      "                              `tpmg-poisson --setup FILE`\n"
+      "  --json                      end the output with one line of JSON\n"
+      "  --help                      print this help and exit\n"
+      "\n"
+      "Exit status: 0 solved (see 'converged'), 1 deal.II or tpmg error, 2 bad option.\n");
+  }
+
+
+
+  // The options are read before deal.II or MPI start, so that a bad option
+  // ends the program at once, with one line on stderr and exit status 2
+  // (app_usage_error()), as in tpmg-poisson.
+  Parameters
+  parse_options(int argc, char **argv)
+  {
+    Parameters  p;
+    const char *cells_text = nullptr, *box_text = nullptr;
+    for (int i = 1; i < argc; ++i)
+      {
+        const char *arg   = argv[i];
+        auto        value = [&](const char *name) {
+          return app_option_value(argc, argv, &i, name);
+        };
+        if (app_option_is(arg, "--help"))
+          {
+            print_help();
+            std::exit(0);
+          }
+        else if (app_option_is(arg, "--json"))
+          {
+            if (std::strchr(arg, '=') != nullptr)
+              app_usage_error("--json takes no value: %s", arg);
+            p.json = true;
+          }
+        else if (app_option_is(arg, "--dim"))
+          p.dim = app_parse_int("--dim", value("--dim"), 2, 3);
+        else if (app_option_is(arg, "--degree"))
+          p.degree = app_parse_int("--degree", value("--degree"), 1, INT_MAX);
+        else if (app_option_is(arg, "--level"))
+          p.level = app_parse_int("--level", value("--level"), 1, 30);
+        else if (app_option_is(arg, "--cells"))
+          {
+            cells_text = value("--cells");
+            double    values[3];
+            const int n = app_parse_list("--cells", cells_text, values, 3);
+            p.cells.clear();
+            for (int d = 0; d < n; ++d)
+              {
+                if (!(values[d] >= 1 && values[d] <= (1 << 20) &&
+                      values[d] == std::floor(values[d])))
+                  app_usage_error(
+                    "--cells %s: each count must be an integer >= 1",
+                    cells_text);
+                p.cells.push_back(static_cast<int>(values[d]));
+              }
+          }
+        else if (app_option_is(arg, "--box"))
+          {
+            box_text = value("--box");
+            double    values[6];
+            const int n = app_parse_list("--box", box_text, values, 6);
+            p.box.assign(values, values + n);
+          }
+        else if (app_option_is(arg, "--rhs"))
+          p.rhs = static_cast<tpmg_rhs>(
+            app_parse_choice("--rhs", value("--rhs"), rhs_names));
+        else if (app_option_is(arg, "--mode"))
+          p.mode = static_cast<Mode>(
+            app_parse_choice("--mode", value("--mode"), mode_names));
+        else if (app_option_is(arg, "--solver"))
+          p.solver = static_cast<tpmg_solver_type>(
+            app_parse_choice("--solver", value("--solver"), solver_names));
+        else if (app_option_is(arg, "--tol"))
+          p.tolerance = app_parse_positive("--tol", value("--tol"));
+        else if (app_option_is(arg, "--max-iterations"))
+          p.max_iterations = app_parse_int("--max-iterations",
+                                           value("--max-iterations"),
+                                           1,
+                                           INT_MAX);
+        else if (app_option_is(arg, "--restart"))
+          p.restart =
+            app_parse_int("--restart", value("--restart"), 1, INT_MAX);
+        else if (app_option_is(arg, "--backend"))
+          p.backend = app_parse_backend("--backend", value("--backend"));
+        else if (app_option_is(arg, "--threads"))
+          p.threads =
+            app_parse_int("--threads", value("--threads"), 1, INT_MAX);
+        else if (app_option_is(arg, "--vtu"))
+          p.vtu_file = value("--vtu");
+        else if (app_option_is(arg, "--write-setup"))
+          p.setup_file = value("--write-setup");
+        else
+          app_usage_error("unknown option '%s' (see --help)", arg);
+      }
+
+    // The checks that combine options, once all are known. The size of the
+    // coarse level is tpmg's limit: it is solved with a dense inverse.
+    const int dim = p.dim;
+    if (static_cast<int>(p.degree) > app_max_degree(dim))
+      app_usage_error("--degree %u: must be 1..%d for dim %d",
+                      p.degree,
+                      app_max_degree(dim),
+                      dim);
+    if (!p.cells.empty() && static_cast<int>(p.cells.size()) != dim)
+      app_usage_error("--cells %s: needs %d values for dim %d",
+                      cells_text,
+                      dim,
+                      dim);
+    if (!p.box.empty() && static_cast<int>(p.box.size()) != 2 * dim)
+      app_usage_error("--box %s: needs %d values for dim %d",
+                      box_text,
+                      2 * dim,
+                      dim);
+    for (int d = 0; d < static_cast<int>(p.box.size()) / 2; ++d)
+      if (!(p.box[2 * d] < p.box[2 * d + 1]))
+        app_usage_error("--box %s: needs a_%d < b_%d", box_text, d, d);
+    int cells[3] = {1, 1, 1};
+    for (unsigned int d = 0; d < p.cells.size(); ++d)
+      cells[d] = p.cells[d];
+    double coarse_interior = 1;
+    for (int d = 0; d < dim; ++d)
+      coarse_interior *= static_cast<double>(cells[d]) * p.degree - 1;
+    if (coarse_interior > TPMG_MAX_COARSE_DOFS)
+      app_usage_error(
+        "--cells %s: the coarse mesh has %.0f interior DoFs at degree %u, at "
+        "most %d are supported",
+        cells_text != nullptr ? cells_text : "1,1,1",
+        coarse_interior,
+        p.degree,
+        TPMG_MAX_COARSE_DOFS);
+    if (p.level == 0)
+      p.level = app_choose_level(dim, p.degree, cells, 1e6);
+    return p;
+  }
+
+
+
+  // @sect3{Right-hand side and boundary values}
+  //
+  // The manufactured solution u = prod_d sin(pi x_d) and its right-hand side
+  // f = -Laplace(u) = dim pi^2 u; for the problem `one`, f = 1 and g = 0.
+  template <int dim>
+  class Solution : public Function<dim>
+  {
+  public:
+    virtual double
+    value(const Point<dim> &p, const unsigned int = 0) const override
+    {
+      double u = 1;
+      for (unsigned int d = 0; d < dim; ++d)
+        u *= std::sin(numbers::PI * p[d]);
+      return u;
+    }
+  };
+
+
+
+  template <int dim>
+  class RightHandSide : public Function<dim>
+  {
+  public:
+    explicit RightHandSide(const tpmg_rhs rhs)
+      : rhs(rhs)
+    {}
+
+    virtual double
+    value(const Point<dim> &p, const unsigned int = 0) const override
+    {
+      if (rhs == TPMG_RHS_ONE)
+        return 1.;
+      return dim * numbers::PI * numbers::PI * Solution<dim>().value(p);
+    }
+
+  private:
+    const tpmg_rhs rhs;
+  };
+
+
+
+  // A JSON number, or null where it is not finite (no exact solution, or a
+  // diverged solve).
+  void
+  json_number(const char *key, const double value)
+  {
+    if (std::isfinite(value))
+      std::printf("\"%s\":%.9g,", key, value);
+    else
+      std::printf("\"%s\":null,", key);
+  }
+
+
+
+  // @sect3{The PoissonProblem class}
+  //
+  // The structure of step-37's LaplaceProblem: make the mesh, set up the DoFs
+  // and the multigrid levels, assemble the right-hand side, solve, and
+  // evaluate. tpmg's classes hold pointers to the Hierarchy, which holds
+  // pointers to the DoFHandler and the Context, so the members are declared in
+  // the order in which they may be built and are destroyed in reverse.
+  template <int dim>
+  class PoissonProblem
+  {
+  public:
+    explicit PoissonProblem(const Parameters &parameters);
+
+    void
+    run();
+
+  private:
+    using VectorType = LinearAlgebra::distributed::Vector<double>;
+
+    void
+    make_grid();
+    void
+    setup_system();
+    void
+    assemble_rhs();
+    void
+    setup_multigrid();
+    void
+    solve();
+    void
+    output_results();
+
+    const Parameters prm;
+
+    parallel::distributed::Triangulation<dim> triangulation;
+    const FE_Q<dim>                           fe;
+    DoFHandler<dim>                           dof_handler;
+
+    AffineConstraints<double> constraints;
+    MGConstrainedDoFs         mg_constrained_dofs;
+
+    tpmg::dealii::Context                                     context;
+    std::unique_ptr<tpmg::dealii::Hierarchy<dim>>             hierarchy;
+    tpmg::dealii::LaplaceOperator<dim, double>                system_matrix;
+    MGLevelObject<tpmg::dealii::LaplaceOperator<dim, double>> mg_matrices;
+    std::unique_ptr<tpmg::dealii::PatchSmoother<dim, double>> mg_smoother;
+    std::unique_ptr<tpmg::dealii::CoarseSolver<dim, double>>  mg_coarse;
+    std::unique_ptr<MGTransferMatrixFree<dim, double>>        mg_transfer;
+    std::unique_ptr<mg::Matrix<VectorType>>                   mg_matrix;
+    std::unique_ptr<Multigrid<VectorType>>                    mg;
+    std::unique_ptr<
+      PreconditionMG<dim, VectorType, MGTransferMatrixFree<dim, double>>>
+                                                          mg_preconditioner;
+    std::unique_ptr<tpmg::dealii::GpuPreconditioner<dim>> gpu_preconditioner;
+
+    VectorType solution;
+    VectorType system_rhs;
+
+    Timer        timer;
+    double       setup_time = 0, solve_time = 0;
+    unsigned int iterations         = 0;
+    bool         converged          = false;
+    double       residual_reduction = 0;
+    double       l2_error           = 0;
+  };
+
+
+
+  // The constructor makes the mesh object as step-37 does: a
+  // parallel::distributed::Triangulation (p4est) that keeps the multigrid
+  // hierarchy; on one MPI rank it holds the whole mesh. The tpmg context
+  // holds the backend and its threads.
+  template <int dim>
+  PoissonProblem<dim>::PoissonProblem(const Parameters &parameters)
+    : prm(parameters)
+    , triangulation(MPI_COMM_WORLD,
+                    Triangulation<dim>::limit_level_difference_at_vertices,
+                    parallel::distributed::Triangulation<
+                      dim>::construct_multigrid_hierarchy)
+    , fe(parameters.degree)
+    , dof_handler(triangulation)
+    , context(parameters.backend, parameters.threads)
+  {}
+
+
+
+  // @sect4{PoissonProblem::make_grid}
+  //
+  // One coarse cell (hyper_cube) by default, or n_0 x n_1 (x n_2) equal cells
+  // of a box (subdivided_hyper_rectangle), refined globally `level` times.
+  // All boundary faces get boundary id 0, the Dirichlet boundary.
+  template <int dim>
+  void
+  PoissonProblem<dim>::make_grid()
+  {
+    if (prm.cells.empty() && prm.box.empty())
+      GridGenerator::hyper_cube(triangulation, 0., 1.);
+    else
+      {
+        std::vector<unsigned int> repetitions(dim, 1);
+        Point<dim>                lower, upper;
+        for (unsigned int d = 0; d < dim; ++d)
+          {
+            if (!prm.cells.empty())
+              repetitions[d] = prm.cells[d];
+            lower[d] = prm.box.empty() ? 0. : prm.box[2 * d];
+            upper[d] = prm.box.empty() ? 1. : prm.box[2 * d + 1];
+          }
+        GridGenerator::subdivided_hyper_rectangle(triangulation,
+                                                  repetitions,
+                                                  lower,
+                                                  upper);
+      }
+    triangulation.refine_global(prm.level);
+  }
+
+
+
+  // @sect4{PoissonProblem::setup_system}
+  //
+  // DoFs on the active mesh and on every level, as for any multigrid program.
+  // Then the step that tpmg adds: renumber_lexicographic() puts the active and
+  // the level DoFs into tpmg's order (and throws if the mesh or element is
+  // outside what tpmg supports). Everything that stores DoF indices comes
+  // after it: the constraints, MGConstrainedDoFs and the tpmg Hierarchy.
+  //
+  // The AffineConstraints object holds the Dirichlet values g: it lifts them
+  // into the right-hand side and sets them in the start vector. The operators
+  // take their Dirichlet DoFs from MGConstrainedDoFs and from tpmg's grid,
+  // which cross_check() compares.
+  template <int dim>
+  void
+  PoissonProblem<dim>::setup_system()
+  {
+    dof_handler.distribute_dofs(fe);
+    dof_handler.distribute_mg_dofs();
+    tpmg::dealii::renumber_lexicographic(dof_handler);
+
+    constraints.clear();
+    constraints.reinit(DoFTools::extract_locally_relevant_dofs(dof_handler));
+    if (prm.rhs == TPMG_RHS_SINE)
+      VectorTools::interpolate_boundary_values(dof_handler,
+                                               0,
+                                               Solution<dim>(),
+                                               constraints);
+    else
+      VectorTools::interpolate_boundary_values(dof_handler,
+                                               0,
+                                               Functions::ZeroFunction<dim>(),
+                                               constraints);
+    constraints.close();
+
+    mg_constrained_dofs.initialize(dof_handler);
+    mg_constrained_dofs.make_zero_boundary_constraints(dof_handler,
+                                                       {types::boundary_id(0)});
+
+    hierarchy =
+      std::make_unique<tpmg::dealii::Hierarchy<dim>>(dof_handler, context);
+    hierarchy->cross_check(mg_constrained_dofs);
+
+    system_matrix.initialize(*hierarchy);
+    system_matrix.initialize_dof_vector(solution);
+    system_matrix.initialize_dof_vector(system_rhs);
+  }
+
+
+
+  // @sect4{PoissonProblem::assemble_rhs}
+  //
+  // The right-hand side of tpmg's linear system. tpmg's operator has the
+  // Dirichlet DoFs eliminated (an identity row for each, zero columns), so the
+  // boundary values g enter the right-hand side twice: interior entries are
+  // b_I = F_I - A_IB g_B (the load vector minus the lifting), Dirichlet
+  // entries are b_B = g_B. AffineConstraints does exactly this:
+  // distribute_local_to_global() with the cell matrix subtracts the lifting,
+  // and distribute() then writes g into the constrained entries.
+  //
+  // The quadrature is Gauss with k+2 points per direction, tpmg's own choice
+  // in tpmg_problem_rhs(), so that the two right-hand sides agree to
+  // rounding. Every cell of the mesh is a translate of every other (tpmg
+  // admits nothing else), so the cell matrix is computed once; only the
+  // load vector differs from cell to cell.
+  template <int dim>
+  void
+  PoissonProblem<dim>::assemble_rhs()
+  {
+    const QGauss<dim>        quadrature(fe.degree + 2);
+    FEValues<dim>            fe_values(fe,
+                            quadrature,
+                            update_values | update_gradients |
+                              update_quadrature_points | update_JxW_values);
+    const RightHandSide<dim> right_hand_side(prm.rhs);
+
+    const unsigned int dofs_per_cell = fe.n_dofs_per_cell();
+    FullMatrix<double> cell_matrix(dofs_per_cell, dofs_per_cell);
+    Vector<double>     cell_rhs(dofs_per_cell);
+    std::vector<types::global_dof_index> local_dof_indices(dofs_per_cell);
+    std::vector<double>                  f_values(quadrature.size());
+    bool                                 have_cell_matrix = false;
+
+    system_rhs = 0;
+    for (const auto &cell : dof_handler.active_cell_iterators())
+      if (cell->is_locally_owned())
+        {
+          fe_values.reinit(cell);
+          if (!have_cell_matrix)
+            {
+              cell_matrix = 0;
+              for (const unsigned int q : fe_values.quadrature_point_indices())
+                for (const unsigned int i : fe_values.dof_indices())
+                  for (const unsigned int j : fe_values.dof_indices())
+                    cell_matrix(i, j) += fe_values.shape_grad(i, q) *
+                                         fe_values.shape_grad(j, q) *
+                                         fe_values.JxW(q);
+              have_cell_matrix = true;
+            }
+          right_hand_side.value_list(fe_values.get_quadrature_points(),
+                                     f_values);
+          cell_rhs = 0;
+          for (const unsigned int q : fe_values.quadrature_point_indices())
+            for (const unsigned int i : fe_values.dof_indices())
+              cell_rhs(i) +=
+                fe_values.shape_value(i, q) * f_values[q] * fe_values.JxW(q);
+          cell->get_dof_indices(local_dof_indices);
+          constraints.distribute_local_to_global(cell_rhs,
+                                                 local_dof_indices,
+                                                 system_rhs,
+                                                 cell_matrix);
+        }
+    system_rhs.compress(VectorOperation::add);
+    constraints.distribute(system_rhs);
+  }
+
+
+
+  // @sect4{PoissonProblem::setup_multigrid}
+  //
+  // The level objects of deal.II's Multigrid, as in step-37, but tpmg's: one
+  // LaplaceOperator per level, one PatchSmoother for all levels above the
+  // coarsest, and the CoarseSolver on level 0. The smoother is both pre- and
+  // post-smoother: deal.II's Multigrid calls apply() to pre-smooth and
+  // smooth() to post-smooth. For CG, smooth() visits the colours in reverse
+  // order, which makes the V-cycle symmetric; for GMRES, which does not need
+  // that, in the same order as apply(): that V-cycle contracts faster. tpmg's
+  // own solver makes the same choice, so the two take the same iterations.
+  // The transfer is deal.II's MGTransferMatrixFree, built with the level
+  // layouts of tpmg's operators so that the transfer's level vectors fit
+  // them.
+  //
+  // With --mode preconditioner the V-cycle is instead tpmg's own, run by
+  // GpuPreconditioner in the context's backend, with the same choice of
+  // colour order; --mode solve needs nothing here.
+  template <int dim>
+  void
+  PoissonProblem<dim>::setup_multigrid()
+  {
+    if (prm.mode == Mode::multigrid)
+      {
+        const unsigned int n_levels = triangulation.n_global_levels();
+        mg_matrices.resize(0, n_levels - 1);
+        for (unsigned int level = 0; level < n_levels; ++level)
+          mg_matrices[level].initialize(*hierarchy, level);
+        typename tpmg::dealii::PatchSmoother<dim, double>::AdditionalData
+          smoother_data;
+        smoother_data.symmetric = prm.solver == TPMG_SOLVER_CG;
+        mg_smoother =
+          std::make_unique<tpmg::dealii::PatchSmoother<dim, double>>(
+            *hierarchy, smoother_data);
+        mg_coarse =
+          std::make_unique<tpmg::dealii::CoarseSolver<dim, double>>(*hierarchy);
+        mg_transfer = std::make_unique<MGTransferMatrixFree<dim, double>>(
+          mg_constrained_dofs);
+        mg_transfer->build(dof_handler, hierarchy->get_level_partitioners());
+
+        mg_matrix = std::make_unique<mg::Matrix<VectorType>>(mg_matrices);
+        mg        = std::make_unique<Multigrid<VectorType>>(
+          *mg_matrix, *mg_coarse, *mg_transfer, *mg_smoother, *mg_smoother);
+        mg_preconditioner = std::make_unique<
+          PreconditionMG<dim, VectorType, MGTransferMatrixFree<dim, double>>>(
+          dof_handler, *mg, *mg_transfer);
+      }
+    else if (prm.mode == Mode::preconditioner)
+      {
+        tpmg_multigrid_options options = tpmg_multigrid_options_default();
+        options.symmetric              = prm.solver == TPMG_SOLVER_CG;
+        gpu_preconditioner =
+          std::make_unique<tpmg::dealii::GpuPreconditioner<dim>>(*hierarchy,
+                                                                 context,
+                                                                 options);
+      }
+  }
+
+
+
+  // @sect4{PoissonProblem::solve}
+  //
+  // deal.II's Krylov solvers stop when the residual norm falls below an
+  // absolute tolerance, tpmg's at tol ||b||: the program asks for
+  // tol ||b||. GMRES is right-preconditioned, so that the norm it monitors is
+  // the true residual's, as in tpmg's flexible GMRES; with a restart length
+  // of m it keeps m + 2 vectors.
+  //
+  // The start vector is zero on the interior and g on the Dirichlet DoFs
+  // (constraints.distribute()), so the first residual vanishes on the
+  // boundary, where tpmg's V-cycle returns zero, and stays so.
+  //
+  // With --mode solve, solve_on_gpu() does everything in one call, so the
+  // solve time includes what it sets up: tpmg's solver with its V-cycle
+  // hierarchy and vectors, and the copies of b and x.
+  template <int dim>
+  void
+  PoissonProblem<dim>::solve()
+  {
+    const double rhs_norm = system_rhs.l2_norm();
+    solution              = 0;
+    constraints.distribute(solution);
+
+    context.synchronize();
+    timer.restart();
+    if (prm.mode == Mode::solve)
+      {
+        tpmg_solver_options options     = tpmg_solver_options_default();
+        options.type                    = prm.solver;
+        options.tolerance               = prm.tolerance;
+        options.max_iterations          = prm.max_iterations;
+        options.restart                 = prm.restart;
+        const tpmg_solver_result result = tpmg::dealii::solve_on_gpu(
+          *hierarchy, context, system_rhs, solution, options);
+        iterations = result.iterations;
+        converged  = result.converged != 0;
+      }
+    else
+      {
+        SolverControl control(prm.max_iterations, prm.tolerance * rhs_norm);
+        auto          run_solver = [&](const auto &preconditioner) {
+          if (prm.solver == TPMG_SOLVER_GMRES)
+            {
+              const unsigned int      n_vectors = prm.restart + 2;
+              SolverGMRES<VectorType> gmres(
+                control,
+                typename SolverGMRES<VectorType>::AdditionalData(n_vectors,
+                                                                 true));
+              gmres.solve(system_matrix, solution, system_rhs, preconditioner);
+            }
+          else
+            {
+              SolverCG<VectorType> cg(control);
+              cg.solve(system_matrix, solution, system_rhs, preconditioner);
+            }
+        };
+        try
+          {
+            if (prm.mode == Mode::multigrid)
+              run_solver(*mg_preconditioner);
+            else
+              run_solver(*gpu_preconditioner);
+            converged = true;
+          }
+        catch (const SolverControl::NoConvergence &)
+          {
+            converged = false;
+          }
+        iterations = control.last_step();
+      }
+    context.synchronize();
+    solve_time = timer.wall_time();
+
+    // The residual the solve reached, recomputed with tpmg's operator.
+    VectorType residual;
+    system_matrix.initialize_dof_vector(residual);
+    system_matrix.vmult(residual, solution);
+    residual.sadd(-1., 1., system_rhs);
+    residual_reduction = residual.l2_norm() / rhs_norm;
+  }
+
+
+
+  // @sect4{PoissonProblem::output_results}
+  //
+  // The L2 error against the manufactured solution, by deal.II's
+  // VectorTools::integrate_difference() with Gauss quadrature of k+2 points
+  // (tpmg_problem_l2_error() uses the same), and optionally the solution as
+  // VTU for ParaView or VisIt.
+  template <int dim>
+  void
+  PoissonProblem<dim>::output_results()
+  {
+    solution.update_ghost_values();
+    if (prm.rhs == TPMG_RHS_SINE)
+      {
+        Vector<float> cell_errors(triangulation.n_active_cells());
+        VectorTools::integrate_difference(dof_handler,
+                                          solution,
+                                          Solution<dim>(),
+                                          cell_errors,
+                                          QGauss<dim>(fe.degree + 2),
+                                          VectorTools::L2_norm);
+        l2_error = VectorTools::compute_global_error(triangulation,
+                                                     cell_errors,
+                                                     VectorTools::L2_norm);
+      }
+    if (!prm.vtu_file.empty())
+      {
+        DataOut<dim> data_out;
+        data_out.attach_dof_handler(dof_handler);
+        data_out.add_data_vector(solution, "solution");
+        data_out.build_patches(fe.degree);
+        std::ofstream out(prm.vtu_file);
+        data_out.write_vtu(out);
+        AssertThrow(out, ExcIO());
+      }
+    solution.zero_out_ghost_values();
+  }
+
+
+
+  // @sect4{PoissonProblem::run}
+  //
+  // The steps in order, the set-up timed as one (mesh, DoFs, renumbering,
+  // tpmg's hierarchy and level objects, the right-hand side), and a report
+  // in the form of tpmg-poisson's, with the same JSON field names where the
+  // two programs share a quantity.
+  template <int dim>
+  void
+  PoissonProblem<dim>::run()
+  {
+    timer.restart();
+    make_grid();
+    setup_system();
+    setup_multigrid();
+    assemble_rhs();
+    if (!prm.setup_file.empty())
+      hierarchy->write_setup(prm.setup_file, prm.rhs, &system_rhs);
+    context.synchronize();
+    setup_time = timer.wall_time();
+
+    const types::global_dof_index n_dofs = dof_handler.n_dofs();
+    char                          group[32];
+    std::printf(
+      "dealii-poisson: %dD Q%u, level %u, %s DoFs, mode %s, %s backend, "
+      "%u thread%s (tpmg: OpenMP, deal.II: TBB)\n",
+      dim,
+      prm.degree,
+      prm.level,
+      app_group(n_dofs, group),
+      mode_names[static_cast<int>(prm.mode)],
+      backend_names[prm.backend],
+      context.n_threads(),
+      context.n_threads() == 1 ? "" : "s");
+    std::printf("solver %s", solver_names[prm.solver]);
+    if (prm.solver == TPMG_SOLVER_GMRES)
+      std::printf("(%u)", prm.restart);
+    std::printf(", rhs %s, tolerance %.1e\n",
+                rhs_names[prm.rhs],
+                prm.tolerance);
+    std::printf("setup %.3f s\n", setup_time);
+    std::fflush(stdout);
+
+    solve();
+    output_results();
+
+    std::printf("%s in %u iteration%s, residual reduction %.3e\n",
+                converged ? "converged" : "NOT converged",
+                iterations,
+                iterations == 1 ? "" : "s",
+                residual_reduction);
+    std::printf("solve %.4f s, %.3f MDoF/s\n",
+                solve_time,
+                n_dofs / solve_time * 1e-6);
+    if (prm.rhs == TPMG_RHS_SINE)
+      std::printf("L2 error %.3e\n", l2_error);
+    if (!prm.vtu_file.empty())
+      std::printf("wrote %s\n", prm.vtu_file.c_str());
+    if (!prm.setup_file.empty())
+      std::printf("wrote %s\n", prm.setup_file.c_str());
+
+    if (prm.json)
+      {
+        const tpmg_grid_options &grid = hierarchy->get_grid_options();
+        std::printf(
+          "{\"program\":\"dealii-poisson\",\"dim\":%d,\"degree\":%u,\"level\":%u,"
+          "\"cells\":[",
+          dim,
+          prm.degree,
+          prm.level);
+        for (unsigned int d = 0; d < dim; ++d)
+          std::printf("%s%d", d ? "," : "", grid.cells[d]);
+        std::printf("],\"box\":[");
+        for (unsigned int j = 0; j < 2 * dim; ++j)
+          std::printf("%s%.17g", j ? "," : "", grid.box[j]);
+        std::printf(
+          "],\"n_dofs\":%llu,\"mode\":\"%s\",\"solver\":\"%s\",\"rhs\":\"%s\","
+          "\"backend\":\"%s\",\"threads\":%u,",
+          static_cast<unsigned long long>(n_dofs),
+          mode_names[static_cast<int>(prm.mode)],
+          solver_names[prm.solver],
+          rhs_names[prm.rhs],
+          backend_names[prm.backend],
+          context.n_threads());
+        json_number("tolerance", prm.tolerance);
+        std::printf("\"max_iterations\":%u,\"iterations\":%u,\"converged\":%s,",
+                    prm.max_iterations,
+                    iterations,
+                    converged ? "true" : "false");
+        json_number("residual_reduction", residual_reduction);
+        json_number("setup_seconds", setup_time);
+        json_number("solve_seconds", solve_time);
+        json_number("dofs_per_second", n_dofs / solve_time);
+        json_number("l2_error",
+                    prm.rhs == TPMG_RHS_SINE ?
+                      l2_error :
+                      std::numeric_limits<double>::quiet_NaN());
+        std::printf("\"memory_bytes\":%zu}\n", context.memory_consumption());
+      }
+  }
+
+
+
+  // An exception as one line on stderr: deal.II's exceptions print several
+  // lines, with the place they were thrown from; their message is what the
+  // user needs.
+  std::string
+  one_line(const std::exception &exc)
+  {
+    std::ostringstream text;
+    if (const auto *e = dynamic_cast<const ExceptionBase *>(&exc))
+      {
+        e->print_info(text);
+        if (text.str().find_first_not_of(" \n") == std::string::npos)
+          text << e->get_exc_name();
+      }
+    else
+      text << exc.what();
+    std::string        line, word;
+    std::istringstream words(text.str());
+    while (words >> word)
+      line += (line.empty() ? "" : " ") + word;
+    return line;
+  }
+} // namespace DealiiPoisson
+
+
+
+// @sect3{The main() function}
+//
+// Options first, then MPI and deal.II's threads (MPI_InitFinalize sets TBB's
+// thread limit), then the problem in the chosen dimension. tpmg's bridge runs
+// on one MPI rank; with more it refuses with a message (from
+// check_supported()). Errors from deal.II or tpmg end the program with exit
+// status 1 and their message on stderr.
+int
+main(int argc, char **argv)
+{
+  using namespace DealiiPoisson;
+  app_set_program("dealii-poisson");
+  const Parameters prm = parse_options(argc, argv);
+
+  try
+    {
+      Utilities::MPI::MPI_InitFinalize mpi_init(
+        argc,
+        argv,
+        prm.threads > 0 ? prm.threads : numbers::invalid_unsigned_int);
+      if (prm.dim == 2)
+        PoissonProblem<2>(prm).run();
+      else
+        PoissonProblem<3>(prm).run();
+    }
+  catch (const std::exception &exc)
+    {
+      std::fflush(stdout);
+      std::fprintf(stderr, "dealii-poisson: %s\n", one_line(exc).c_str());
+      return APP_EXIT_LIBRARY;
+    }
+  return 0;
+}

@@ -1,0 +1,101 @@
+/* The deal.II bridge of tpmg: the context. */
+#ifndef tpmg_dealii_context_h
+#define tpmg_dealii_context_h
+
+#include <deal.II/base/subscriptor.h>
+
+#include <tpmg.h>
+#include <tpmg/dealii/exceptions.h>
+
+#include <cstddef>
+
+/**
+ * The deal.II bridge of tpmg: tpmg's vertex-patch smoother, matrix-free
+ * operator, coarse solver and whole GPU solves inside deal.II programs. The
+ * classes are thin wrappers of the C library (tpmg.h); the numerics stay there.
+ *
+ * Usage, after distributing the active and level DoFs of an FE_Q(k) on a
+ * globally refined subdivided_hyper_rectangle:
+ * @code
+ * tpmg::dealii::renumber_lexicographic(dof_handler); // before
+ * MGConstrainedDoFs mg_constrained_dofs.initialize(dof_handler);
+ * mg_constrained_dofs.make_zero_boundary_constraints(dof_handler, {0});
+ * tpmg::dealii::Context   context;                   // CPU backend
+ * tpmg::dealii::Hierarchy<dim> hierarchy(dof_handler, context);
+ * hierarchy.cross_check(mg_constrained_dofs);
+ * @endcode
+ * and then LaplaceOperator, PatchSmoother and CoarseSolver in deal.II's
+ * Multigrid, or GpuPreconditioner and solve_on_gpu().
+ */
+namespace tpmg::dealii
+{
+  /**
+   * The owner of a tpmg_context: the backend (CPU or CUDA), its threads or
+   * device, and the memory that every tpmg object made through it lives in.
+   * Objects made from a context (Hierarchy and what is built on it) must be
+   * destroyed before it; deal.II's Subscriptor checks this in debug mode.
+   */
+  class Context : public ::dealii::Subscriptor
+  {
+  public:
+    /**
+     * Create a context with the given options (tpmg_context_options_default():
+     * CPU backend, OpenMP's thread count).
+     *
+     * Throws ExcTpmgError if the backend is not compiled in or has no device.
+     */
+    explicit Context(
+      const tpmg_context_options &options = tpmg_context_options_default());
+
+    /**
+     * Create a context on @p backend with @p n_threads CPU threads (0:
+     * OpenMP's default) and CUDA device @p device.
+     */
+    explicit Context(const tpmg_backend backend,
+                     const unsigned int n_threads = 0,
+                     const int          device    = 0);
+
+    /** Destroy the context. */
+    ~Context() override;
+
+    Context(const Context &) = delete;
+    Context &
+    operator=(const Context &) = delete;
+
+    /** The C context, for calls of tpmg.h; owned by this object. */
+    tpmg_context *
+    get() const;
+
+    /** The backend: TPMG_BACKEND_CPU or TPMG_BACKEND_CUDA. */
+    tpmg_backend
+    backend() const;
+
+    /** The CPU threads the context uses. */
+    unsigned int
+    n_threads() const;
+
+    /** Backend memory allocated through this context, in bytes. */
+    std::size_t
+    memory_consumption() const;
+
+    /** Wait until all backend work has finished (for timing). */
+    void
+    synchronize() const;
+
+    /** Whether @p backend is compiled in and has a usable device. */
+    static bool
+    is_available(const tpmg_backend backend);
+
+    /**
+     * Throw ExcTpmgError, with the context's message, if @p status is not
+     * TPMG_SUCCESS; @p call names the failed function.
+     */
+    void
+    check(const tpmg_status status, const char *call) const;
+
+  private:
+    tpmg_context *context;
+  };
+} // namespace tpmg::dealii
+
+#endif

@@ -1,0 +1,176 @@
+/* The deal.II bridge of tpmg: the level hierarchy. */
+#ifndef tpmg_dealii_hierarchy_h
+#define tpmg_dealii_hierarchy_h
+
+#include <deal.II/base/mpi.h>
+#include <deal.II/base/numbers.h>
+#include <deal.II/base/partitioner.h>
+#include <deal.II/base/smartpointer.h>
+#include <deal.II/base/subscriptor.h>
+#include <deal.II/base/types.h>
+
+#include <deal.II/dofs/dof_handler.h>
+
+#include <deal.II/lac/la_parallel_vector.h>
+
+#include <deal.II/multigrid/mg_constrained_dofs.h>
+
+#include <tpmg.h>
+#include <tpmg/dealii/context.h>
+#include <tpmg/dealii/renumbering.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tpmg::dealii
+{
+  /**
+   * tpmg's level hierarchy (a tpmg_grid) for a DoFHandler: the box, the coarse
+   * cells per direction, the levels and the degree, read from deal.II's mesh
+   * and element, and the vector layouts (Utilities::MPI::Partitioner) of the
+   * active and level DoFs.
+   *
+   * The DoFHandler must have been checked and renumbered by
+   * renumber_lexicographic(), and its level DoFs distributed
+   * (distribute_mg_dofs()). deal.II level @p l is tpmg level l - min_level():
+   * with min_level() > 0 tpmg's coarse mesh is deal.II's level min_level().
+   *
+   * LaplaceOperator, PatchSmoother, CoarseSolver work on this object's grid,
+   * in its Context. GpuPreconditioner and solve_on_gpu() make their own grid
+   * with the same description in the context they are given.
+   *
+   * Keep the DoFHandler and the Context alive while this object lives, and do
+   * not renumber or refine in between.
+   */
+  template <int dim>
+  class Hierarchy : public ::dealii::Subscriptor
+  {
+  public:
+    /**
+     * Check @p dof_handler (check_supported()) and build the tpmg grid in
+     * @p context with levels min_level..finest, where the finest level is the
+     * one of the active cells. Throws ExcUnsupported for an unsupported mesh
+     * or element, ExcTpmgError if tpmg refuses the grid (e.g. more than
+     * TPMG_MAX_COARSE_DOFS interior DoFs on the coarse level), and
+     * ExcHierarchyMismatch if the DoFs are not numbered lexicographically.
+     */
+    Hierarchy(const ::dealii::DoFHandler<dim> &dof_handler,
+              Context                         &context,
+              const unsigned int               min_level = 0);
+
+    /** Destroy the tpmg grid. */
+    ~Hierarchy() override;
+
+    Hierarchy(const Hierarchy &) = delete;
+    Hierarchy &
+    operator=(const Hierarchy &) = delete;
+
+    /**
+     * Compare tpmg's data with deal.II's, throwing ExcHierarchyMismatch at the
+     * first difference:
+     * - the DoFs of every level are numbered lexicographically, and there are
+     *   as many as tpmg has;
+     * - the Dirichlet boundary indices of @p mg_constrained_dofs on every level
+     *   are exactly tpmg's boundary DoFs (the whole boundary is Dirichlet);
+     * - tpmg's prolongation between the two coarsest levels is the tensor
+     *   product of the 1D prolongation FE_Q<1>(k).get_prolongation_matrix().
+     *
+     * @p mg_constrained_dofs must have been initialized after
+     * renumber_lexicographic().
+     */
+    void
+    cross_check(const ::dealii::MGConstrainedDoFs &mg_constrained_dofs) const;
+
+    /**
+     * Write the problem as a tpmg setup file (tpmg_setup_write): the grid, the
+     * manufactured problem @p rhs, and optionally the finest-level right-hand
+     * side @p right_hand_side (all DoFs, Dirichlet entries holding g, in this
+     * DoFHandler's lexicographic numbering). `tpmg-poisson --setup FILE`
+     * solves it without deal.II.
+     */
+    void
+    write_setup(const std::string &filename,
+                const tpmg_rhs     rhs,
+                const ::dealii::LinearAlgebra::distributed::Vector<double>
+                  *right_hand_side = nullptr) const;
+
+    /** The tpmg grid; owned by this object. */
+    tpmg_grid *
+    get_grid() const;
+
+    /** The options the tpmg grid was made with. */
+    const tpmg_grid_options &
+    get_grid_options() const;
+
+    /** The context of the grid. */
+    Context &
+    get_context() const;
+
+    /** The mesh as check_supported() described it. */
+    const MeshDescription<dim> &
+    get_mesh_description() const;
+
+    /** The DoFHandler this hierarchy describes. */
+    const ::dealii::DoFHandler<dim> &
+    get_dof_handler() const;
+
+    /** The MPI communicator of the triangulation. */
+    MPI_Comm
+    get_communicator() const;
+
+    /** The coarsest deal.II level, tpmg's level 0. */
+    unsigned int
+    min_level() const;
+
+    /** The finest deal.II level, the level of the active cells. */
+    unsigned int
+    max_level() const;
+
+    /**
+     * tpmg's level of deal.II level @p level (numbers::invalid_unsigned_int:
+     * the active DoFs, tpmg's finest level).
+     */
+    int
+    tpmg_level(const unsigned int level) const;
+
+    /**
+     * The number of DoFs on @p level, Dirichlet DoFs included
+     * (numbers::invalid_unsigned_int: the active DoFs).
+     */
+    ::dealii::types::global_dof_index
+    n_dofs(
+      const unsigned int level = ::dealii::numbers::invalid_unsigned_int) const;
+
+    /**
+     * The layout of vectors on @p level (numbers::invalid_unsigned_int: the
+     * active DoFs): locally owned DoFs first, then ghosts, which is what
+     * LaplaceOperator::initialize_dof_vector() uses.
+     */
+    const std::shared_ptr<const ::dealii::Utilities::MPI::Partitioner> &
+    get_partitioner(
+      const unsigned int level = ::dealii::numbers::invalid_unsigned_int) const;
+
+    /**
+     * The level layouts for every deal.II level 0..max_level(), in the form
+     * MGTransferMatrixFree::build(dof_handler, partitioners) takes them, so
+     * that the transfer and the level operators share their vectors' layout.
+     */
+    std::vector<std::shared_ptr<const ::dealii::Utilities::MPI::Partitioner>>
+    get_level_partitioners() const;
+
+  private:
+    ::dealii::SmartPointer<const ::dealii::DoFHandler<dim>> dof_handler;
+    ::dealii::SmartPointer<Context>                         context;
+    MeshDescription<dim>                                    mesh;
+    unsigned int                                            coarse_level;
+    tpmg_grid_options                                       grid_options;
+    tpmg_grid                                              *grid;
+    std::shared_ptr<const ::dealii::Utilities::MPI::Partitioner>
+      active_partitioner;
+    std::vector<std::shared_ptr<const ::dealii::Utilities::MPI::Partitioner>>
+      level_partitioners;
+  };
+} // namespace tpmg::dealii
+
+#endif

@@ -1,0 +1,194 @@
+/* The deal.II bridge of tpmg: whole V-cycles and whole solves in a tpmg
+ * backend. */
+#include <tpmg/dealii/gpu_preconditioner.h>
+
+#include "staging.h"
+
+using namespace ::dealii;
+
+namespace tpmg::dealii
+{
+  namespace
+  {
+    /**
+     * The finest-level grid of @p hierarchy in @p context: the hierarchy's own
+     * where it lives in that context, else a new one (returned in @p own, to
+     * be destroyed by the caller) with the same description.
+     */
+    template <int dim>
+    tpmg_grid *
+    grid_in_context(const Hierarchy<dim> &hierarchy,
+                    Context              &context,
+                    tpmg_grid           **own)
+    {
+      *own = nullptr;
+      if (hierarchy.get_context().get() == context.get())
+        return hierarchy.get_grid();
+      context.check(tpmg_grid_create(context.get(),
+                                     &hierarchy.get_grid_options(),
+                                     own),
+                    "tpmg_grid_create");
+      return *own;
+    }
+  } // namespace
+
+
+
+  template <int dim>
+  GpuPreconditioner<dim>::GpuPreconditioner(
+    const Hierarchy<dim>         &hierarchy,
+    Context                      &context,
+    const tpmg_multigrid_options &options)
+    : context(&context)
+    , own_grid(nullptr)
+    , multigrid(nullptr)
+    , n_dofs(hierarchy.n_dofs())
+  {
+    // host vectors are always copied into the context's memory, on the CPU
+    // backend too, so that CI runs the code a GPU runs
+    staging = std::make_unique<internal::Staging>(context.get(), true);
+    tpmg_grid        *grid = grid_in_context(hierarchy, context, &own_grid);
+    const tpmg_status status =
+      tpmg_multigrid_create(grid, &options, &multigrid);
+    if (status != TPMG_SUCCESS)
+      {
+        const std::string message = tpmg_context_last_error(context.get());
+        tpmg_grid_destroy(&own_grid);
+        AssertThrow(false,
+                    ExcTpmgError("tpmg_multigrid_create", status, message));
+      }
+  }
+
+
+
+  template <int dim>
+  GpuPreconditioner<dim>::~GpuPreconditioner()
+  {
+    staging.reset();
+    tpmg_multigrid_destroy(&multigrid);
+    tpmg_grid_destroy(&own_grid);
+  }
+
+
+
+  template <int dim>
+  template <typename MemorySpace>
+  void
+  GpuPreconditioner<dim>::vmult(
+    LinearAlgebra::distributed::Vector<double, MemorySpace>       &dst,
+    const LinearAlgebra::distributed::Vector<double, MemorySpace> &src) const
+  {
+    const void *r = staging->input(0, src, n_dofs);
+    void       *z = staging->output(1, dst, n_dofs, false);
+    context->check(tpmg_multigrid_precondition(multigrid, TPMG_DOUBLE, r, z),
+                   "tpmg_multigrid_precondition");
+    staging->finish_output(1, dst, n_dofs);
+  }
+
+
+
+  template <int dim>
+  Context &
+  GpuPreconditioner<dim>::get_context() const
+  {
+    return *context;
+  }
+
+
+
+  template <int dim, typename MemorySpace>
+  tpmg_solver_result
+  solve_on_gpu(
+    const Hierarchy<dim>                                          &hierarchy,
+    Context                                                       &context,
+    const LinearAlgebra::distributed::Vector<double, MemorySpace> &rhs,
+    LinearAlgebra::distributed::Vector<double, MemorySpace>       &solution,
+    const tpmg_solver_options                                     &options)
+  {
+    tpmg_context *ctx = context.get();
+    // everything the solve allocates, released on every way out
+    struct Resources
+    {
+      tpmg_context *ctx;
+      tpmg_grid    *own_grid = nullptr;
+      tpmg_solver  *solver   = nullptr;
+      void         *b_float  = nullptr;
+      void         *x_float  = nullptr;
+      ~Resources()
+      {
+        tpmg_solver_destroy(&solver);
+        tpmg_vector_destroy(ctx, &x_float);
+        tpmg_vector_destroy(ctx, &b_float);
+        tpmg_grid_destroy(&own_grid);
+      }
+    } resources{ctx};
+
+    tpmg_grid *grid = grid_in_context(hierarchy, context, &resources.own_grid);
+    const tpmg_index n = hierarchy.n_dofs();
+    if (solution.size() != rhs.size() ||
+        solution.locally_owned_size() != rhs.locally_owned_size())
+      solution.reinit(rhs, true);
+
+    // the right-hand side in, once; x = 0 (the solver sets x_B = b_B)
+    internal::Staging staging(ctx, true);
+    const void       *b = staging.input(0, rhs, n);
+    void             *x = staging.output(1, solution, n, false);
+    context.check(tpmg_vector_set(ctx, TPMG_DOUBLE, n, 0.0, x),
+                  "tpmg_vector_set");
+    const bool in_float = options.mode == TPMG_MODE_FLOAT;
+    if (in_float)
+      {
+        context.check(
+          tpmg_vector_create(ctx, TPMG_FLOAT, n, &resources.b_float),
+          "tpmg_vector_create");
+        context.check(
+          tpmg_vector_create(ctx, TPMG_FLOAT, n, &resources.x_float),
+          "tpmg_vector_create");
+        context.check(tpmg_vector_convert(
+                        ctx, n, TPMG_DOUBLE, b, TPMG_FLOAT, resources.b_float),
+                      "tpmg_vector_convert");
+      }
+
+    // after the vectors: GMRES sizes its basis to the memory left
+    context.check(tpmg_solver_create(grid, &options, &resources.solver),
+                  "tpmg_solver_create");
+    tpmg_solver_result result{};
+    context.check(tpmg_solver_solve(resources.solver,
+                                    in_float ? resources.b_float : b,
+                                    in_float ? resources.x_float : x,
+                                    &result),
+                  "tpmg_solver_solve");
+    if (in_float)
+      context.check(tpmg_vector_convert(
+                      ctx, n, TPMG_FLOAT, resources.x_float, TPMG_DOUBLE, x),
+                    "tpmg_vector_convert");
+
+    // the solution out, once
+    staging.finish_output(1, solution, n);
+    return result;
+  }
+
+
+
+  template class GpuPreconditioner<2>;
+  template class GpuPreconditioner<3>;
+
+#define TPMG_DEALII_INSTANTIATE(dim, MemorySpace)                           \
+  template void GpuPreconditioner<dim>::vmult<MemorySpace>(                 \
+    LinearAlgebra::distributed::Vector<double, MemorySpace> &,              \
+    const LinearAlgebra::distributed::Vector<double, MemorySpace> &) const; \
+  template tpmg_solver_result solve_on_gpu<dim, MemorySpace>(               \
+    const Hierarchy<dim> &,                                                 \
+    Context &,                                                              \
+    const LinearAlgebra::distributed::Vector<double, MemorySpace> &,        \
+    LinearAlgebra::distributed::Vector<double, MemorySpace> &,              \
+    const tpmg_solver_options &);
+
+  TPMG_DEALII_INSTANTIATE(2, ::dealii::MemorySpace::Host)
+  TPMG_DEALII_INSTANTIATE(3, ::dealii::MemorySpace::Host)
+#if DEAL_II_VERSION_GTE(9, 5, 0)
+  TPMG_DEALII_INSTANTIATE(2, ::dealii::MemorySpace::Default)
+  TPMG_DEALII_INSTANTIATE(3, ::dealii::MemorySpace::Default)
+#endif
+#undef TPMG_DEALII_INSTANTIATE
+} // namespace tpmg::dealii

@@ -1,0 +1,467 @@
+/* The deal.II bridge of tpmg: the level hierarchy. */
+#include <deal.II/base/index_set.h>
+
+#include <deal.II/dofs/dof_tools.h>
+
+#include <deal.II/fe/fe_q.h>
+
+#include <deal.II/lac/full_matrix.h>
+
+#include <tpmg/dealii/hierarchy.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <string>
+#include <vector>
+
+using namespace ::dealii;
+
+namespace tpmg::dealii
+{
+  namespace
+  {
+    /** Lattice index per direction of the lexicographic @p index. */
+    std::array<tpmg_index, 3>
+    lattice_point(const tpmg_index index, const tpmg_index n_1d[3])
+    {
+      return {{index % n_1d[0],
+               index / n_1d[0] % n_1d[1],
+               index / n_1d[0] / n_1d[1]}};
+    }
+
+    bool
+    on_boundary(const std::array<tpmg_index, 3> &i,
+                const tpmg_index                 n_1d[3],
+                const int                        dim)
+    {
+      for (int d = 0; d < dim; ++d)
+        if (i[d] == 0 || i[d] == n_1d[d] - 1)
+          return true;
+      return false;
+    }
+
+    std::string
+    lattice_string(const std::array<tpmg_index, 3> &i, const int dim)
+    {
+      std::string s = "(" + std::to_string(i[0]);
+      for (int d = 1; d < dim; ++d)
+        s += ", " + std::to_string(i[d]);
+      return s + ")";
+    }
+
+
+
+    /**
+     * The global 1D prolongation from a mesh of @p n_cells cells to its
+     * refinement, assembled from FE_Q<1>(k)'s child prolongation matrices in
+     * lexicographic numbering: (2 n_cells k + 1) x (n_cells k + 1), row-major.
+     */
+    std::vector<double>
+    prolongation_1d(const unsigned int k, const tpmg_index n_cells)
+    {
+      const FE_Q<1>                fe(k);
+      const std::vector<Point<1>> &support = fe.get_unit_support_points();
+      std::vector<unsigned int>    position(k + 1);
+      for (unsigned int i = 0; i <= k; ++i)
+        position[i] =
+          std::count_if(support.begin(), support.end(), [&](const Point<1> &p) {
+            return p[0] < support[i][0];
+          });
+      const tpmg_index n_coarse = n_cells * k + 1, n_fine = 2 * n_cells * k + 1;
+      std::vector<double> P(n_fine * n_coarse, 0.0);
+      for (tpmg_index cell = 0; cell < n_cells; ++cell)
+        for (unsigned int child = 0; child < 2; ++child)
+          {
+            const FullMatrix<double> &child_matrix =
+              fe.get_prolongation_matrix(child);
+            for (unsigned int i = 0; i <= k; ++i)
+              for (unsigned int j = 0; j <= k; ++j)
+                P[((2 * cell + child) * k + position[i]) * n_coarse + cell * k +
+                  position[j]] = child_matrix(i, j);
+          }
+      return P;
+    }
+  } // namespace
+
+
+
+  template <int dim>
+  Hierarchy<dim>::Hierarchy(const DoFHandler<dim> &dof_handler,
+                            Context               &context,
+                            const unsigned int     min_level)
+    : dof_handler(&dof_handler)
+    , context(&context)
+    , mesh(check_supported(dof_handler))
+    , coarse_level(min_level)
+    , grid_options(tpmg_grid_options_default())
+    , grid(nullptr)
+  {
+    AssertThrow(min_level < mesh.n_refinements,
+                ExcUnsupported(
+                  "min_level " + std::to_string(min_level) +
+                  " with the finest level " +
+                  std::to_string(mesh.n_refinements) +
+                  ": tpmg needs at least one level above its coarse level"));
+    grid_options.dim        = dim;
+    grid_options.degree     = mesh.degree;
+    grid_options.fine_level = mesh.n_refinements - min_level;
+    for (unsigned int d = 0; d < dim; ++d)
+      {
+        grid_options.cells[d]       = mesh.n_cells[d] << min_level;
+        grid_options.box[2 * d]     = mesh.lower[d];
+        grid_options.box[2 * d + 1] = mesh.upper[d];
+      }
+    context.check(tpmg_grid_create(context.get(), &grid_options, &grid),
+                  "tpmg_grid_create");
+
+    AssertThrow(internal::is_lexicographic(dof_handler,
+                                           mesh,
+                                           numbers::invalid_unsigned_int),
+                ExcHierarchyMismatch(
+                  "the active DoFs are not in tpmg's lexicographic order: call "
+                  "renumber_lexicographic() after distributing the DoFs"));
+
+    const MPI_Comm comm = dof_handler.get_communicator();
+    active_partitioner  = std::make_shared<const Utilities::MPI::Partitioner>(
+      dof_handler.locally_owned_dofs(),
+      DoFTools::extract_locally_relevant_dofs(dof_handler),
+      comm);
+    if (dof_handler.has_level_dofs())
+      for (unsigned int level = 0; level <= mesh.n_refinements; ++level)
+        level_partitioners.push_back(
+          std::make_shared<const Utilities::MPI::Partitioner>(
+            dof_handler.locally_owned_mg_dofs(level),
+            DoFTools::extract_locally_relevant_level_dofs(dof_handler, level),
+            comm));
+  }
+
+
+
+  template <int dim>
+  Hierarchy<dim>::~Hierarchy()
+  {
+    tpmg_grid_destroy(&grid);
+  }
+
+
+
+  template <int dim>
+  void
+  Hierarchy<dim>::cross_check(
+    const MGConstrainedDoFs &mg_constrained_dofs) const
+  {
+    AssertThrow(dof_handler->has_level_dofs(),
+                ExcHierarchyMismatch("the DoFHandler has no level DoFs: call "
+                                     "distribute_mg_dofs()"));
+    AssertThrow(mg_constrained_dofs.have_boundary_indices(),
+                ExcHierarchyMismatch(
+                  "MGConstrainedDoFs has no boundary indices: call "
+                  "make_zero_boundary_constraints() for every boundary id"));
+
+    for (unsigned int level = coarse_level; level <= mesh.n_refinements;
+         ++level)
+      {
+        const std::string where  = "level " + std::to_string(level) + ": ";
+        tpmg_index        n_dofs = 0, n_1d[3] = {1, 1, 1};
+        context->check(
+          tpmg_grid_level_size(grid, tpmg_level(level), &n_dofs, n_1d),
+          "tpmg_grid_level_size");
+        AssertThrow(dof_handler->n_dofs(level) ==
+                      static_cast<types::global_dof_index>(n_dofs),
+                    ExcHierarchyMismatch(
+                      where + "deal.II has " +
+                      std::to_string(dof_handler->n_dofs(level)) +
+                      " DoFs, tpmg " + std::to_string(n_dofs)));
+        AssertThrow(internal::is_lexicographic(*dof_handler, mesh, level),
+                    ExcHierarchyMismatch(
+                      where + "the level DoFs are not in tpmg's lexicographic "
+                              "order: call renumber_lexicographic() after "
+                              "distribute_mg_dofs()"));
+
+        // Dirichlet DoFs: exactly the DoFs with an index 0 or N_d - 1
+        tpmg_index n_interior = 1;
+        for (int d = 0; d < dim; ++d)
+          n_interior *= n_1d[d] - 2;
+        const IndexSet &boundary =
+          mg_constrained_dofs.get_boundary_indices(level);
+        for (const types::global_dof_index index : boundary)
+          {
+            const auto i = lattice_point(index, n_1d);
+            AssertThrow(on_boundary(i, n_1d, dim),
+                        ExcHierarchyMismatch(
+                          where + "MGConstrainedDoFs has DoF " +
+                          std::to_string(index) + " at lattice point " +
+                          lattice_string(i, dim) +
+                          " as a boundary index, which is not on the "
+                          "boundary in tpmg's numbering: initialize "
+                          "MGConstrainedDoFs after renumber_lexicographic()"));
+          }
+        if (boundary.n_elements() !=
+            static_cast<types::global_dof_index>(n_dofs - n_interior))
+          for (tpmg_index index = 0; index < n_dofs; ++index)
+            {
+              const auto i = lattice_point(index, n_1d);
+              AssertThrow(!on_boundary(i, n_1d, dim) ||
+                            boundary.is_element(index),
+                          ExcHierarchyMismatch(
+                            where + "boundary DoF " + std::to_string(index) +
+                            " at lattice point " + lattice_string(i, dim) +
+                            " is not among MGConstrainedDoFs' boundary "
+                            "indices: tpmg needs Dirichlet conditions on the "
+                            "whole boundary (make_zero_boundary_constraints "
+                            "for every boundary id)"));
+            }
+      }
+
+    // The prolongation of the first level pair whose coarse level has at
+    // least two cells per direction (so that the columns of vertex DoFs are
+    // interior and visible), or the finest pair
+    const int k          = mesh.degree;
+    const int fine_level = std::min<int>(
+      grid_options.fine_level,
+      *std::min_element(grid_options.cells, grid_options.cells + dim) >= 2 ? 1 :
+                                                                             2);
+    tpmg_index n_coarse = 0, n_fine = 0, nc[3] = {1, 1, 1}, nf[3] = {1, 1, 1};
+    context->check(tpmg_grid_level_size(grid, fine_level - 1, &n_coarse, nc),
+                   "tpmg_grid_level_size");
+    context->check(tpmg_grid_level_size(grid, fine_level, &n_fine, nf),
+                   "tpmg_grid_level_size");
+    for (int d = 0; d < dim; ++d)
+      if (nc[d] < 3)
+        return; // no interior coarse DoF: nothing is prolongated
+    std::vector<std::vector<double>> P(dim);
+    for (int d = 0; d < dim; ++d)
+      P[d] = prolongation_1d(k, (nc[d] - 1) / k);
+
+    tpmg_context  *ctx      = context->get();
+    tpmg_transfer *transfer = nullptr;
+    void          *coarse = nullptr, *fine = nullptr;
+    std::string    difference;
+    tpmg_status    status =
+      tpmg_transfer_create(grid, fine_level, TPMG_DOUBLE, &transfer);
+    if (status == TPMG_SUCCESS)
+      status = tpmg_vector_create(ctx, TPMG_DOUBLE, n_coarse, &coarse);
+    if (status == TPMG_SUCCESS)
+      status = tpmg_vector_create(ctx, TPMG_DOUBLE, n_fine, &fine);
+    std::vector<double> coarse_host(n_coarse), fine_host(n_fine);
+    for (int d = 0; d < dim && status == TPMG_SUCCESS && difference.empty();
+         ++d)
+      for (tpmg_index j_d = 1; j_d <= std::min<tpmg_index>(nc[d] - 2, 2 * k) &&
+                               status == TPMG_SUCCESS && difference.empty();
+           ++j_d)
+        {
+          std::array<tpmg_index, 3> j = {{1, 1, 1}};
+          if (dim == 2)
+            j[2] = 0;
+          j[d]                        = j_d;
+          const tpmg_index unit_index = j[0] + nc[0] * (j[1] + nc[1] * j[2]);
+          std::fill(coarse_host.begin(), coarse_host.end(), 0.0);
+          coarse_host[unit_index] = 1.0;
+          status                  = tpmg_vector_upload(
+            ctx, TPMG_DOUBLE, n_coarse, coarse_host.data(), coarse);
+          if (status == TPMG_SUCCESS)
+            status = tpmg_vector_set(ctx, TPMG_DOUBLE, n_fine, 0.0, fine);
+          if (status == TPMG_SUCCESS)
+            status = tpmg_transfer_prolongate_add(transfer, coarse, fine);
+          if (status == TPMG_SUCCESS)
+            status = tpmg_vector_download(
+              ctx, TPMG_DOUBLE, n_fine, fine, fine_host.data());
+          for (tpmg_index index = 0; index < n_fine && status == TPMG_SUCCESS;
+               ++index)
+            {
+              const auto i        = lattice_point(index, nf);
+              double     expected = 0.0;
+              if (!on_boundary(i, nf, dim))
+                {
+                  expected = 1.0;
+                  for (int e = 0; e < dim; ++e)
+                    expected *= P[e][i[e] * nc[e] + j[e]];
+                }
+              if (std::abs(fine_host[index] - expected) > 1e-12)
+                {
+                  difference = "tpmg's prolongation from level " +
+                               std::to_string(coarse_level + fine_level - 1) +
+                               " of the coarse DoF at lattice point " +
+                               lattice_string(j, dim) + " has " +
+                               std::to_string(fine_host[index]) +
+                               " at the fine lattice point " +
+                               lattice_string(i, dim) + ", FE_Q<1>(" +
+                               std::to_string(k) +
+                               ")'s prolongation matrices give " +
+                               std::to_string(expected);
+                  break;
+                }
+            }
+        }
+    const std::string message = tpmg_context_last_error(ctx);
+    tpmg_vector_destroy(ctx, &fine);
+    tpmg_vector_destroy(ctx, &coarse);
+    tpmg_transfer_destroy(&transfer);
+    AssertThrow(status == TPMG_SUCCESS,
+                ExcTpmgError("tpmg_transfer_prolongate_add", status, message));
+    AssertThrow(difference.empty(), ExcHierarchyMismatch(difference));
+  }
+
+
+
+  template <int dim>
+  void
+  Hierarchy<dim>::write_setup(
+    const std::string                                &filename,
+    const tpmg_rhs                                    rhs,
+    const LinearAlgebra::distributed::Vector<double> *right_hand_side) const
+  {
+    const double *b = nullptr;
+    if (right_hand_side != nullptr)
+      {
+        AssertThrow(right_hand_side->locally_owned_size() == n_dofs(),
+                    ExcUnsupported(
+                      "a right-hand side with " +
+                      std::to_string(right_hand_side->locally_owned_size()) +
+                      " locally owned entries for " + std::to_string(n_dofs()) +
+                      " active DoFs"));
+        b = right_hand_side->get_values();
+      }
+    context->check(tpmg_setup_write(grid, rhs, b, filename.c_str()),
+                   "tpmg_setup_write");
+  }
+
+
+
+  template <int dim>
+  tpmg_grid *
+  Hierarchy<dim>::get_grid() const
+  {
+    return grid;
+  }
+
+
+
+  template <int dim>
+  const tpmg_grid_options &
+  Hierarchy<dim>::get_grid_options() const
+  {
+    return grid_options;
+  }
+
+
+
+  template <int dim>
+  Context &
+  Hierarchy<dim>::get_context() const
+  {
+    return *context;
+  }
+
+
+
+  template <int dim>
+  const MeshDescription<dim> &
+  Hierarchy<dim>::get_mesh_description() const
+  {
+    return mesh;
+  }
+
+
+
+  template <int dim>
+  const DoFHandler<dim> &
+  Hierarchy<dim>::get_dof_handler() const
+  {
+    return *dof_handler;
+  }
+
+
+
+  template <int dim>
+  MPI_Comm
+  Hierarchy<dim>::get_communicator() const
+  {
+    return dof_handler->get_communicator();
+  }
+
+
+
+  template <int dim>
+  unsigned int
+  Hierarchy<dim>::min_level() const
+  {
+    return coarse_level;
+  }
+
+
+
+  template <int dim>
+  unsigned int
+  Hierarchy<dim>::max_level() const
+  {
+    return mesh.n_refinements;
+  }
+
+
+
+  template <int dim>
+  int
+  Hierarchy<dim>::tpmg_level(const unsigned int level) const
+  {
+    if (level == numbers::invalid_unsigned_int)
+      return grid_options.fine_level;
+    AssertThrow(level >= coarse_level && level <= mesh.n_refinements,
+                ExcUnsupported("level " + std::to_string(level) +
+                               " outside the hierarchy's levels " +
+                               std::to_string(coarse_level) + ".." +
+                               std::to_string(mesh.n_refinements)));
+    return static_cast<int>(level - coarse_level);
+  }
+
+
+
+  template <int dim>
+  types::global_dof_index
+  Hierarchy<dim>::n_dofs(const unsigned int level) const
+  {
+    tpmg_index n = 0;
+    context->check(tpmg_grid_level_size(grid, tpmg_level(level), &n, nullptr),
+                   "tpmg_grid_level_size");
+    return static_cast<types::global_dof_index>(n);
+  }
+
+
+
+  template <int dim>
+  const std::shared_ptr<const Utilities::MPI::Partitioner> &
+  Hierarchy<dim>::get_partitioner(const unsigned int level) const
+  {
+    if (level == numbers::invalid_unsigned_int)
+      return active_partitioner;
+    AssertThrow(level < level_partitioners.size(),
+                ExcUnsupported(
+                  level_partitioners.empty() ?
+                    std::string("level vectors without level DoFs: call "
+                                "distribute_mg_dofs() before building the "
+                                "Hierarchy") :
+                    "level " + std::to_string(level) +
+                      " above the finest level " +
+                      std::to_string(mesh.n_refinements)));
+    return level_partitioners[level];
+  }
+
+
+
+  template <int dim>
+  std::vector<std::shared_ptr<const Utilities::MPI::Partitioner>>
+  Hierarchy<dim>::get_level_partitioners() const
+  {
+    AssertThrow(!level_partitioners.empty(),
+                ExcUnsupported("level partitioners without level DoFs: call "
+                               "distribute_mg_dofs() before building the "
+                               "Hierarchy"));
+    return level_partitioners;
+  }
+
+
+
+  template class Hierarchy<2>;
+  template class Hierarchy<3>;
+} // namespace tpmg::dealii
