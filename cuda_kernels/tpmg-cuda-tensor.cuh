@@ -539,14 +539,17 @@ __device__ __forceinline__ void even_odd_backward(const Mat &Se, const Mat &So,
 /* fast_diagonalization with the reference eigenvectors split into even and
  * odd ones (TPMG_KERNEL_CONSTANT): the same stages, half the multiply-adds
  * (3D: 6 I (k^2 + (k-1)^2) I^2 instead of 6 I^4). The eigenvalue of a line
- * index (even first) is the reference one over h_d^2. */
+ * index (even first) is the reference one over h_d^2. The patch's residual is
+ * at u (I^dim values in shared memory), its interior at global `base`; `work`:
+ * this thread owns line `rank` of a patch that exists. Every thread of the
+ * block calls it (barriers inside); shared by the team-per-patch and the
+ * block-linear kernels. */
 template <int dim, int k, typename T, typename Matrices>
-__device__ void fast_diagonalization_even_odd(const tpmg_level &lvl, const Matrices &mat,
-                                              bool active, int rank, T *u, tpmg_index base, T *x) {
+__device__ void even_odd_stages(const tpmg_level &lvl, const Matrices &mat, bool work, int rank,
+                                T *u, tpmg_index base, T *x) {
   constexpr int I = 2 * k - 1;
   const tpmg_index n0 = lvl.n[0], n1 = lvl.n[1];
   const auto Se = mat.eigen_even(), So = mat.eigen_odd();
-  const bool work = active && rank < (dim == 2 ? I : I * I);
   if constexpr (dim == 2) {
     if (work) {
       T v[I], w[I];
@@ -622,6 +625,13 @@ __device__ void fast_diagonalization_even_odd(const tpmg_level &lvl, const Matri
         p[n0 * n1 * z] += w[z];
     }
   }
+}
+
+template <int dim, int k, typename T, typename Matrices>
+__device__ void fast_diagonalization_even_odd(const tpmg_level &lvl, const Matrices &mat,
+                                              bool active, int rank, T *u, tpmg_index base, T *x) {
+  constexpr int I = 2 * k - 1;
+  even_odd_stages<dim, k>(lvl, mat, active && rank < (dim == 2 ? I : I * I), rank, u, base, x);
 }
 
 /* ---- block-linear stages (TPMG_KERNEL_CONSTANT) ---------------------------- */
@@ -762,86 +772,9 @@ __device__ void fast_diagonalization_linear(const tpmg_level &lvl, const Matrice
                                             const team_info<teams> &info, T *shared, int values,
                                             T *x) {
   constexpr int I = 2 * k - 1, L = dim == 2 ? I : I * I;
-  const tpmg_index n0 = lvl.n[0], n1 = lvl.n[1];
-  const auto Se = mat.eigen_even(), So = mat.eigen_odd();
-  const int t = threadIdx.x, j = t / L, rank = t % L;
-  const bool work = t < teams * L && info.active[j < teams ? j : 0];
-  T *u = shared + (j < teams ? j : 0) * values;
-  if constexpr (dim == 2) {
-    if (work) {
-      T v[I], w[I];
-      load_line(u + rank, I, v);
-      even_odd_forward<k>(Se, So, v, w);
-      store_line(u + rank, I, w);
-    }
-    __syncthreads();
-    if (work) {
-      const int y = rank;
-      T v[I], w[I];
-      load_line(u + y * I, 1, v);
-      even_odd_forward<k>(Se, So, v, w);
-      const T lambda_y = mat.lambda(1, y);
-#pragma unroll
-      for (int i = 0; i < I; ++i)
-        w[i] = w[i] * mat.solve_scale() / (lambda_y + mat.lambda(0, i));
-      even_odd_backward<k>(Se, So, w, v);
-      store_line(u + y * I, 1, v);
-    }
-    __syncthreads();
-    if (work) {
-      T v[I], w[I];
-      load_line(u + rank, I, v);
-      even_odd_backward<k>(Se, So, v, w);
-      T *p = x + info.base[j] + rank;
-#pragma unroll
-      for (int y = 0; y < I; ++y)
-        p[n0 * y] += w[y];
-    }
-  } else {
-    const int a = rank / I, b = rank % I;
-    if (work) {
-      T v[I], w[I];
-      load_line(u + rank, I * I, v);
-      even_odd_forward<k>(Se, So, v, w);
-      store_line(u + rank, I * I, w);
-    }
-    __syncthreads();
-    if (work) {
-      T v[I], w[I];
-      load_line(u + a * I * I + b, I, v);
-      even_odd_forward<k>(Se, So, v, w);
-      store_line(u + a * I * I + b, I, w);
-    }
-    __syncthreads();
-    if (work) {
-      T v[I], w[I];
-      load_line(u + rank * I, 1, v);
-      even_odd_forward<k>(Se, So, v, w);
-      const T lambda_zy = mat.lambda(2, a) + mat.lambda(1, b);
-#pragma unroll
-      for (int i = 0; i < I; ++i)
-        w[i] = w[i] * mat.solve_scale() / (lambda_zy + mat.lambda(0, i));
-      even_odd_backward<k>(Se, So, w, v);
-      store_line(u + rank * I, 1, v);
-    }
-    __syncthreads();
-    if (work) {
-      T v[I], w[I];
-      load_line(u + a * I * I + b, I, v);
-      even_odd_backward<k>(Se, So, v, w);
-      store_line(u + a * I * I + b, I, w);
-    }
-    __syncthreads();
-    if (work) {
-      T v[I], w[I];
-      load_line(u + rank, I * I, v);
-      even_odd_backward<k>(Se, So, v, w);
-      T *p = x + info.base[j] + b + n0 * a;
-#pragma unroll
-      for (int z = 0; z < I; ++z)
-        p[n0 * n1 * z] += w[z];
-    }
-  }
+  const int t = threadIdx.x, j = t < teams * L ? t / L : 0, rank = t % L;
+  const bool work = t < teams * L && info.active[j];
+  even_odd_stages<dim, k>(lvl, mat, work, rank, shared + j * values, info.base[j], x);
 }
 
 /* ---- degree 1: one thread per patch or row ------------------------------ */
