@@ -525,11 +525,20 @@ namespace DealiiCompare
 
     const IndexSet relevant =
       DoFTools::extract_locally_relevant_dofs(dof_handler);
+#if DEAL_II_VERSION_GTE(9, 6, 0)
+    // the one-argument reinit() is deprecated from deal.II 9.6 on
+    constraints.reinit(dof_handler.locally_owned_dofs(), relevant);
+#else
     constraints.reinit(relevant);
+#endif
     VectorTools::interpolate_boundary_values(
       mapping, dof_handler, 0, Solution<dim>(), constraints);
     constraints.close();
+#if DEAL_II_VERSION_GTE(9, 6, 0)
+    homogeneous_constraints.reinit(dof_handler.locally_owned_dofs(), relevant);
+#else
     homogeneous_constraints.reinit(relevant);
+#endif
     VectorTools::interpolate_boundary_values(mapping,
                                              dof_handler,
                                              0,
@@ -649,11 +658,24 @@ namespace DealiiCompare
           {
             if (prm.solver == TPMG_SOLVER_GMRES)
               {
+#if DEAL_II_VERSION_GTE(9, 6, 0)
+                // From deal.II 9.6 on the first argument is the size of the
+                // Arnoldi basis (the restart length), no longer the number of
+                // temporary vectors (basis size + 2), and the default
+                // orthogonalization is delayed classical Gram-Schmidt: keep
+                // modified Gram-Schmidt, as deal.II < 9.6 and tpmg's GMRES.
+                typename SolverGMRES<VectorType>::AdditionalData gmres_data(
+                  prm.restart, true);
+                gmres_data.orthogonalization_strategy =
+                  LinearAlgebra::OrthogonalizationStrategy::modified_gram_schmidt;
+                SolverGMRES<VectorType> gmres(control, gmres_data);
+#else
                 const unsigned int      n_vectors = prm.restart + 2;
                 SolverGMRES<VectorType> gmres(
                   control,
                   typename SolverGMRES<VectorType>::AdditionalData(n_vectors,
                                                                    true));
+#endif
                 gmres.solve(system_matrix, solution, rhs, preconditioner);
               }
             else
@@ -728,9 +750,16 @@ namespace DealiiCompare
     for (unsigned int level = 0; level < n_levels; ++level)
       {
         AffineConstraints<double> level_constraints;
+#if DEAL_II_VERSION_GTE(9, 6, 0)
+        level_constraints.reinit(
+          problem.dof_handler.locally_owned_mg_dofs(level),
+          DoFTools::extract_locally_relevant_level_dofs(problem.dof_handler,
+                                                        level));
+#else
         level_constraints.reinit(
           DoFTools::extract_locally_relevant_level_dofs(problem.dof_handler,
                                                         level));
+#endif
         level_constraints.add_lines(
           problem.mg_constrained_dofs.get_boundary_indices(level));
         level_constraints.close();

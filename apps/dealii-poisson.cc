@@ -514,7 +514,13 @@ namespace DealiiPoisson
     tpmg::dealii::renumber_lexicographic(dof_handler);
 
     constraints.clear();
+#if DEAL_II_VERSION_GTE(9, 6, 0)
+    // the one-argument reinit() is deprecated from deal.II 9.6 on
+    constraints.reinit(dof_handler.locally_owned_dofs(),
+                       DoFTools::extract_locally_relevant_dofs(dof_handler));
+#else
     constraints.reinit(DoFTools::extract_locally_relevant_dofs(dof_handler));
+#endif
     if (prm.rhs == TPMG_RHS_SINE)
       VectorTools::interpolate_boundary_values(dof_handler,
                                                0,
@@ -712,11 +718,24 @@ namespace DealiiPoisson
         auto          run_solver = [&](const auto &preconditioner) {
           if (prm.solver == TPMG_SOLVER_GMRES)
             {
+#if DEAL_II_VERSION_GTE(9, 6, 0)
+              // From deal.II 9.6 on the first argument is the size of the
+              // Arnoldi basis (the restart length), no longer the number of
+              // temporary vectors (basis size + 2), and the default
+              // orthogonalization is delayed classical Gram-Schmidt: keep
+              // modified Gram-Schmidt, as deal.II < 9.6 and tpmg's GMRES.
+              typename SolverGMRES<VectorType>::AdditionalData gmres_data(
+                prm.restart, true);
+              gmres_data.orthogonalization_strategy =
+                LinearAlgebra::OrthogonalizationStrategy::modified_gram_schmidt;
+              SolverGMRES<VectorType> gmres(control, gmres_data);
+#else
               const unsigned int      n_vectors = prm.restart + 2;
               SolverGMRES<VectorType> gmres(
                 control,
                 typename SolverGMRES<VectorType>::AdditionalData(n_vectors,
                                                                  true));
+#endif
               gmres.solve(system_matrix, solution, system_rhs, preconditioner);
             }
           else

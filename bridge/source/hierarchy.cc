@@ -122,7 +122,12 @@ namespace tpmg::dealii
                   "the active DoFs are not in tpmg's lexicographic order: call "
                   "renumber_lexicographic() after distributing the DoFs"));
 
+#if DEAL_II_VERSION_GTE(9, 7, 0)
+    // get_communicator() is deprecated in deal.II 9.7
+    const MPI_Comm comm = dof_handler.get_mpi_communicator();
+#else
     const MPI_Comm comm = dof_handler.get_communicator();
+#endif
     active_partitioner  = std::make_shared<const Utilities::MPI::Partitioner>(
       dof_handler.locally_owned_dofs(),
       DoFTools::extract_locally_relevant_dofs(dof_handler),
@@ -378,7 +383,11 @@ namespace tpmg::dealii
   MPI_Comm
   Hierarchy<dim>::get_communicator() const
   {
+#if DEAL_II_VERSION_GTE(9, 7, 0)
+    return dof_handler->get_mpi_communicator();
+#else
     return dof_handler->get_communicator();
+#endif
   }
 
 

@@ -241,9 +241,14 @@ namespace tpmg::dealii
   {
     const Triangulation<dim> &tria = dof_handler.get_triangulation();
 
+    // get_communicator() is deprecated in deal.II 9.7
     const unsigned int n_ranks =
       Utilities::MPI::job_supports_mpi() ?
+#if DEAL_II_VERSION_GTE(9, 7, 0)
+        Utilities::MPI::n_mpi_processes(tria.get_mpi_communicator()) :
+#else
         Utilities::MPI::n_mpi_processes(tria.get_communicator()) :
+#endif
         1;
     AssertThrow(n_ranks == 1,
                 ExcUnsupported(

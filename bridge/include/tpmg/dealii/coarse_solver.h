@@ -3,7 +3,6 @@
 #define tpmg_dealii_coarse_solver_h
 
 #include <deal.II/base/memory_space.h>
-#include <deal.II/base/smartpointer.h>
 
 #include <deal.II/lac/la_parallel_vector.h>
 
@@ -66,7 +65,7 @@ namespace tpmg::dealii
                const VectorType  &src) const override;
 
   private:
-    ::dealii::SmartPointer<const Hierarchy<dim>> hierarchy;
+    internal::ObserverPointer<const Hierarchy<dim>> hierarchy;
     tpmg_coarse                                 *coarse;
     mutable std::unique_ptr<internal::Staging>   staging;
   };

@@ -2,7 +2,18 @@
 #ifndef tpmg_dealii_context_h
 #define tpmg_dealii_context_h
 
-#include <deal.II/base/subscriptor.h>
+#include <deal.II/base/config.h>
+
+// deal.II 9.7 renamed Subscriptor to EnableObserverPointer and SmartPointer to
+// ObserverPointer (new headers; the old names are deprecated aliases, due for
+// removal after 9.8). The bridge names them through the aliases below.
+#if DEAL_II_VERSION_GTE(9, 7, 0)
+#  include <deal.II/base/enable_observer_pointer.h>
+#  include <deal.II/base/observer_pointer.h>
+#else
+#  include <deal.II/base/smartpointer.h>
+#  include <deal.II/base/subscriptor.h>
+#endif
 
 #include <tpmg.h>
 #include <tpmg/dealii/exceptions.h>
@@ -29,13 +40,33 @@
  */
 namespace tpmg::dealii
 {
+  namespace internal
+  {
+#if DEAL_II_VERSION_GTE(9, 7, 0)
+    /** The base class that ObserverPointer checks (deal.II >= 9.7). */
+    using EnableObserverPointer = ::dealii::EnableObserverPointer;
+
+    /** deal.II's observing pointer (deal.II >= 9.7). */
+    template <typename T>
+    using ObserverPointer = ::dealii::ObserverPointer<T>;
+#else
+    /** The base class that SmartPointer checks (deal.II < 9.7). */
+    using EnableObserverPointer = ::dealii::Subscriptor;
+
+    /** deal.II's observing pointer (deal.II < 9.7). */
+    template <typename T>
+    using ObserverPointer = ::dealii::SmartPointer<T>;
+#endif
+  } // namespace internal
+
   /**
    * The owner of a tpmg_context: the backend (CPU or CUDA), its threads or
    * device, and the memory that every tpmg object made through it lives in.
    * Objects made from a context (Hierarchy and what is built on it) must be
-   * destroyed before it; deal.II's Subscriptor checks this in debug mode.
+   * destroyed before it; deal.II's Subscriptor (EnableObserverPointer from
+   * 9.7 on) checks this in debug mode.
    */
-  class Context : public ::dealii::Subscriptor
+  class Context : public internal::EnableObserverPointer
   {
   public:
     /**

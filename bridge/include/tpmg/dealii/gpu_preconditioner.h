@@ -4,8 +4,6 @@
 #define tpmg_dealii_gpu_preconditioner_h
 
 #include <deal.II/base/memory_space.h>
-#include <deal.II/base/smartpointer.h>
-#include <deal.II/base/subscriptor.h>
 
 #include <deal.II/lac/la_parallel_vector.h>
 
@@ -44,7 +42,7 @@ namespace tpmg::dealii
    * V-cycle.
    */
   template <int dim>
-  class GpuPreconditioner : public ::dealii::Subscriptor
+  class GpuPreconditioner : public internal::EnableObserverPointer
   {
   public:
     /**
@@ -79,7 +77,7 @@ namespace tpmg::dealii
     get_context() const;
 
   private:
-    ::dealii::SmartPointer<Context>            context;
+    internal::ObserverPointer<Context>         context;
     tpmg_grid                                 *own_grid;
     tpmg_multigrid                            *multigrid;
     tpmg_index                                 n_dofs;

@@ -5,8 +5,6 @@
 #include <deal.II/base/mpi.h>
 #include <deal.II/base/numbers.h>
 #include <deal.II/base/partitioner.h>
-#include <deal.II/base/smartpointer.h>
-#include <deal.II/base/subscriptor.h>
 #include <deal.II/base/types.h>
 
 #include <deal.II/dofs/dof_handler.h>
@@ -44,7 +42,7 @@ namespace tpmg::dealii
    * not renumber or refine in between.
    */
   template <int dim>
-  class Hierarchy : public ::dealii::Subscriptor
+  class Hierarchy : public internal::EnableObserverPointer
   {
   public:
     /**
@@ -160,8 +158,8 @@ namespace tpmg::dealii
     get_level_partitioners() const;
 
   private:
-    ::dealii::SmartPointer<const ::dealii::DoFHandler<dim>> dof_handler;
-    ::dealii::SmartPointer<Context>                         context;
+    internal::ObserverPointer<const ::dealii::DoFHandler<dim>> dof_handler;
+    internal::ObserverPointer<Context>                         context;
     MeshDescription<dim>                                    mesh;
     unsigned int                                            coarse_level;
     tpmg_grid_options                                       grid_options;

@@ -4,8 +4,6 @@
 
 #include <deal.II/base/memory_space.h>
 #include <deal.II/base/numbers.h>
-#include <deal.II/base/smartpointer.h>
-#include <deal.II/base/subscriptor.h>
 #include <deal.II/base/types.h>
 
 #include <deal.II/lac/diagonal_matrix.h>
@@ -51,7 +49,7 @@ namespace tpmg::dealii
   template <int dim,
             typename Number,
             typename MemorySpace = ::dealii::MemorySpace::Host>
-  class LaplaceOperator : public ::dealii::Subscriptor
+  class LaplaceOperator : public internal::EnableObserverPointer
   {
   public:
     using VectorType =
@@ -148,7 +146,7 @@ namespace tpmg::dealii
     memory_consumption() const;
 
   private:
-    ::dealii::SmartPointer<const Hierarchy<dim>>          hierarchy;
+    internal::ObserverPointer<const Hierarchy<dim>>       hierarchy;
     unsigned int                                          level;
     tpmg_operator                                        *op;
     std::shared_ptr<::dealii::DiagonalMatrix<VectorType>> diagonal;

@@ -4,7 +4,6 @@
 
 #include <deal.II/base/memory_space.h>
 #include <deal.II/base/mg_level_object.h>
-#include <deal.II/base/smartpointer.h>
 
 #include <deal.II/lac/la_parallel_vector.h>
 
@@ -133,7 +132,7 @@ namespace tpmg::dealii
         const bool         from_zero,
         const bool         reverse) const;
 
-    ::dealii::SmartPointer<const Hierarchy<dim>> hierarchy;
+    internal::ObserverPointer<const Hierarchy<dim>> hierarchy;
     AdditionalData                               data;
     std::vector<tpmg_smoother *>                 smoothers; // by tpmg level
     mutable std::unique_ptr<internal::Staging>   staging;
