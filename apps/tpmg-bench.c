@@ -23,14 +23,14 @@
 #include "tpmg.h"
 
 #define DEFAULT_TARGET_DOFS 1e6
-#define MAX_KERNELS 3
+#define MAX_KERNELS 4
 
 static const char *const precision_names[] = {"double", "float", NULL};
 static const char *const mode_names[] = {"double", "mixed", NULL};
 static const char *const backend_names[] = {"cpu", "cuda"};
 static const char *const variant_names[3] = {"global", "separate", "fused"};
-static const char *const kernel_names[4] = {"default", "basic", "constant", "thread"};
-static const char kernel_letters[4] = {'D', 'B', 'C', 'T'};
+static const char *const kernel_names[5] = {"default", "basic", "constant", "thread", "tiled"};
+static const char kernel_letters[5] = {'D', 'B', 'C', 'T', 'L'};
 
 typedef struct {
   int dim;    /* 2, 3, or 0 for both */
@@ -218,8 +218,8 @@ typedef struct {
 /* One smoothing step (all 2^dim colours) of the FUSED team kernel, per DoF:
  * per patch the residual on the I^dim interior rows of the P^dim window
  * (apply_patch_rows with R = I) and the fast diagonalization, times the
- * number of patches, n_patches = prod_d (cells_d - 1). `sparse`: the CONSTANT
- * and THREAD kernels, which skip the zero blocks of the vertex-patch matrices
+ * number of patches, n_patches = prod_d (cells_d - 1). `sparse`: the CONSTANT,
+ * TILED and THREAD kernels, which skip the zero blocks of the vertex-patch matrices
  * (rows 1..2k-1 hold 2k^2 + 2k - 1 nonzeros, not (2k-1)(2k+1)) and split the
  * eigenvectors into even and odd ones (k^2 + (k-1)^2 multiply-adds per line
  * transform, not I^2). */
@@ -279,10 +279,11 @@ typedef struct {
 static kernel_list kernels_of(tpmg_backend backend) {
   kernel_list l;
   if (backend == TPMG_BACKEND_CUDA) {
-    l.n_kernels = 3;
+    l.n_kernels = 4;
     l.kernels[0] = TPMG_KERNEL_BASIC;
     l.kernels[1] = TPMG_KERNEL_CONSTANT;
-    l.kernels[2] = TPMG_KERNEL_THREAD;
+    l.kernels[2] = TPMG_KERNEL_TILED;
+    l.kernels[3] = TPMG_KERNEL_THREAD;
   } else {
     l.n_kernels = 1;
     l.kernels[0] = TPMG_KERNEL_DEFAULT;
@@ -458,7 +459,8 @@ static int run_building_blocks(tpmg_context *ctx, const options *o, FILE *csv, d
   const size_t word = o->precision == TPMG_DOUBLE ? 8 : 4;
   printf("throughput in GDoF/s (n_dofs / time) of one smoothing step (glob, sepa, fuse), one\n"
          "operator apply (appl), one restriction + prolongation, one V-cycle; kernels: B basic,\n"
-         "C constant, T thread, D default; a kernel a degree lacks: -\n");
+         "C constant, L tiled (lines per thread), T thread, D default; a kernel a degree\n"
+         "lacks: -\n");
   printf("%3s %2s %3s %11s", "dim", "k", "lvl", "n_dofs");
   for (int c = 0; c < comp.n; ++c)
     printf(" %9s", comp.titles[c]);
@@ -508,8 +510,10 @@ static int run_building_blocks(tpmg_context *ctx, const options *o, FILE *csv, d
                 ba = fastest(seconds, apply0, nk);
       const tpmg_kernel kf = kl.kernels[bf - fused0], ka = kl.kernels[ba - apply0];
       /* the CPU backend's kernels are dense, as BASIC */
-      const int sparse_f = kf == TPMG_KERNEL_CONSTANT || kf == TPMG_KERNEL_THREAD;
-      const int sparse_a = ka == TPMG_KERNEL_CONSTANT || ka == TPMG_KERNEL_THREAD;
+      const int sparse_f =
+          kf == TPMG_KERNEL_CONSTANT || kf == TPMG_KERNEL_TILED || kf == TPMG_KERNEL_THREAD;
+      const int sparse_a =
+          ka == TPMG_KERNEL_CONSTANT || ka == TPMG_KERNEL_TILED || ka == TPMG_KERNEL_THREAD;
       const work wf = count_fused(dim, k, n, n_patches, sparse_f),
                  wa = count_apply(dim, k, n, n_vertices, sparse_a);
       const double rate_f = n / seconds[bf], rate_a = n / seconds[ba];

@@ -5,6 +5,9 @@
  * Team kernels (TPMG_KERNEL_BASIC and CONSTANT) run teams of threads, one
  * vertex patch or cell per team and several teams per block for small degrees
  * (paper §3.1.2): threadIdx.x is the rank in the team, threadIdx.y the team.
+ * Block-linear kernels (CONSTANT for some degrees, TILED for all) index the
+ * lines of every stage over the whole block, one line per thread (CONSTANT)
+ * or several (TILED, see stage_lines in tpmg-cuda-tensor.cuh).
  * Items past the end keep their team at the block's barriers without touching
  * memory. Point kernels (TPMG_KERNEL_THREAD, degree 1) run one thread per patch
  * or row: x over the threads of a block, y and z over blocks.
@@ -71,41 +74,47 @@ tpmg_status launch_teams(tpmg_context *ctx, const char *name, Kernel kernel, tpm
   return TPMG_SUCCESS;
 }
 
-/* Block-linear kernels (TPMG_KERNEL_CONSTANT): `teams` patches per block of
- * teams * team threads (one per line of the largest stage), chosen per degree
- * (paper §3.1.2, "several patches per block"): as the team kernels, about 128
- * threads and at most 48 KiB of shared memory, unless those threads would fill
- * less than 80% of their warps; then the fewest teams up to 256 threads that
- * fill at least 90%. (Blocks of several large teams were measured slower:
- * they hold an SM's registers in coarser pieces.) The launch bounds ask for
- * enough blocks per SM for 24 (double) or 32 (float) warps, as long as that
- * leaves at least register_floor registers per thread. */
-template <int dim, int team_threads, int team_values, typename T> struct linear_config {
-  static constexpr int team = team_threads;
+/* Block-linear kernels (TPMG_KERNEL_CONSTANT and TILED): `teams` patches per
+ * block, team_lines lines per patch in the largest stage, W of them per thread
+ * (TILED; one for CONSTANT), so threads = teams team_lines / W, rounded up.
+ * The teams are chosen per degree (paper §3.1.2, "several patches per block"):
+ * as the team kernels, about 128 threads and at most 48 KiB of shared memory,
+ * unless those threads would fill less than 80% of their warps; then the
+ * fewest teams up to 256 threads that fill at least 90%. (Blocks of several
+ * large teams were measured slower: they hold an SM's registers in coarser
+ * pieces.) The launch bounds ask for enough blocks per SM for 24 (double) or
+ * 32 (float) warps, as long as that leaves at least register_floor registers
+ * per thread. */
+template <int dim, int team_lines, int team_values, typename T, int W = 1> struct linear_config {
+  static constexpr int team = team_lines;
   static constexpr int values = team_values;
   static constexpr size_t team_bytes = size_t(team_values) * sizeof(T);
+  static constexpr int threads_of(int t) {
+    return (t * team + W - 1) / W;
+  }
   static constexpr double fill(int t) {
-    return double(t * team) / (32.0 * ((t * team + 31) / 32));
+    return double(threads_of(t)) / (32.0 * ((threads_of(t) + 31) / 32));
   }
   static constexpr int pick() {
-    const int by_threads = team >= 128 ? 1 : 128 / team;
+    const int by_threads = team >= 128 * W ? 1 : 128 * W / team;
     const int by_memory = team_bytes >= 48 * 1024 ? 1 : int(48 * 1024 / team_bytes);
     const int plain = by_threads < by_memory ? by_threads : by_memory;
     if (fill(plain) >= 0.8)
       return plain;
-    for (int t = plain + 1; t * team <= 256 && size_t(t) * team_bytes <= 48 * 1024; ++t)
+    for (int t = plain + 1; threads_of(t) <= 256 && size_t(t) * team_bytes <= 48 * 1024; ++t)
       if (fill(t) >= 0.9)
         return t;
     return plain;
   }
   static constexpr int teams = pick();
-  static constexpr int threads = teams * team;
+  static constexpr int threads = threads_of(teams);
   static constexpr int warps = (threads + 31) / 32;
   static constexpr size_t bytes = size_t(teams) * values * sizeof(T);
   static constexpr int blocks_wanted = ((sizeof(T) == 8 ? 24 : 32) + warps - 1) / warps;
   /* 2D double at degree >= 8 spills below 96 registers, 3D double at 7 and 8
-   * a few words at 80, which pays for the third block per SM (measured) */
-  static constexpr int register_floor = sizeof(T) == 4 ? 64 : dim == 3 ? 80 : 96;
+   * a few words at 80, which pays for the third block per SM (measured); W
+   * lines per thread hold W lines of registers */
+  static constexpr int register_floor = (sizeof(T) == 4 ? 64 : dim == 3 ? 80 : 96) * W;
   static constexpr int blocks_by_registers = 65536 / (warps * 32 * register_floor);
   static constexpr int blocks_by_memory = bytes > 0 ? int((227 * 1024) / bytes) : 32;
   static constexpr int min3(int a, int b, int c) {
@@ -124,7 +133,8 @@ tpmg_status launch_linear(tpmg_context *ctx, const char *name, Kernel kernel, tp
   if (blocks > 0x7fffffff)
     return tpmg_error_set(ctx, TPMG_ERROR_UNSUPPORTED, __FILE__, __LINE__,
                           "%s: %lld thread blocks exceed the grid limit", name, (long long)blocks);
-  if (Config::bytes > 48 * 1024)
+  /* the static team_info counts towards the default 48 KiB too */
+  if (Config::bytes + sizeof(team_info<Config::teams>) > 48 * 1024)
     TPMG_CUDA_CALL(ctx, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                              int(Config::bytes)));
   kernel<<<dim3(unsigned(blocks)), dim3(Config::threads), Config::bytes, stream_of(ctx)>>>(args...);
@@ -347,13 +357,34 @@ template <int dim, int k, typename T> constexpr bool linear_operator() {
   return dim == 3 && k <= 3;
 }
 
-/* Thread t < teams of a block-linear kernel fills in patch t of the block
+/* The implementation TPMG_KERNEL_DEFAULT stands for: the fastest measured on
+ * the H200 (doc/benchmarks.md), for the smoother (by its fused step) and the
+ * operator. TILED where it beat CONSTANT by more than 1% in the same run (the
+ * medians repeat within 0.2%): the smoother in 3D in float for k = 2, 3 and in
+ * double for k = 2; the operator in 3D in float for k = 2..5 and in double for
+ * k = 2..4, in 2D for k = 2..9 in float and every degree in double. At higher
+ * degrees two lines per thread double the registers (3D Q7 float fused: 125
+ * instead of 62) and halve the warps per SM, which costs more than the halved
+ * constant-bank loads save. */
+template <int dim, int k, typename T> constexpr tpmg_kernel default_smoother_kernel() {
+  if (k == 1)
+    return TPMG_KERNEL_THREAD;
+  return dim == 3 && (k == 2 || (k == 3 && sizeof(T) == 4)) ? TPMG_KERNEL_TILED
+                                                            : TPMG_KERNEL_CONSTANT;
+}
+template <int dim, int k, typename T> constexpr tpmg_kernel default_operator_kernel() {
+  if (k == 1)
+    return TPMG_KERNEL_THREAD;
+  const int last_tiled = dim == 2 ? (sizeof(T) == 4 ? 9 : max_degree<2>) : (sizeof(T) == 4 ? 5 : 4);
+  return k <= last_tiled ? TPMG_KERNEL_TILED : TPMG_KERNEL_CONSTANT;
+}
+
+/* The threads of a block-linear kernel fill in patch t < teams of the block
  * (item blockIdx.x teams + t of `grid`); all threads then synchronize. */
 template <int dim, int teams>
 __device__ __forceinline__ void setup_teams(const tpmg_level &lvl, const item_grid &grid,
                                             team_info<teams> &info) {
-  const int t = threadIdx.x;
-  if (t < teams) {
+  for (int t = threadIdx.x; t < teams; t += blockDim.x) {
     const tpmg_index item = tpmg_index(blockIdx.x) * teams + t;
     const bool active = item < grid.total;
     tpmg_index start[3] = {0, 0, 0}, index[3];
@@ -450,27 +481,39 @@ __global__ void patch_solve_kernel(const tpmg_level lvl, const item_grid grid,
   fast_diagonalization<dim, k>(lvl, mat, active, rank, u, base, x);
 }
 
-template <int dim, int k, typename T>
-using residual_linear =
-    linear_config<dim, ipow(2 * k + 1, dim - 1), 2 * (2 * k - 1) * ipow(2 * k + 1, dim - 1), T>;
-template <int dim, int k, typename T>
-using solve_linear = linear_config<dim, ipow(2 * k - 1, dim - 1), ipow(2 * k - 1, dim), T>;
+/* Lines per thread of TPMG_KERNEL_TILED: 2, measured on the H200 against 4
+ * (float: slower at every degree from 2 on, more registers).
+ * Counts: the multiply-adds, shared-memory and device-memory words per DoF of
+ * CONSTANT's block-linear kernels; one constant-bank load (ULDC) per 2W float
+ * or W double multiply-adds instead of per 2 or 1. In the SASS of the 3D Q7
+ * float fused kernel that is 727 ULDC for 2702 FFMA (CONSTANT: 693 for 1357),
+ * 6791 instructions for two lines against 2 x 3776 for one: the loads and
+ * stores of shared memory, the address arithmetic and the divisions stay per
+ * value. */
+constexpr int tiled_lines = 2;
 
-/* FUSED, TPMG_KERNEL_CONSTANT: as patch_fused_kernel with the unit patch's
- * matrices in the parameters and block-linear stages. */
-template <int dim, int k, typename T>
-__global__ void __launch_bounds__(residual_linear<dim, k, T>::threads,
-                                  residual_linear<dim, k, T>::min_blocks)
+template <int dim, int k, typename T, int W = 1>
+using residual_linear =
+    linear_config<dim, ipow(2 * k + 1, dim - 1), 2 * (2 * k - 1) * ipow(2 * k + 1, dim - 1), T, W>;
+template <int dim, int k, typename T, int W = 1>
+using solve_linear = linear_config<dim, ipow(2 * k - 1, dim - 1), ipow(2 * k - 1, dim), T, W>;
+
+/* FUSED, TPMG_KERNEL_CONSTANT (W = 1) and TILED (W lines per thread): as
+ * patch_fused_kernel with the unit patch's matrices in the parameters and
+ * block-linear stages. */
+template <int dim, int k, typename T, int W>
+__global__ void __launch_bounds__(residual_linear<dim, k, T, W>::threads,
+                                  residual_linear<dim, k, T, W>::min_blocks)
     patch_fused_linear_kernel(const tpmg_level lvl, const item_grid grid, const T *__restrict__ b,
                               T *x, const __grid_constant__ reference_data<k, T> constants) {
-  using config = residual_linear<dim, k, T>;
-  constexpr int I = 2 * k - 1, IV = ipow(I, dim);
-  __shared__ team_info<config::teams> info;
+  using config = residual_linear<dim, k, T, W>;
+  constexpr int I = 2 * k - 1, IV = ipow(I, dim), teams = config::teams, S = config::threads;
+  __shared__ team_info<teams> info;
   T *shared = block_shared<T>();
   const auto mat = matrices_of<T>(lvl, constants);
   setup_teams<dim>(lvl, grid, info);
-  apply_patch_rows_linear<dim, k, 1, I, config::teams>(lvl, mat, x, info, shared, config::values);
-  for (int l = threadIdx.x; l < config::teams * IV; l += config::threads) {
+  apply_patch_rows_linear<dim, k, 1, I, teams, W>(lvl, mat, x, info, shared, config::values);
+  for (int l = threadIdx.x; l < teams * IV; l += S) {
     const int j = l / IV, p = l % IV;
     if (info.active[j]) {
       T *s1 = shared + j * config::values;
@@ -478,25 +521,25 @@ __global__ void __launch_bounds__(residual_linear<dim, k, T>::threads,
     }
   }
   __syncthreads();
-  fast_diagonalization_linear<dim, k, config::teams>(lvl, mat, info, shared, config::values, x);
+  fast_diagonalization_linear<dim, k, teams, W>(lvl, mat, info, shared, config::values, x);
 }
 
-/* SEPARATE's first half, TPMG_KERNEL_CONSTANT. */
-template <int dim, int k, typename T>
-__global__ void __launch_bounds__(residual_linear<dim, k, T>::threads,
-                                  residual_linear<dim, k, T>::min_blocks)
+/* SEPARATE's first half, TPMG_KERNEL_CONSTANT and TILED. */
+template <int dim, int k, typename T, int W>
+__global__ void __launch_bounds__(residual_linear<dim, k, T, W>::threads,
+                                  residual_linear<dim, k, T, W>::min_blocks)
     patch_residual_linear_kernel(const tpmg_level lvl, const item_grid grid,
                                  const T *__restrict__ b, const T *__restrict__ x,
                                  T *__restrict__ r,
                                  const __grid_constant__ reference_data<k, T> constants) {
-  using config = residual_linear<dim, k, T>;
-  constexpr int I = 2 * k - 1, IV = ipow(I, dim);
-  __shared__ team_info<config::teams> info;
+  using config = residual_linear<dim, k, T, W>;
+  constexpr int I = 2 * k - 1, IV = ipow(I, dim), teams = config::teams, S = config::threads;
+  __shared__ team_info<teams> info;
   T *shared = block_shared<T>();
   const auto mat = matrices_of<T>(lvl, constants);
   setup_teams<dim>(lvl, grid, info);
-  apply_patch_rows_linear<dim, k, 1, I, config::teams>(lvl, mat, x, info, shared, config::values);
-  for (int l = threadIdx.x; l < config::teams * IV; l += config::threads) {
+  apply_patch_rows_linear<dim, k, 1, I, teams, W>(lvl, mat, x, info, shared, config::values);
+  for (int l = threadIdx.x; l < teams * IV; l += S) {
     const int j = l / IV, p = l % IV;
     if (info.active[j]) {
       const tpmg_index g = info.base[j] + tensor_offset<dim, I>(lvl, p);
@@ -505,26 +548,26 @@ __global__ void __launch_bounds__(residual_linear<dim, k, T>::threads,
   }
 }
 
-/* The local solves, TPMG_KERNEL_CONSTANT. */
-template <int dim, int k, typename T>
-__global__ void __launch_bounds__(solve_linear<dim, k, T>::threads,
-                                  solve_linear<dim, k, T>::min_blocks)
+/* The local solves, TPMG_KERNEL_CONSTANT and TILED. */
+template <int dim, int k, typename T, int W>
+__global__ void __launch_bounds__(solve_linear<dim, k, T, W>::threads,
+                                  solve_linear<dim, k, T, W>::min_blocks)
     patch_solve_linear_kernel(const tpmg_level lvl, const item_grid grid, const T *__restrict__ r,
                               T *__restrict__ x,
                               const __grid_constant__ reference_data<k, T> constants) {
-  using config = solve_linear<dim, k, T>;
-  constexpr int I = 2 * k - 1, IV = ipow(I, dim);
-  __shared__ team_info<config::teams> info;
+  using config = solve_linear<dim, k, T, W>;
+  constexpr int I = 2 * k - 1, IV = ipow(I, dim), teams = config::teams, S = config::threads;
+  __shared__ team_info<teams> info;
   T *shared = block_shared<T>();
   const auto mat = matrices_of<T>(lvl, constants);
   setup_teams<dim>(lvl, grid, info);
-  for (int l = threadIdx.x; l < config::teams * IV; l += config::threads) {
+  for (int l = threadIdx.x; l < teams * IV; l += S) {
     const int j = l / IV, p = l % IV;
     if (info.active[j])
       shared[j * config::values + p] = r[info.base[j] + tensor_offset<dim, I>(lvl, p)];
   }
   __syncthreads();
-  fast_diagonalization_linear<dim, k, config::teams>(lvl, mat, info, shared, config::values, x);
+  fast_diagonalization_linear<dim, k, teams, W>(lvl, mat, info, shared, config::values, x);
 }
 
 /* Degree 1, one thread per patch of a colour (the patch interior is its
@@ -574,7 +617,8 @@ tpmg_status patch_fused(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision
   return select<dim>(ctx, lvl->degree, prec, [&](auto K, auto zero) -> tpmg_status {
     constexpr int k = decltype(K)::value;
     using T = decltype(zero);
-    const tpmg_kernel kern = kernel == TPMG_KERNEL_DEFAULT ? default_kernel(k) : kernel;
+    const tpmg_kernel kern =
+        kernel == TPMG_KERNEL_DEFAULT ? default_smoother_kernel<dim, k, T>() : kernel;
     const item_grid grid = patch_grid(lvl, colour);
     if (kern == TPMG_KERNEL_THREAD) {
       if constexpr (k == 1) {
@@ -589,18 +633,23 @@ tpmg_status patch_fused(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision
       return launch_teams<residual_config<dim, k, T>>(
           ctx, "patch_fused_kernel", patch_fused_kernel<dim, k, T, no_constants>, grid.total, *lvl,
           grid, static_cast<const T *>(b), static_cast<T *>(x), no_constants{});
-    if (kern != TPMG_KERNEL_CONSTANT)
+    if (kern != TPMG_KERNEL_CONSTANT && kern != TPMG_KERNEL_TILED)
       return unsupported_kernel(ctx, kern, k);
     reference_data<k, T> c;
     TPMG_CALL(level_constants(ctx, lvl, &c));
+    constexpr int W = tiled_lines;
+    if (kern == TPMG_KERNEL_TILED)
+      return launch_linear<residual_linear<dim, k, T, W>>(
+          ctx, "patch_fused_linear_kernel (tiled)", patch_fused_linear_kernel<dim, k, T, W>,
+          grid.total, *lvl, grid, static_cast<const T *>(b), static_cast<T *>(x), c);
     if constexpr (!linear_smoother<dim, k, T>())
       return launch_teams<residual_config<dim, k, T>>(
           ctx, "patch_fused_kernel", patch_fused_kernel<dim, k, T, reference_data<k, T>>,
           grid.total, *lvl, grid, static_cast<const T *>(b), static_cast<T *>(x), c);
     else
       return launch_linear<residual_linear<dim, k, T>>(
-          ctx, "patch_fused_linear_kernel", patch_fused_linear_kernel<dim, k, T>, grid.total, *lvl,
-          grid, static_cast<const T *>(b), static_cast<T *>(x), c);
+          ctx, "patch_fused_linear_kernel", patch_fused_linear_kernel<dim, k, T, 1>, grid.total,
+          *lvl, grid, static_cast<const T *>(b), static_cast<T *>(x), c);
   });
 }
 
@@ -610,7 +659,8 @@ tpmg_status patch_residual(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precis
   return select<dim>(ctx, lvl->degree, prec, [&](auto K, auto zero) -> tpmg_status {
     constexpr int k = decltype(K)::value;
     using T = decltype(zero);
-    const tpmg_kernel kern = kernel == TPMG_KERNEL_DEFAULT ? default_kernel(k) : kernel;
+    const tpmg_kernel kern =
+        kernel == TPMG_KERNEL_DEFAULT ? default_smoother_kernel<dim, k, T>() : kernel;
     const item_grid grid = patch_grid(lvl, colour);
     if (kern == TPMG_KERNEL_THREAD) {
       if constexpr (k == 1) {
@@ -627,10 +677,16 @@ tpmg_status patch_residual(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precis
           ctx, "patch_residual_kernel", patch_residual_kernel<dim, k, T, no_constants>, grid.total,
           *lvl, grid, static_cast<const T *>(b), static_cast<const T *>(x), static_cast<T *>(r),
           no_constants{});
-    if (kern != TPMG_KERNEL_CONSTANT)
+    if (kern != TPMG_KERNEL_CONSTANT && kern != TPMG_KERNEL_TILED)
       return unsupported_kernel(ctx, kern, k);
     reference_data<k, T> c;
     TPMG_CALL(level_constants(ctx, lvl, &c));
+    constexpr int W = tiled_lines;
+    if (kern == TPMG_KERNEL_TILED)
+      return launch_linear<residual_linear<dim, k, T, W>>(
+          ctx, "patch_residual_linear_kernel (tiled)", patch_residual_linear_kernel<dim, k, T, W>,
+          grid.total, *lvl, grid, static_cast<const T *>(b), static_cast<const T *>(x),
+          static_cast<T *>(r), c);
     if constexpr (!linear_smoother<dim, k, T>())
       return launch_teams<residual_config<dim, k, T>>(
           ctx, "patch_residual_kernel", patch_residual_kernel<dim, k, T, reference_data<k, T>>,
@@ -638,8 +694,9 @@ tpmg_status patch_residual(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precis
           static_cast<T *>(r), c);
     else
       return launch_linear<residual_linear<dim, k, T>>(
-          ctx, "patch_residual_linear_kernel", patch_residual_linear_kernel<dim, k, T>, grid.total,
-          *lvl, grid, static_cast<const T *>(b), static_cast<const T *>(x), static_cast<T *>(r), c);
+          ctx, "patch_residual_linear_kernel", patch_residual_linear_kernel<dim, k, T, 1>,
+          grid.total, *lvl, grid, static_cast<const T *>(b), static_cast<const T *>(x),
+          static_cast<T *>(r), c);
   });
 }
 
@@ -649,7 +706,8 @@ tpmg_status patch_solve(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision
   return select<dim>(ctx, lvl->degree, prec, [&](auto K, auto zero) -> tpmg_status {
     constexpr int k = decltype(K)::value;
     using T = decltype(zero);
-    const tpmg_kernel kern = kernel == TPMG_KERNEL_DEFAULT ? default_kernel(k) : kernel;
+    const tpmg_kernel kern =
+        kernel == TPMG_KERNEL_DEFAULT ? default_smoother_kernel<dim, k, T>() : kernel;
     const item_grid grid = patch_grid(lvl, colour);
     if (kern == TPMG_KERNEL_THREAD) {
       if constexpr (k == 1) {
@@ -664,18 +722,23 @@ tpmg_status patch_solve(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision
       return launch_teams<solve_config<dim, k, T>>(
           ctx, "patch_solve_kernel", patch_solve_kernel<dim, k, T, no_constants>, grid.total, *lvl,
           grid, static_cast<const T *>(r), static_cast<T *>(x), no_constants{});
-    if (kern != TPMG_KERNEL_CONSTANT)
+    if (kern != TPMG_KERNEL_CONSTANT && kern != TPMG_KERNEL_TILED)
       return unsupported_kernel(ctx, kern, k);
     reference_data<k, T> c;
     TPMG_CALL(level_constants(ctx, lvl, &c));
+    constexpr int W = tiled_lines;
+    if (kern == TPMG_KERNEL_TILED)
+      return launch_linear<solve_linear<dim, k, T, W>>(
+          ctx, "patch_solve_linear_kernel (tiled)", patch_solve_linear_kernel<dim, k, T, W>,
+          grid.total, *lvl, grid, static_cast<const T *>(r), static_cast<T *>(x), c);
     if constexpr (!linear_smoother<dim, k, T>())
       return launch_teams<solve_config<dim, k, T>>(
           ctx, "patch_solve_kernel", patch_solve_kernel<dim, k, T, reference_data<k, T>>,
           grid.total, *lvl, grid, static_cast<const T *>(r), static_cast<T *>(x), c);
     else
       return launch_linear<solve_linear<dim, k, T>>(
-          ctx, "patch_solve_linear_kernel", patch_solve_linear_kernel<dim, k, T>, grid.total, *lvl,
-          grid, static_cast<const T *>(r), static_cast<T *>(x), c);
+          ctx, "patch_solve_linear_kernel", patch_solve_linear_kernel<dim, k, T, 1>, grid.total,
+          *lvl, grid, static_cast<const T *>(r), static_cast<T *>(x), c);
   });
 }
 
@@ -723,27 +786,27 @@ __global__ void laplace_kernel(const tpmg_level lvl, const item_grid grid,
   }
 }
 
-template <int dim, int k, typename T>
+template <int dim, int k, typename T, int W = 1>
 using laplace_linear =
-    linear_config<dim, ipow(2 * k + 1, dim - 1), 2 * k * ipow(2 * k + 1, dim - 1), T>;
+    linear_config<dim, ipow(2 * k + 1, dim - 1), 2 * k * ipow(2 * k + 1, dim - 1), T, W>;
 
-/* The operator, TPMG_KERNEL_CONSTANT: as laplace_kernel with the unit patch's
- * matrices in the parameters, skipping their zero blocks, and block-linear
- * stages. */
-template <int dim, int k, typename T>
-__global__ void __launch_bounds__(laplace_linear<dim, k, T>::threads,
-                                  laplace_linear<dim, k, T>::min_blocks)
+/* The operator, TPMG_KERNEL_CONSTANT (W = 1) and TILED (W lines per thread): as
+ * laplace_kernel with the unit patch's matrices in the parameters, skipping
+ * their zero blocks, and block-linear stages. */
+template <int dim, int k, typename T, int W>
+__global__ void __launch_bounds__(laplace_linear<dim, k, T, W>::threads,
+                                  laplace_linear<dim, k, T, W>::min_blocks)
     laplace_linear_kernel(const tpmg_level lvl, const item_grid grid, const T *__restrict__ src,
                           T *__restrict__ dst,
                           const __grid_constant__ reference_data<k, T> constants) {
-  using config = laplace_linear<dim, k, T>;
-  constexpr int RV = ipow(k, dim);
-  __shared__ team_info<config::teams> info;
+  using config = laplace_linear<dim, k, T, W>;
+  constexpr int RV = ipow(k, dim), teams = config::teams, S = config::threads;
+  __shared__ team_info<teams> info;
   T *shared = block_shared<T>();
   const auto mat = matrices_of<T>(lvl, constants);
   setup_teams<dim>(lvl, grid, info);
-  apply_patch_rows_linear<dim, k, k, k, config::teams>(lvl, mat, src, info, shared, config::values);
-  for (int l = threadIdx.x; l < config::teams * RV; l += config::threads) {
+  apply_patch_rows_linear<dim, k, k, k, teams, W>(lvl, mat, src, info, shared, config::values);
+  for (int l = threadIdx.x; l < teams * RV; l += S) {
     const int j = l / RV, p = l % RV;
     if (!info.active[j])
       continue;
@@ -790,7 +853,8 @@ tpmg_status laplace(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision pre
   return select<dim>(ctx, lvl->degree, prec, [&](auto K, auto zero) -> tpmg_status {
     constexpr int k = decltype(K)::value;
     using T = decltype(zero);
-    const tpmg_kernel kern = kernel == TPMG_KERNEL_DEFAULT ? default_kernel(k) : kernel;
+    const tpmg_kernel kern =
+        kernel == TPMG_KERNEL_DEFAULT ? default_operator_kernel<dim, k, T>() : kernel;
     if (kern == TPMG_KERNEL_THREAD) {
       if constexpr (k == 1) {
         const item_grid rows = point_grid(lvl);
@@ -814,17 +878,22 @@ tpmg_status laplace(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision pre
       return launch_teams<laplace_config<dim, k, T>>(
           ctx, "laplace_kernel", laplace_kernel<dim, k, T, no_constants>, grid.total, *lvl, grid,
           static_cast<const T *>(src), static_cast<T *>(dst), no_constants{});
-    if (kern != TPMG_KERNEL_CONSTANT)
+    if (kern != TPMG_KERNEL_CONSTANT && kern != TPMG_KERNEL_TILED)
       return unsupported_kernel(ctx, kern, k);
     reference_data<k, T> c;
     TPMG_CALL(level_constants(ctx, lvl, &c));
+    constexpr int W = tiled_lines;
+    if (kern == TPMG_KERNEL_TILED)
+      return launch_linear<laplace_linear<dim, k, T, W>>(
+          ctx, "laplace_linear_kernel (tiled)", laplace_linear_kernel<dim, k, T, W>, grid.total,
+          *lvl, grid, static_cast<const T *>(src), static_cast<T *>(dst), c);
     if constexpr (!linear_operator<dim, k, T>())
       return launch_teams<laplace_config<dim, k, T>>(
           ctx, "laplace_kernel", laplace_kernel<dim, k, T, reference_data<k, T>>, grid.total, *lvl,
           grid, static_cast<const T *>(src), static_cast<T *>(dst), c);
     else
       return launch_linear<laplace_linear<dim, k, T>>(
-          ctx, "laplace_linear_kernel", laplace_linear_kernel<dim, k, T>, grid.total, *lvl, grid,
+          ctx, "laplace_linear_kernel", laplace_linear_kernel<dim, k, T, 1>, grid.total, *lvl, grid,
           static_cast<const T *>(src), static_cast<T *>(dst), c);
   });
 }

@@ -24,7 +24,12 @@
  *   Λ_d = Λ / h_d², so the patch operator is Σ_d c_d K ⊗ M ⊗ M (K in direction
  *   d) with c_d = Π_e h_e / h_d², and the fast diagonalization of the patch
  *   interior is (Π_d h_d)^{-1} (S ⊗ S ⊗ S) (Λ_2 + Λ_1 + Λ_0)^{-1} (S ⊗ S ⊗ S)^T
- *   with the level's own eigenvalues Λ_d (paper eq. 2.8). */
+ *   with the level's own eigenvalues Λ_d (paper eq. 2.8).
+ * - TPMG_KERNEL_TILED: the reference matrices with W > 1 lines per thread in
+ *   every stage (register tiling): each matrix entry, read once from the
+ *   constant bank, feeds W multiply-adds, and a thread has W independent
+ *   chains. The stage functions below take W as a template parameter (W = 1:
+ *   CONSTANT). */
 #ifndef TPMG_CUDA_TENSOR_CUH
 #define TPMG_CUDA_TENSOR_CUH
 
@@ -154,23 +159,42 @@ __device__ __forceinline__ reference_matrices<k, T> matrices_of(const tpmg_level
 
 /* ---- 1D matrix times register line -------------------------------------- */
 
-/* out[r] (+)= sum_c A[(row0 + r) lda + c] in[c]: rows of a row-major matrix.
- * R C multiply-adds; with band = k > 0, A is a (2k+1)^2 vertex-patch matrix
- * and the zero blocks are skipped: rows < k and > k have k + 1 nonzeros. */
-template <int R, int C, int lda, int row0, bool add, int band = 0, typename T, typename Mat>
-__device__ __forceinline__ void mat_vec(const Mat &A, const T (&in)[C], T (&out)[R]) {
+/* out[w][r] (+)= sum_c A[(row0 + r) lda + c] in[w][c]: rows of a row-major
+ * matrix applied to W lines at once. R C W multiply-adds; every matrix entry is
+ * read once and feeds W of them (TPMG_KERNEL_TILED: W > 1 lines per thread, so
+ * one constant-bank load per 2W float or W double multiply-adds). With
+ * band = k > 0, A is a (2k+1)^2 vertex-patch matrix and the zero blocks are
+ * skipped: rows < k and > k have k + 1 nonzeros. */
+template <int R, int C, int lda, int row0, bool add, int band = 0, int W, typename T, typename Mat>
+__device__ __forceinline__ void mat_vec(const Mat &A, const T (&in)[W][C], T (&out)[W][R]) {
 #pragma unroll
   for (int r = 0; r < R; ++r) {
     const int row = row0 + r;
     const int first = band > 0 && row > band ? band : 0;
     const int last = band > 0 && row < band ? band : C - 1;
-    T sum = add ? out[r] : T(0);
+    T sum[W];
+#pragma unroll
+    for (int w = 0; w < W; ++w)
+      sum[w] = add ? out[w][r] : T(0);
 #pragma unroll
     for (int c = 0; c < C; ++c)
-      if (c >= first && c <= last)
-        sum += A[(row0 + r) * lda + c] * in[c];
-    out[r] = sum;
+      if (c >= first && c <= last) {
+        const T a = A[(row0 + r) * lda + c];
+#pragma unroll
+        for (int w = 0; w < W; ++w)
+          sum[w] += a * in[w][c];
+      }
+#pragma unroll
+    for (int w = 0; w < W; ++w)
+      out[w][r] = sum[w];
   }
+}
+
+/* The same on one line. */
+template <int R, int C, int lda, int row0, bool add, int band = 0, typename T, typename Mat>
+__device__ __forceinline__ void mat_vec(const Mat &A, const T (&in)[C], T (&out)[R]) {
+  mat_vec<R, C, lda, row0, add, band, 1>(A, reinterpret_cast<const T(&)[1][C]>(in),
+                                         reinterpret_cast<T(&)[1][R]>(out));
 }
 
 /* out[r] = sum_c A[c lda + r] in[c]: the transpose of a row-major matrix. */
@@ -478,151 +502,247 @@ __device__ void fast_diagonalization_dense(const tpmg_level &lvl, const Matrices
 
 /* ---- fast diagonalization by even and odd eigenvectors ------------------ */
 
-/* w = S^T v on a line of the patch interior (I = 2k-1 points), w ordered as
- * the even eigenvectors, then the odd ones: with s_i = v_i + v_{I-1-i} and
+/* w = S^T v on W lines of the patch interior (I = 2k-1 points each), w ordered
+ * as the even eigenvectors, then the odd ones: with s_i = v_i + v_{I-1-i} and
  * d_i = v_i - v_{I-1-i} (i < k-1), an even coefficient is a k-term sum over
  * s and the middle point, an odd one a (k-1)-term sum over d.
- * k^2 + (k-1)^2 multiply-adds instead of I^2. */
-template <int k, typename T, typename Mat>
+ * k^2 + (k-1)^2 multiply-adds per line instead of I^2; each eigenvector entry
+ * is read once for the W lines. */
+template <int k, int W, typename T, typename Mat>
 __device__ __forceinline__ void even_odd_forward(const Mat &Se, const Mat &So,
-                                                 const T (&v)[2 * k - 1], T (&w)[2 * k - 1]) {
+                                                 const T (&v)[W][2 * k - 1], T (&w)[W][2 * k - 1]) {
   constexpr int H = k - 1, I = 2 * k - 1;
-  T s[H > 0 ? H : 1], d[H > 0 ? H : 1];
+  T s[W][H > 0 ? H : 1], d[W][H > 0 ? H : 1];
 #pragma unroll
-  for (int i = 0; i < H; ++i) {
-    s[i] = v[i] + v[I - 1 - i];
-    d[i] = v[i] - v[I - 1 - i];
-  }
+  for (int l = 0; l < W; ++l)
+#pragma unroll
+    for (int i = 0; i < H; ++i) {
+      s[l][i] = v[l][i] + v[l][I - 1 - i];
+      d[l][i] = v[l][i] - v[l][I - 1 - i];
+    }
 #pragma unroll
   for (int e = 0; e < k; ++e) {
-    T sum = Se[H * k + e] * v[H];
+    T sum[W];
+    const T middle = Se[H * k + e];
 #pragma unroll
-    for (int i = 0; i < H; ++i)
-      sum += Se[i * k + e] * s[i];
-    w[e] = sum;
+    for (int l = 0; l < W; ++l)
+      sum[l] = middle * v[l][H];
+#pragma unroll
+    for (int i = 0; i < H; ++i) {
+      const T a = Se[i * k + e];
+#pragma unroll
+      for (int l = 0; l < W; ++l)
+        sum[l] += a * s[l][i];
+    }
+#pragma unroll
+    for (int l = 0; l < W; ++l)
+      w[l][e] = sum[l];
   }
 #pragma unroll
   for (int o = 0; o < H; ++o) {
-    T sum = 0;
+    T sum[W];
 #pragma unroll
-    for (int i = 0; i < H; ++i)
-      sum += So[i * H + o] * d[i];
-    w[k + o] = sum;
+    for (int l = 0; l < W; ++l)
+      sum[l] = 0;
+#pragma unroll
+    for (int i = 0; i < H; ++i) {
+      const T a = So[i * H + o];
+#pragma unroll
+      for (int l = 0; l < W; ++l)
+        sum[l] += a * d[l][i];
+    }
+#pragma unroll
+    for (int l = 0; l < W; ++l)
+      w[l][k + o] = sum[l];
   }
 }
 
-/* v = S w, w ordered as in even_odd_forward: the even part e_i and the odd
- * part o_i of point i < k-1 give v_i = e_i + o_i and v_{I-1-i} = e_i - o_i. */
-template <int k, typename T, typename Mat>
-__device__ __forceinline__ void even_odd_backward(const Mat &Se, const Mat &So,
-                                                  const T (&w)[2 * k - 1], T (&v)[2 * k - 1]) {
+/* v = S w on W lines, w ordered as in even_odd_forward: the even part e_i and
+ * the odd part o_i of point i < k-1 give v_i = e_i + o_i and v_{I-1-i} = e_i - o_i. */
+template <int k, int W, typename T, typename Mat>
+__device__ __forceinline__ void
+even_odd_backward(const Mat &Se, const Mat &So, const T (&w)[W][2 * k - 1], T (&v)[W][2 * k - 1]) {
   constexpr int H = k - 1, I = 2 * k - 1;
 #pragma unroll
   for (int i = 0; i < k; ++i) {
-    T even = 0;
+    T even[W], odd[W];
 #pragma unroll
-    for (int e = 0; e < k; ++e)
-      even += Se[i * k + e] * w[e];
-    if (i == H) {
-      v[H] = even;
-    } else {
-      T odd = 0;
+    for (int l = 0; l < W; ++l)
+      even[l] = odd[l] = 0;
 #pragma unroll
-      for (int o = 0; o < H; ++o)
-        odd += So[i * H + o] * w[k + o];
-      v[i] = even + odd;
-      v[I - 1 - i] = even - odd;
+    for (int e = 0; e < k; ++e) {
+      const T a = Se[i * k + e];
+#pragma unroll
+      for (int l = 0; l < W; ++l)
+        even[l] += a * w[l][e];
+    }
+    if (i < H) {
+#pragma unroll
+      for (int o = 0; o < H; ++o) {
+        const T a = So[i * H + o];
+#pragma unroll
+        for (int l = 0; l < W; ++l)
+          odd[l] += a * w[l][k + o];
+      }
+    }
+#pragma unroll
+    for (int l = 0; l < W; ++l) {
+      if (i == H) {
+        v[l][H] = even[l];
+      } else {
+        v[l][i] = even[l] + odd[l];
+        v[l][I - 1 - i] = even[l] - odd[l];
+      }
     }
   }
 }
 
+/* The lines a thread owns in each stage of the fast diagonalization (I^(dim-1)
+ * per patch in every stage): W of them (TPMG_KERNEL_TILED; one otherwise),
+ * each with whether it exists (its patch too), its index `rank` in its patch,
+ * its patch's residual u in shared memory and its patch's first interior point
+ * `base` (global). `any`: whether the thread owns a line at all. */
+template <int W, typename T> struct owned_lines {
+  bool work[W];
+  int rank[W];
+  T *u[W];
+  tpmg_index base[W];
+  bool any;
+};
+
+/* v[l] = the line of stride `stride` at u[l] + offset(l) for each existing line
+ * l, zero for the others (they are computed on and never stored). */
+template <int W, int N, typename T, typename Offset>
+__device__ __forceinline__ void load_lines(const owned_lines<W, T> &o, int stride, Offset offset,
+                                           T (&v)[W][N]) {
+#pragma unroll
+  for (int l = 0; l < W; ++l) {
+    if (o.work[l]) {
+      load_line(o.u[l] + offset(l), stride, v[l]);
+    } else {
+#pragma unroll
+      for (int i = 0; i < N; ++i)
+        v[l][i] = T(0);
+    }
+  }
+}
+
+template <int W, int N, typename T, typename Offset>
+__device__ __forceinline__ void store_lines(const owned_lines<W, T> &o, int stride, Offset offset,
+                                            const T (&v)[W][N]) {
+#pragma unroll
+  for (int l = 0; l < W; ++l)
+    if (o.work[l])
+      store_line(o.u[l] + offset(l), stride, v[l]);
+}
+
 /* fast_diagonalization with the reference eigenvectors split into even and
- * odd ones (TPMG_KERNEL_CONSTANT): the same stages, half the multiply-adds
- * (3D: 6 I (k^2 + (k-1)^2) I^2 instead of 6 I^4). The eigenvalue of a line
- * index (even first) is the reference one over h_d^2. The patch's residual is
- * at u (I^dim values in shared memory), its interior at global `base`; `work`:
- * this thread owns line `rank` of a patch that exists. Every thread of the
- * block calls it (barriers inside); shared by the team-per-patch and the
- * block-linear kernels. */
-template <int dim, int k, typename T, typename Matrices>
-__device__ void even_odd_stages(const tpmg_level &lvl, const Matrices &mat, bool work, int rank,
-                                T *u, tpmg_index base, T *x) {
+ * odd ones (TPMG_KERNEL_CONSTANT and TILED): the same stages, half the
+ * multiply-adds (3D: 6 I (k^2 + (k-1)^2) I^2 instead of 6 I^4). The eigenvalue
+ * of a line index (even first) is the reference one over h_d^2. Each thread
+ * transforms its W lines `o` together (one read of each eigenvector entry for
+ * W lines). Every thread of the block calls it (barriers inside); shared by
+ * the team-per-patch and the block-linear kernels. Begins without a barrier
+ * (the caller synchronizes), ends with the global update. */
+template <int dim, int k, int W, typename T, typename Matrices>
+__device__ void even_odd_stages(const tpmg_level &lvl, const Matrices &mat,
+                                const owned_lines<W, T> &o, T *x) {
   constexpr int I = 2 * k - 1;
   const tpmg_index n0 = lvl.n[0], n1 = lvl.n[1];
   const auto Se = mat.eigen_even(), So = mat.eigen_odd();
   if constexpr (dim == 2) {
-    if (work) {
-      T v[I], w[I];
-      load_line(u + rank, I, v);
+    const auto column = [&](int l) { return o.rank[l]; };
+    const auto row = [&](int l) { return o.rank[l] * I; };
+    if (o.any) {
+      T v[W][I], w[W][I];
+      load_lines(o, I, column, v);
       even_odd_forward<k>(Se, So, v, w);
-      store_line(u + rank, I, w);
+      store_lines(o, I, column, w);
     }
     __syncthreads();
-    if (work) {
-      const int y = rank;
-      T v[I], w[I];
-      load_line(u + y * I, 1, v);
+    if (o.any) {
+      T v[W][I], w[W][I];
+      load_lines(o, 1, row, v);
       even_odd_forward<k>(Se, So, v, w);
-      const T lambda_y = mat.lambda(1, y);
 #pragma unroll
-      for (int i = 0; i < I; ++i)
-        w[i] = w[i] * mat.solve_scale() / (lambda_y + mat.lambda(0, i));
+      for (int l = 0; l < W; ++l) {
+        const T lambda_y = mat.lambda(1, o.rank[l]);
+#pragma unroll
+        for (int i = 0; i < I; ++i)
+          w[l][i] = w[l][i] * mat.solve_scale() / (lambda_y + mat.lambda(0, i));
+      }
       even_odd_backward<k>(Se, So, w, v);
-      store_line(u + y * I, 1, v);
+      store_lines(o, 1, row, v);
     }
     __syncthreads();
-    if (work) {
-      T v[I], w[I];
-      load_line(u + rank, I, v);
+    if (o.any) {
+      T v[W][I], w[W][I];
+      load_lines(o, I, column, v);
       even_odd_backward<k>(Se, So, v, w);
-      T *p = x + base + rank;
 #pragma unroll
-      for (int y = 0; y < I; ++y)
-        p[n0 * y] += w[y];
+      for (int l = 0; l < W; ++l) {
+        if (o.work[l]) {
+          T *p = x + o.base[l] + o.rank[l];
+#pragma unroll
+          for (int y = 0; y < I; ++y)
+            p[n0 * y] += w[l][y];
+        }
+      }
     }
   } else {
-    const int a = rank / I, b = rank % I; /* (y, x) for z-lines, (z, x) for y-lines, (z, y) for x */
-    if (work) {
-      T v[I], w[I];
-      load_line(u + rank, I * I, v);
+    /* line `rank` = (a, b): (y, x) for z-lines, (z, x) for y-lines, (z, y) for x */
+    const auto z_line = [&](int l) { return o.rank[l]; };
+    const auto y_line = [&](int l) { return (o.rank[l] / I) * I * I + o.rank[l] % I; };
+    const auto x_line = [&](int l) { return o.rank[l] * I; };
+    if (o.any) {
+      T v[W][I], w[W][I];
+      load_lines(o, I * I, z_line, v);
       even_odd_forward<k>(Se, So, v, w);
-      store_line(u + rank, I * I, w);
+      store_lines(o, I * I, z_line, w);
     }
     __syncthreads();
-    if (work) {
-      T v[I], w[I];
-      load_line(u + a * I * I + b, I, v);
+    if (o.any) {
+      T v[W][I], w[W][I];
+      load_lines(o, I, y_line, v);
       even_odd_forward<k>(Se, So, v, w);
-      store_line(u + a * I * I + b, I, w);
+      store_lines(o, I, y_line, w);
     }
     __syncthreads();
-    if (work) {
-      T v[I], w[I];
-      load_line(u + rank * I, 1, v);
+    if (o.any) {
+      T v[W][I], w[W][I];
+      load_lines(o, 1, x_line, v);
       even_odd_forward<k>(Se, So, v, w);
-      const T lambda_zy = mat.lambda(2, a) + mat.lambda(1, b);
 #pragma unroll
-      for (int i = 0; i < I; ++i)
-        w[i] = w[i] * mat.solve_scale() / (lambda_zy + mat.lambda(0, i));
+      for (int l = 0; l < W; ++l) {
+        const T lambda_zy = mat.lambda(2, o.rank[l] / I) + mat.lambda(1, o.rank[l] % I);
+#pragma unroll
+        for (int i = 0; i < I; ++i)
+          w[l][i] = w[l][i] * mat.solve_scale() / (lambda_zy + mat.lambda(0, i));
+      }
       even_odd_backward<k>(Se, So, w, v);
-      store_line(u + rank * I, 1, v);
+      store_lines(o, 1, x_line, v);
     }
     __syncthreads();
-    if (work) {
-      T v[I], w[I];
-      load_line(u + a * I * I + b, I, v);
+    if (o.any) {
+      T v[W][I], w[W][I];
+      load_lines(o, I, y_line, v);
       even_odd_backward<k>(Se, So, v, w);
-      store_line(u + a * I * I + b, I, w);
+      store_lines(o, I, y_line, w);
     }
     __syncthreads();
-    if (work) {
-      T v[I], w[I];
-      load_line(u + rank, I * I, v);
+    if (o.any) {
+      T v[W][I], w[W][I];
+      load_lines(o, I * I, z_line, v);
       even_odd_backward<k>(Se, So, v, w);
-      T *p = x + base + b + n0 * a;
 #pragma unroll
-      for (int z = 0; z < I; ++z)
-        p[n0 * n1 * z] += w[z];
+      for (int l = 0; l < W; ++l) {
+        if (o.work[l]) {
+          T *p = x + o.base[l] + o.rank[l] % I + n0 * (o.rank[l] / I);
+#pragma unroll
+          for (int z = 0; z < I; ++z)
+            p[n0 * n1 * z] += w[l][z];
+        }
+      }
     }
   }
 }
@@ -631,10 +751,12 @@ template <int dim, int k, typename T, typename Matrices>
 __device__ void fast_diagonalization_even_odd(const tpmg_level &lvl, const Matrices &mat,
                                               bool active, int rank, T *u, tpmg_index base, T *x) {
   constexpr int I = 2 * k - 1;
-  even_odd_stages<dim, k>(lvl, mat, active && rank < (dim == 2 ? I : I * I), rank, u, base, x);
+  const bool work = active && rank < (dim == 2 ? I : I * I);
+  const owned_lines<1, T> o = {{work}, {rank}, {u}, {base}, work};
+  even_odd_stages<dim, k>(lvl, mat, o, x);
 }
 
-/* ---- block-linear stages (TPMG_KERNEL_CONSTANT) ---------------------------- */
+/* ---- block-linear stages (TPMG_KERNEL_CONSTANT and TILED) ---------------- */
 
 /* The patches (or cells) of one block of a block-linear kernel: `teams` of
  * them, each with its window start, its first interior point, and whether it
@@ -645,136 +767,218 @@ template <int teams> struct team_info {
   bool active[teams];
 };
 
-/* apply_patch_rows for `teams` patches per block with linear thread indexing
- * (paper §4.2.1, Table 5): in a stage with L lines per patch, thread t of the
- * block (blockDim.x = teams P^(dim-1), the largest stage) takes line t % L of
- * patch t / L, so the active threads of every stage are the first teams L
- * ones: warps are full or idle. Patch j's tensors: s1 = shared + j values,
- * s2 = s1 + values / 2; the result (R^dim values) replaces s1. */
-template <int dim, int k, int row0, int R, int teams, typename T, typename Matrices>
+/* Linear thread indexing (paper §4.2.1, Table 5) with W lines per thread: in a
+ * stage with L lines per patch, the block's line g (of teams L) is line g % L of
+ * patch g / L, and thread t < A = teams L / W (rounded up) owns lines t + w A,
+ * w < W. So the active threads of every stage are the first A ones (warps are
+ * full or idle, and a thread's lines exist except for the last w of some),
+ * neighbouring threads take neighbouring lines (coalesced global loads, the
+ * shared-memory pattern of one line per thread), and each thread applies every
+ * matrix entry to W lines (TPMG_KERNEL_TILED; W = 1 for TPMG_KERNEL_CONSTANT). */
+template <int W> struct stage_lines {
+  int patch[W], line[W];
+  bool mine[W]; /* the line and its patch exist */
+  bool any;
+};
+
+template <int W, int teams>
+__device__ __forceinline__ stage_lines<W> lines_of(int L, const team_info<teams> &info) {
+  const int lines = teams * L, active = (lines + W - 1) / W;
+  stage_lines<W> o;
+  o.any = false;
+#pragma unroll
+  for (int w = 0; w < W; ++w) {
+    const int g = threadIdx.x + w * active;
+    const bool exists = int(threadIdx.x) < active && g < lines;
+    o.patch[w] = exists ? g / L : 0;
+    o.line[w] = g % L;
+    o.mine[w] = exists && info.active[o.patch[w]];
+    o.any = o.any || o.mine[w];
+  }
+  return o;
+}
+
+/* apply_patch_rows for `teams` patches per block of at least teams P^(dim-1) / W
+ * threads (the largest stage), W lines per thread (see stage_lines).
+ * Patch j's tensors: s1 = shared + j values, s2 = s1 + values / 2; the result
+ * (R^dim values) replaces s1. Counts per patch as apply_patch_rows; per thread
+ * and matrix entry, W multiply-adds. */
+template <int dim, int k, int row0, int R, int teams, int W, typename T, typename Matrices>
 __device__ void apply_patch_rows_linear(const tpmg_level &lvl, const Matrices &mat, const T *src,
                                         const team_info<teams> &info, T *shared, int values) {
   constexpr int P = 2 * k + 1, B = Matrices::band;
-  const int t = threadIdx.x;
   const tpmg_index n0 = lvl.n[0], n1 = lvl.n[1];
   if constexpr (dim == 2) {
     const auto My = mat.mass(1), Ky = mat.stiffness(1), Mx = mat.mass(0), Kx = mat.stiffness(0);
-    if (t < teams * P) {
-      const int j = t / P, x = t % P;
-      if (info.active[j]) {
-        T *s1 = shared + j * values, *s2 = s1 + values / 2;
-        const tpmg_index gx = info.start[j][0] + x;
-        T col[P], m[R], s[R];
+    {
+      const stage_lines<W> ln = lines_of<W>(P, info);
+      if (ln.any) {
+        T col[W][P], m[W][R], s[W][R];
 #pragma unroll
-        for (int y = 0; y < P; ++y) {
-          const tpmg_index gy = info.start[j][1] + y;
-          col[y] = inside(gx, n0) && inside(gy, n1) ? src[gx + n0 * gy] : T(0);
+        for (int w = 0; w < W; ++w) {
+          const int j = ln.patch[w];
+          const tpmg_index gx = info.start[j][0] + ln.line[w];
+          const bool in_x = ln.mine[w] && inside(gx, n0);
+#pragma unroll
+          for (int y = 0; y < P; ++y) {
+            const tpmg_index gy = info.start[j][1] + y;
+            col[w][y] = in_x && inside(gy, n1) ? src[gx + n0 * gy] : T(0);
+          }
         }
         mat_vec<R, P, P, row0, false, B>(My, col, m);
         mat_vec<R, P, P, row0, false, B>(Ky, col, s);
-        store_line(s1 + x, P, m);
-        store_line(s2 + x, P, s);
+#pragma unroll
+        for (int w = 0; w < W; ++w)
+          if (ln.mine[w]) {
+            T *s1 = shared + ln.patch[w] * values, *s2 = s1 + values / 2;
+            store_line(s1 + ln.line[w], P, m[w]);
+            store_line(s2 + ln.line[w], P, s[w]);
+          }
       }
     }
     __syncthreads();
-    T o[R];
-    const int j = t / R, y = t % R;
-    const bool mine = t < teams * R && info.active[j < teams ? j : 0];
-    if (mine) {
-      const T *s1 = shared + j * values, *s2 = s1 + values / 2;
-      T a[P], b[P];
-      load_line(s2 + y * P, 1, a);
-      load_line(s1 + y * P, 1, b);
-      scale_line(mat.coefficient(1), a);
-      scale_line(mat.coefficient(0), b);
+    const stage_lines<W> ln = lines_of<W>(R, info);
+    T o[W][R];
+    if (ln.any) {
+      T a[W][P], b[W][P];
+#pragma unroll
+      for (int w = 0; w < W; ++w) {
+        const T *s1 = shared + ln.patch[w] * values, *s2 = s1 + values / 2;
+        const int y = ln.line[w];
+#pragma unroll
+        for (int x = 0; x < P; ++x) {
+          a[w][x] = ln.mine[w] ? s2[y * P + x] : T(0);
+          b[w][x] = ln.mine[w] ? s1[y * P + x] : T(0);
+        }
+        scale_line(mat.coefficient(1), a[w]);
+        scale_line(mat.coefficient(0), b[w]);
+      }
       mat_vec<R, P, P, row0, false, B>(Mx, a, o);
       mat_vec<R, P, P, row0, true, B>(Kx, b, o);
     }
     __syncthreads();
-    if (mine)
-      store_line(shared + j * values + y * R, 1, o);
+#pragma unroll
+    for (int w = 0; w < W; ++w)
+      if (ln.mine[w])
+        store_line(shared + ln.patch[w] * values + ln.line[w] * R, 1, o[w]);
     __syncthreads();
   } else {
     const tpmg_index n2 = lvl.n[2];
     const auto Mz = mat.mass(2), Kz = mat.stiffness(2), My = mat.mass(1), Ky = mat.stiffness(1),
                Mx = mat.mass(0), Kx = mat.stiffness(0);
     /* z: s1 = M_z xbar, s2 = K_z xbar, [R][P][P] */
-    if (t < teams * P * P) {
-      const int j = t / (P * P), l = t % (P * P), y = l / P, x = l % P;
-      if (info.active[j]) {
-        T *s1 = shared + j * values, *s2 = s1 + values / 2;
-        const tpmg_index gx = info.start[j][0] + x, gy = info.start[j][1] + y;
-        const bool in_xy = inside(gx, n0) && inside(gy, n1);
-        const T *p = src + gx + n0 * gy;
-        T col[P], m[R], s[R];
+    {
+      const stage_lines<W> ln = lines_of<W>(P * P, info);
+      if (ln.any) {
+        T col[W][P], m[W][R], s[W][R];
 #pragma unroll
-        for (int z = 0; z < P; ++z) {
-          const tpmg_index gz = info.start[j][2] + z;
-          col[z] = in_xy && inside(gz, n2) ? p[n0 * n1 * gz] : T(0);
+        for (int w = 0; w < W; ++w) {
+          const int j = ln.patch[w], y = ln.line[w] / P, x = ln.line[w] % P;
+          const tpmg_index gx = info.start[j][0] + x, gy = info.start[j][1] + y;
+          const bool in_xy = ln.mine[w] && inside(gx, n0) && inside(gy, n1);
+          const T *p = src + gx + n0 * gy;
+#pragma unroll
+          for (int z = 0; z < P; ++z) {
+            const tpmg_index gz = info.start[j][2] + z;
+            col[w][z] = in_xy && inside(gz, n2) ? p[n0 * n1 * gz] : T(0);
+          }
         }
         mat_vec<R, P, P, row0, false, B>(Mz, col, m);
         mat_vec<R, P, P, row0, false, B>(Kz, col, s);
-        store_line(s1 + l, P * P, m);
-        store_line(s2 + l, P * P, s);
+#pragma unroll
+        for (int w = 0; w < W; ++w)
+          if (ln.mine[w]) {
+            T *s1 = shared + ln.patch[w] * values, *s2 = s1 + values / 2;
+            store_line(s1 + ln.line[w], P * P, m[w]);
+            store_line(s2 + ln.line[w], P * P, s[w]);
+          }
       }
     }
     __syncthreads();
     /* y: a = M_y K_z + K_y M_z, b = M_y M_z, [R][R][P] in place of s1, s2 */
     {
-      T a[R], b[R];
-      const int j = t / (R * P), l = t % (R * P), z = l / P, x = l % P;
-      const bool mine = t < teams * R * P && info.active[j < teams ? j : 0];
-      if (mine) {
-        const T *s1 = shared + j * values, *s2 = s1 + values / 2;
-        T t1[P], t2[P];
-        load_line(s1 + z * P * P + x, P, t1);
-        load_line(s2 + z * P * P + x, P, t2);
+      const stage_lines<W> ln = lines_of<W>(R * P, info);
+      T a[W][R], b[W][R];
+      if (ln.any) {
+        T t1[W][P], t2[W][P];
+#pragma unroll
+        for (int w = 0; w < W; ++w) {
+          const T *s1 = shared + ln.patch[w] * values, *s2 = s1 + values / 2;
+          const int z = ln.line[w] / P, x = ln.line[w] % P;
+#pragma unroll
+          for (int y = 0; y < P; ++y) {
+            t1[w][y] = ln.mine[w] ? s1[z * P * P + y * P + x] : T(0);
+            t2[w][y] = ln.mine[w] ? s2[z * P * P + y * P + x] : T(0);
+          }
+        }
         mat_vec<R, P, P, row0, false, B>(My, t1, b);
-        scale_line(mat.coefficient(2), t2);
-        scale_line(mat.coefficient(1), t1);
+#pragma unroll
+        for (int w = 0; w < W; ++w) {
+          scale_line(mat.coefficient(2), t2[w]);
+          scale_line(mat.coefficient(1), t1[w]);
+        }
         mat_vec<R, P, P, row0, false, B>(My, t2, a);
         mat_vec<R, P, P, row0, true, B>(Ky, t1, a);
       }
       __syncthreads();
-      if (mine) {
-        T *s1 = shared + j * values, *s2 = s1 + values / 2;
-        store_line(s1 + z * R * P + x, P, a);
-        store_line(s2 + z * R * P + x, P, b);
-      }
+#pragma unroll
+      for (int w = 0; w < W; ++w)
+        if (ln.mine[w]) {
+          T *s1 = shared + ln.patch[w] * values, *s2 = s1 + values / 2;
+          const int z = ln.line[w] / P, x = ln.line[w] % P;
+          store_line(s1 + z * R * P + x, P, a[w]);
+          store_line(s2 + z * R * P + x, P, b[w]);
+        }
       __syncthreads();
     }
     /* x: out = M_x a + K_x b, [R][R][R] */
-    T o[R];
-    const int j = t / (R * R), l = t % (R * R);
-    const bool mine = t < teams * R * R && info.active[j < teams ? j : 0];
-    if (mine) {
-      const T *s1 = shared + j * values, *s2 = s1 + values / 2;
-      T t1[P], t2[P];
-      load_line(s1 + l * P, 1, t1);
-      load_line(s2 + l * P, 1, t2);
-      scale_line(mat.coefficient(0), t2);
+    const stage_lines<W> ln = lines_of<W>(R * R, info);
+    T o[W][R];
+    if (ln.any) {
+      T t1[W][P], t2[W][P];
+#pragma unroll
+      for (int w = 0; w < W; ++w) {
+        const T *s1 = shared + ln.patch[w] * values, *s2 = s1 + values / 2;
+        const int l = ln.line[w];
+#pragma unroll
+        for (int x = 0; x < P; ++x) {
+          t1[w][x] = ln.mine[w] ? s1[l * P + x] : T(0);
+          t2[w][x] = ln.mine[w] ? s2[l * P + x] : T(0);
+        }
+        scale_line(mat.coefficient(0), t2[w]);
+      }
       mat_vec<R, P, P, row0, false, B>(Mx, t1, o);
       mat_vec<R, P, P, row0, true, B>(Kx, t2, o);
     }
     __syncthreads();
-    if (mine)
-      store_line(shared + j * values + l * R, 1, o);
+#pragma unroll
+    for (int w = 0; w < W; ++w)
+      if (ln.mine[w])
+        store_line(shared + ln.patch[w] * values + ln.line[w] * R, 1, o[w]);
     __syncthreads();
   }
 }
 
-/* fast_diagonalization_even_odd for `teams` patches per block with linear
- * thread indexing: stage lines I^(dim-1) per patch; patch j's residual at
- * shared + j values, its interior at global info.base[j]. Begins without a
- * barrier (the caller synchronizes), ends with the global update. */
-template <int dim, int k, int teams, typename T, typename Matrices>
+/* fast_diagonalization_even_odd for `teams` patches per block of at least
+ * teams I^(dim-1) / W threads, W lines per thread (I^(dim-1) lines per patch in every stage); patch
+ * j's residual at shared + j values, its interior at global info.base[j]. Begins without a barrier
+ * (the caller synchronizes), ends with the global update. */
+template <int dim, int k, int teams, int W, typename T, typename Matrices>
 __device__ void fast_diagonalization_linear(const tpmg_level &lvl, const Matrices &mat,
                                             const team_info<teams> &info, T *shared, int values,
                                             T *x) {
   constexpr int I = 2 * k - 1, L = dim == 2 ? I : I * I;
-  const int t = threadIdx.x, j = t < teams * L ? t / L : 0, rank = t % L;
-  const bool work = t < teams * L && info.active[j];
-  even_odd_stages<dim, k>(lvl, mat, work, rank, shared + j * values, info.base[j], x);
+  const stage_lines<W> ln = lines_of<W>(L, info);
+  owned_lines<W, T> o;
+  o.any = ln.any;
+#pragma unroll
+  for (int w = 0; w < W; ++w) {
+    o.work[w] = ln.mine[w];
+    o.rank[w] = ln.line[w];
+    o.u[w] = shared + ln.patch[w] * values;
+    o.base[w] = info.base[ln.patch[w]];
+  }
+  even_odd_stages<dim, k>(lvl, mat, o, x);
 }
 
 /* ---- degree 1: one thread per patch or row ------------------------------ */

@@ -80,12 +80,6 @@ tpmg_status select(const tpmg_context *ctx, int degree, tpmg_precision prec, F &
   return select_degree_from<dim, 1>(ctx, degree, [&](auto k) { return f(k, float()); });
 }
 
-/* The implementation TPMG_KERNEL_DEFAULT stands for: the fastest measured
- * (doc/benchmarks.md). */
-constexpr tpmg_kernel default_kernel(int degree) {
-  return degree == 1 ? TPMG_KERNEL_THREAD : TPMG_KERNEL_CONSTANT;
-}
-
 /* Operations of one dimension, instantiated in tpmg-cuda-*-{2,3}d.cu. */
 template <int dim>
 tpmg_status laplace(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,

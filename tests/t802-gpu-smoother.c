@@ -2,7 +2,7 @@
  * the operations patch_residual, patch_solve and patch_fused for every colour
  * through the backend tables, and tpmg_smoother_apply of each variant (forward
  * and reverse colour order) through the public API, each with every kernel of
- * the CUDA backend (default, basic, constant, and thread for degree 1), on
+ * the CUDA backend (default, basic, constant, tiled, and thread for degree 1), on
  * random inputs, for dim 2 and 3, every degree of the table and both precisions. CUDA outputs are
  * poisoned with NaN first; entries an operation must not write stay NaN on
  * both sides. Skipped (exit 77) without a GPU.
@@ -15,12 +15,12 @@
 #include "gpu-pair.h"
 
 static const char *variant_names[3] = {"global", "separate", "fused"};
-static const char *kernel_names[4] = {"default", "basic", "constant", "thread"};
+static const char *kernel_names[5] = {"default", "basic", "constant", "thread", "tiled"};
 
 /* The kernels of the CUDA backend to check for degree k (THREAD: degree 1). */
-static int kernels_of(int k, tpmg_kernel kernels[4]) {
+static int kernels_of(int k, tpmg_kernel kernels[5]) {
   int n = 0;
-  for (int kern = TPMG_KERNEL_DEFAULT; kern <= TPMG_KERNEL_THREAD; kern++)
+  for (int kern = TPMG_KERNEL_DEFAULT; kern <= TPMG_KERNEL_TILED; kern++)
     if (kern != TPMG_KERNEL_THREAD || k == 1)
       kernels[n++] = (tpmg_kernel)kern;
   return n;
@@ -34,7 +34,7 @@ static void check_op(const gpu_pair *pr, int l, int op, int colour, const double
   const int64_t n = lvl[0]->n_dofs;
   const int dim = lvl[0]->dim, k = lvl[0]->degree;
   static const char *op_names[3] = {"patch_residual", "patch_solve", "patch_fused"};
-  tpmg_kernel kernels[4];
+  tpmg_kernel kernels[5];
   const int n_kernels = kernels_of(k, kernels);
   void *out[2] = {NULL, NULL};
   for (int run = -1; run < n_kernels; run++) {
@@ -81,7 +81,7 @@ static void check_smoother(const gpu_pair *pr, int l, int variant, uint64_t *see
     check_op(pr, l, variant == TPMG_SMOOTHER_FUSED ? 2 : 1, colour, hb, hx, nan);
   }
   /* whole smoothing steps through the public API, forward then reverse */
-  tpmg_kernel kernels[4];
+  tpmg_kernel kernels[5];
   const int n_kernels = kernels_of(k, kernels);
   for (int kk = 0; kk < n_kernels; kk++) {
     tpmg_smoother_options options = tpmg_smoother_options_default();

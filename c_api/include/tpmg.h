@@ -232,13 +232,14 @@ typedef enum {
  *  every degree of its table (THREAD: degree 1 only); the CPU backend has one
  *  implementation and accepts every value. */
 typedef enum {
-  TPMG_KERNEL_DEFAULT = 0,  /**< the fastest measured one for the dimension and degree */
+  TPMG_KERNEL_DEFAULT = 0,  /**< the fastest measured one for dimension, degree, precision */
   TPMG_KERNEL_BASIC = 1,    /**< a thread team per patch, 1D matrices read from device memory */
   TPMG_KERNEL_CONSTANT = 2, /**< a thread team per patch, 1D matrices passed in the kernel's
                                  parameters, so that every multiply-add reads its matrix entry
                                  from the constant cache instead of a load instruction */
-  TPMG_KERNEL_THREAD = 3    /**< one thread per patch (and per row of the operator), its
+  TPMG_KERNEL_THREAD = 3,   /**< one thread per patch (and per row of the operator), its
                                  3^dim window in registers; degree 1 only */
+  TPMG_KERNEL_TILED = 4     /**< CONSTANT with several lines per thread (register tiling) */
 } tpmg_kernel;
 
 /** Options of the smoother. */

@@ -5,7 +5,8 @@
 #   2. ctest -L gpu: every CUDA backend operation and whole solves against the
 #      CPU backend;
 #   3. compute-sanitizer memcheck and racecheck on a small smoother test per
-#      variant (every kernel), in 2D and 3D, and memcheck for degrees 1 and 7;
+#      variant (every kernel: default, basic, constant, tiled, and thread for
+#      degree 1), in 2D and 3D, and memcheck for degrees 1 and 7;
 #   4. a small solve table with tpmg-poisson --backend cuda --json;
 # and a summary last. Logs go to $OUT (if set) or build-gpu/gpu-logs.
 # TPMG_JOBS sets the build parallelism (default 16).
