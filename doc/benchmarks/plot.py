@@ -42,7 +42,8 @@ for dim in (2, 3):
         if os.path.exists(path):
             blocks[(dim, precision)] = read(path)
 
-kernels = [("basic", "o", "BASIC"), ("constant", "s", "CONSTANT"), ("thread", "^", "THREAD")]
+kernels = [("basic", "o", "C0", "BASIC"), ("constant", "s", "C1", "CONSTANT"),
+           ("tiled", "D", "C2", "TILED"), ("thread", "^", "C3", "THREAD")]
 variants = [("global", ":"), ("separate", "--"), ("fused", "-")]
 
 if blocks:
@@ -51,12 +52,13 @@ if blocks:
     for ax, key in zip(axes[0], keys):
         rows = blocks[key]
         degrees = [int(r["degree"]) for r in rows]
-        for kernel, marker, label in kernels:
+        for kernel, marker, colour, label in kernels:
             for variant, style in variants:
                 ys = [value(r, f"smooth_{variant}_{kernel}_gdofs") for r in rows]
                 if all(y != y for y in ys):
                     continue
-                ax.plot(degrees, ys, style, marker=marker, label=f"{variant} {label}")
+                ax.plot(degrees, ys, style, marker=marker, color=colour,
+                        label=f"{variant} {label}")
         ax.set_title(f"{key[0]}D {key[1]}: one smoothing step")
         ax.set_xlabel("degree k")
         ax.set_ylabel("GDoF/s")
@@ -70,11 +72,11 @@ if blocks:
     for ax, key in zip(axes[0], keys):
         rows = blocks[key]
         degrees = [int(r["degree"]) for r in rows]
-        for kernel, marker, label in kernels:
+        for kernel, marker, colour, label in kernels:
             ys = [value(r, f"apply_{kernel}_gdofs") for r in rows]
             if not all(y != y for y in ys):
-                ax.plot(degrees, ys, marker=marker, label=f"apply {label}")
-        ax.plot(degrees, [value(r, "transfer_gdofs") for r in rows], "--", label="P+R")
+                ax.plot(degrees, ys, marker=marker, color=colour, label=f"apply {label}")
+        ax.plot(degrees, [value(r, "transfer_gdofs") for r in rows], "--", color="C4", label="P+R")
         ax.plot(degrees, [value(r, "vcycle_gdofs") for r in rows], "k-", label="V-cycle")
         ax.set_title(f"{key[0]}D {key[1]}")
         ax.set_xlabel("degree k")
