@@ -28,7 +28,8 @@
 static const char *const precision_names[] = {"double", "float", NULL};
 static const char *const mode_names[] = {"double", "mixed", NULL};
 static const char *const backend_names[] = {"cpu", "cuda"};
-static const char *const variant_names[3] = {"global", "separate", "fused"};
+#define N_VARIANTS 4 /* the smoother variants, in tpmg_smoother_variant order */
+static const char *const variant_names[N_VARIANTS] = {"global", "separate", "fused", "boundary"};
 static const char *const kernel_names[5] = {"default", "basic", "constant", "thread", "tiled"};
 static const char kernel_letters[5] = {'D', 'B', 'C', 'T', 'L'};
 
@@ -48,11 +49,11 @@ typedef struct {
 
 static void print_help(void) {
   printf("Usage: tpmg-bench [options]\n"
-         "Time one smoothing step (variants global, separate, fused, each with every kernel of\n"
-         "the backend), one operator apply per kernel, one restriction + prolongation pair and\n"
-         "one V-cycle on the finest level, per dimension and degree, and compare the fused\n"
-         "smoothing step and the operator with the limits of the device measured in the same\n"
-         "run. Times are medians of --repeat runs after one warm-up run.\n"
+         "Time one smoothing step (variants global, separate, fused, boundary, each with every\n"
+         "kernel of the backend), one operator apply per kernel, one restriction + prolongation\n"
+         "pair and one V-cycle on the finest level, per dimension and degree, and compare the\n"
+         "fused smoothing step and the operator with the limits of the device measured in the\n"
+         "same run. Times are medians of --repeat runs after one warm-up run.\n"
          "\n"
          "  --dim 2|3|all          dimensions (default all)\n"
          "  --degree k|all         degrees, 1..10 in 2D, 1..8 in 3D (default all)\n"
@@ -245,6 +246,16 @@ static work count_fused(int dim, int k, double n_dofs, double n_patches, int spa
   return w;
 }
 
+/* Device-memory words per DoF of one BOUNDARY smoothing step, with the shared
+ * planes of the windows read once: per colour x on the patch boundaries (1 - f),
+ * b_I (f) and the store of x_I (f), f = (I / 2k)^dim the fraction of DoFs in
+ * the colour's patch interiors (FUSED: x on the whole window, b_I, x_I read
+ * and written, about 3; see cuda_kernels/tpmg-cuda-kernels.cuh). */
+static double boundary_dram_words(int dim, int k) {
+  const double f = pow((2.0 * k - 1) / (2.0 * k), dim);
+  return (1 + f) * (1 << dim);
+}
+
 /* One operator apply by the gather team kernel: per vertex (prod (cells_d+1)
  * of them) the rows k..2k-1 of the vertex patch (apply_patch_rows with R = k;
  * `sparse`: k^2 + 2k nonzeros in these rows, not k (2k+1)); THREAD (k = 1):
@@ -270,7 +281,7 @@ static work count_apply(int dim, int k, double n_dofs, double n_vertices, int sp
 
 /* ---- building blocks ------------------------------------------------------ */
 
-/* Columns of a row: smoothing (3 variants x kernels), apply x kernels, P+R, V-cycle. */
+/* Columns of a row: smoothing (N_VARIANTS variants x kernels), apply x kernels, P+R, V-cycle. */
 typedef struct {
   int n_kernels;
   tpmg_kernel kernels[MAX_KERNELS];
@@ -291,7 +302,7 @@ static kernel_list kernels_of(tpmg_backend backend) {
   return l;
 }
 
-#define MAX_COMPONENTS (4 * MAX_KERNELS + 2)
+#define MAX_COMPONENTS ((N_VARIANTS + 1) * MAX_KERNELS + 2)
 
 typedef struct {
   int n;
@@ -302,12 +313,13 @@ typedef struct {
 static component_list components_of(const kernel_list *kl) {
   component_list c;
   c.n = 0;
-  for (int v = 0; v < 4; ++v)
+  for (int v = 0; v <= N_VARIANTS; ++v)
     for (int kk = 0; kk < kl->n_kernels; ++kk) {
-      const char *what = v < 3 ? variant_names[v] : "apply";
-      snprintf(c.names[c.n], sizeof(c.names[0]), "%s%s_%s", v < 3 ? "smooth_" : "", what,
+      const int smooth = v < N_VARIANTS;
+      const char *what = smooth ? variant_names[v] : "apply";
+      snprintf(c.names[c.n], sizeof(c.names[0]), "%s%s_%s", smooth ? "smooth_" : "", what,
                kernel_names[kl->kernels[kk]]);
-      snprintf(c.titles[c.n], sizeof(c.titles[0]), "%.4s-%c", v < 3 ? what : "appl",
+      snprintf(c.titles[c.n], sizeof(c.titles[0]), "%.4s-%c", smooth ? what : "appl",
                kernel_letters[kl->kernels[kk]]);
       c.n++;
     }
@@ -324,7 +336,7 @@ typedef struct {
   tpmg_precision precision;
   int level;
   tpmg_grid *grid;
-  tpmg_smoother *smoother[3][MAX_KERNELS];
+  tpmg_smoother *smoother[N_VARIANTS][MAX_KERNELS];
   tpmg_kernel kernel; /* of the apply being timed */
   tpmg_smoother *current;
   tpmg_transfer *transfer;
@@ -339,7 +351,7 @@ static void row_destroy(row *w) {
   tpmg_vector_destroy(w->ctx, &w->b);
   tpmg_multigrid_destroy(&w->mg);
   tpmg_transfer_destroy(&w->transfer);
-  for (int v = 0; v < 3; ++v)
+  for (int v = 0; v < N_VARIANTS; ++v)
     for (int kk = 0; kk < MAX_KERNELS; ++kk)
       tpmg_smoother_destroy(&w->smoother[v][kk]);
   tpmg_grid_destroy(&w->grid);
@@ -399,7 +411,7 @@ static tpmg_status bench_row(tpmg_context *ctx, const options *o, const kernel_l
     *n_patches *= (double)(w.grid->levels[level].cells[d] - 1);
     *n_vertices *= (double)(w.grid->levels[level].cells[d] + 1);
   }
-  for (int v = 0; v < 3; ++v)
+  for (int v = 0; v < N_VARIANTS; ++v)
     for (int kk = 0; kk < kl->n_kernels; ++kk) {
       tpmg_smoother_options smoother_options = tpmg_smoother_options_default();
       smoother_options.variant = (tpmg_smoother_variant)v;
@@ -421,7 +433,7 @@ static tpmg_status bench_row(tpmg_context *ctx, const options *o, const kernel_l
   ROW_CALL(&w, tpmg_vector_axpby(ctx, w.precision, *n_dofs, 0.5, w.b, 0.0, w.x));
 
   int c = 0;
-  for (int v = 0; v < 3; ++v)
+  for (int v = 0; v < N_VARIANTS; ++v)
     for (int kk = 0; kk < kl->n_kernels; ++kk, ++c) {
       seconds[c] = NAN;
       w.current = w.smoother[v][kk];
@@ -455,12 +467,14 @@ static int run_building_blocks(tpmg_context *ctx, const options *o, FILE *csv, d
                                const int *n_degrees, int n_rows) {
   const kernel_list kl = kernels_of(o->backend);
   const component_list comp = components_of(&kl);
-  const int nk = kl.n_kernels, fused0 = 2 * nk, global0 = 0, apply0 = 3 * nk;
+  const int nk = kl.n_kernels, global0 = 0, fused0 = TPMG_SMOOTHER_FUSED * nk,
+            boundary0 = TPMG_SMOOTHER_BOUNDARY * nk, apply0 = N_VARIANTS * nk;
   const size_t word = o->precision == TPMG_DOUBLE ? 8 : 4;
-  printf("throughput in GDoF/s (n_dofs / time) of one smoothing step (glob, sepa, fuse), one\n"
-         "operator apply (appl), one restriction + prolongation, one V-cycle; kernels: B basic,\n"
-         "C constant, L tiled (lines per thread), T thread, D default; a kernel a degree\n"
-         "lacks: -\n");
+  printf(
+      "throughput in GDoF/s (n_dofs / time) of one smoothing step (glob, sepa, fuse, boun),\n"
+      "one operator apply (appl), one restriction + prolongation, one V-cycle; kernels: B basic,\n"
+      "C constant, L tiled (lines per thread), T thread, D default; a kernel a degree\n"
+      "lacks: -\n");
   printf("%3s %2s %3s %11s", "dim", "k", "lvl", "n_dofs");
   for (int c = 0; c < comp.n; ++c)
     printf(" %9s", comp.titles[c]);
@@ -476,7 +490,8 @@ static int run_building_blocks(tpmg_context *ctx, const options *o, FILE *csv, d
                  "fused_dram_bytes_per_dof,apply_flops_per_dof,apply_shared_bytes_per_dof,"
                  "fused_best,fused_best_fp_fraction,fused_best_shared_fraction,"
                  "fused_best_dram_fraction,fused_over_global,apply_best,apply_best_fp_fraction,"
-                 "limit_copy_bytes,limit_shared_bytes,limit_flops\n");
+                 "limit_copy_bytes,limit_shared_bytes,limit_flops,boundary_dram_bytes_per_dof,"
+                 "boundary_best,boundary_over_fused\n");
   }
   /* the roof table is printed after the rate table */
   char roof_lines[32][256];
@@ -507,7 +522,8 @@ static int run_building_blocks(tpmg_context *ctx, const options *o, FILE *csv, d
       fflush(stdout);
       /* the fused smoothing step and the operator against the roofs */
       const int bf = fastest(seconds, fused0, nk), bg = fastest(seconds, global0, nk),
-                ba = fastest(seconds, apply0, nk);
+                bb = fastest(seconds, boundary0, nk), ba = fastest(seconds, apply0, nk);
+      const tpmg_kernel kb = kl.kernels[bb - boundary0];
       const tpmg_kernel kf = kl.kernels[bf - fused0], ka = kl.kernels[ba - apply0];
       /* the CPU backend's kernels are dense, as BASIC */
       const int sparse_f =
@@ -530,9 +546,10 @@ static int run_building_blocks(tpmg_context *ctx, const options *o, FILE *csv, d
       if (n_roof < 32)
         snprintf(roof_lines[n_roof++], sizeof(roof_lines[0]),
                  "%3d %2d %-8s %7.2f %7.0f %7.0f %5.1f%% %7.2f %5.1f%% %5.1f%% %5.2f | %-8s %7.2f "
-                 "%6.0f %5.1f%%",
+                 "%5.2f | %-8s %7.2f %6.0f %5.1f%%",
                  dim, k, kernel_names[kf], 1e-9 * rate_f, wf.flops, smem_f, 100 * fp_f,
                  1e-12 * rate_f * smem_f, 100 * sh_f, 100 * dr_f, seconds[bg] / seconds[bf],
+                 kernel_names[kb], 1e-9 * n / seconds[bb], seconds[bf] / seconds[bb],
                  kernel_names[ka], 1e-9 * rate_a, wa.flops, 100 * fp_a);
       if (csv) {
         fprintf(csv, "%d,%d,%d,%lld,%s,%s,%d,%d", dim, k, level, (long long)n_dofs,
@@ -543,19 +560,22 @@ static int run_building_blocks(tpmg_context *ctx, const options *o, FILE *csv, d
         for (int c = 0; c < comp.n; ++c)
           isnan(seconds[c]) ? fprintf(csv, ",") : fprintf(csv, ",%.6g", 1e-9 * n / seconds[c]);
         fprintf(csv,
-                ",%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%s,%.4g,%.4g,%.4g,%.4g,%s,%.4g,%.4g,%.4g,%.4g\n",
+                ",%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%s,%.4g,%.4g,%.4g,%.4g,%s,%.4g,%.4g,%.4g,%.4g,"
+                "%.6g,%s,%.4g\n",
                 wf.flops, word * wf.shared_words, word * wf.matrix_words, word * wf.dram_words,
                 wa.flops, word * wa.shared_words, kernel_names[kf], fp_f, sh_f, dr_f,
-                seconds[bg] / seconds[bf], kernel_names[ka], fp_a, lim->copy, lim->shared, fp);
+                seconds[bg] / seconds[bf], kernel_names[ka], fp_a, lim->copy, lim->shared, fp,
+                word * boundary_dram_words(dim, k), kernel_names[kb], seconds[bf] / seconds[bb]);
         fflush(csv);
       }
     }
   }
   printf("\nthe fastest fused smoothing step and operator against the roofs (counted work per "
-         "DoF;\nsmem: shared-memory words, plus the matrix loads of BASIC; DRAM: 3 2^dim words)\n");
-  printf("%3s %2s %-8s %7s %7s %7s %6s %7s %6s %6s %5s | %-8s %7s %6s %6s\n", "dim", "k", "fused",
-         "GDoF/s", "flop", "smem B", "%FP", "smTB/s", "%smem", "%DRAM", "/glob", "apply", "GDoF/s",
-         "flop", "%FP");
+         "DoF;\nsmem: shared-memory words, plus the matrix loads of BASIC; DRAM: 3 2^dim words),\n"
+         "and the fastest boundary step (/fuse: its speed-up over the fastest fused step)\n");
+  printf("%3s %2s %-8s %7s %7s %7s %6s %7s %6s %6s %5s | %-8s %7s %5s | %-8s %7s %6s %6s\n", "dim",
+         "k", "fused", "GDoF/s", "flop", "smem B", "%FP", "smTB/s", "%smem", "%DRAM", "/glob",
+         "boundary", "GDoF/s", "/fuse", "apply", "GDoF/s", "flop", "%FP");
   for (int i = 0; i < n_roof; ++i)
     printf("%s\n", roof_lines[i]);
   return 0;

@@ -358,10 +358,10 @@ tpmg_status laplace_op(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision 
 }
 
 tpmg_status patch_fused_op(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
-                           tpmg_kernel kernel, int colour, const void *b, void *x) {
+                           tpmg_kernel kernel, int colour, int boundary, const void *b, void *x) {
   TPMG_CALL(activate(ctx));
-  return lvl->dim == 2 ? patch_fused<2>(ctx, lvl, prec, kernel, colour, b, x)
-                       : patch_fused<3>(ctx, lvl, prec, kernel, colour, b, x);
+  return lvl->dim == 2 ? patch_fused<2>(ctx, lvl, prec, kernel, colour, boundary, b, x)
+                       : patch_fused<3>(ctx, lvl, prec, kernel, colour, boundary, b, x);
 }
 
 tpmg_status patch_residual_op(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,

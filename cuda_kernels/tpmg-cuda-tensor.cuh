@@ -283,9 +283,13 @@ __device__ __forceinline__ void item_start(const item_grid &grid, tpmg_index ite
  * contractions).
  * Team of P^(dim-1) threads; s1, s2 hold R P^(dim-1) values each; out (R^dim
  * values) may alias s1. Ends with a barrier.
+ * boundary (TPMG_SMOOTHER_BOUNDARY): the window's interior points (1..P-2 in
+ * every direction, the patch interior) are read as zero without a load, so
+ * out = A_IB x_B for the interior rows: device memory reads P^dim - (P-2)^dim
+ * words of src per call instead of P^dim.
  * Counts per call (3D): 2 R P^3 + 3 R^2 P^2 + 2 R^3 P multiply-adds; shared
  * memory: writes 2 R P^2 + 2 R^2 P + R^3, reads 2 R P^2 + 2 R^2 P words. */
-template <int dim, int k, int row0, int R, typename T, typename Matrices>
+template <int dim, int k, int row0, int R, bool boundary = false, typename T, typename Matrices>
 __device__ void apply_patch_rows(const tpmg_level &lvl, const Matrices &mat, const T *src,
                                  const tpmg_index (&first)[3], bool active, int rank, T *s1, T *s2,
                                  T *out) {
@@ -296,11 +300,13 @@ __device__ void apply_patch_rows(const tpmg_level &lvl, const Matrices &mat, con
     if (active && rank < P) {
       const int x = rank;
       const tpmg_index gx = first[0] + x;
+      const bool inner_x = boundary && x > 0 && x < P - 1;
       T col[P], m[R], s[R];
 #pragma unroll
       for (int y = 0; y < P; ++y) {
         const tpmg_index gy = first[1] + y;
-        col[y] = inside(gx, n0) && inside(gy, n1) ? src[gx + n0 * gy] : T(0);
+        const bool hole = inner_x && y > 0 && y < P - 1;
+        col[y] = !hole && inside(gx, n0) && inside(gy, n1) ? src[gx + n0 * gy] : T(0);
       }
       mat_vec<R, P, P, row0, false, Matrices::band>(My, col, m);
       mat_vec<R, P, P, row0, false, Matrices::band>(Ky, col, s);
@@ -334,12 +340,14 @@ __device__ void apply_patch_rows(const tpmg_level &lvl, const Matrices &mat, con
       const int y = rank / P, x = rank % P;
       const tpmg_index gx = first[0] + x, gy = first[1] + y;
       const bool in_xy = inside(gx, n0) && inside(gy, n1);
+      const bool inner_xy = boundary && x > 0 && x < P - 1 && y > 0 && y < P - 1;
       const T *p = src + gx + n0 * gy;
       T col[P], m[R], s[R];
 #pragma unroll
       for (int z = 0; z < P; ++z) {
         const tpmg_index gz = first[2] + z;
-        col[z] = in_xy && inside(gz, n2) ? p[n0 * n1 * gz] : T(0);
+        const bool hole = inner_xy && z > 0 && z < P - 1;
+        col[z] = !hole && in_xy && inside(gz, n2) ? p[n0 * n1 * gz] : T(0);
       }
       mat_vec<R, P, P, row0, false, Matrices::band>(Mz, col, m);
       mat_vec<R, P, P, row0, false, Matrices::band>(Kz, col, s);
@@ -389,33 +397,45 @@ __device__ void apply_patch_rows(const tpmg_level &lvl, const Matrices &mat, con
 
 /* ---- fast diagonalization ----------------------------------------------- */
 
+/* The global update of a patch-interior point by the local solution w: x += w,
+ * or x = w with `boundary` (TPMG_SMOOTHER_BOUNDARY, whose residual left out
+ * A_II x_I: a store, the old x_I never read). */
+template <bool boundary, typename T> __device__ __forceinline__ void update_interior(T &x, T w) {
+  if constexpr (boundary)
+    x = w;
+  else
+    x += w;
+}
+
 /* x_I += (S ⊗ S ⊗ S) diag(1 / (λ_z + λ_y + λ_x)) (S ⊗ S ⊗ S)^T u (paper
  * eq. 2.8), u the I^dim patch-interior residual in shared memory (overwritten),
  * x_I the interior of the patch whose first interior point is global index
- * `base`. One thread per line: I^(dim-1) threads of the team take part. Begins
- * with a barrier-free read of u (the caller synchronizes), ends with the
- * global update. The eigenvalues are the level's own, from device memory.
+ * `base`; with `boundary`, x_I = (...) u (see update_interior). One thread per
+ * line: I^(dim-1) threads of the team take part. Begins with a barrier-free
+ * read of u (the caller synchronizes), ends with the global update. The
+ * eigenvalues are the level's own, from device memory.
  * Counts per call (3D): 6 I^4 multiply-adds, I^3 divisions; shared memory:
- * writes 4 I^3, reads 5 I^3 words. */
-template <int dim, int k, typename T, typename Matrices>
+ * writes 4 I^3, reads 5 I^3 words; device memory: I^3 words of x read and
+ * written (boundary: written only). */
+template <int dim, int k, bool boundary = false, typename T, typename Matrices>
 __device__ void fast_diagonalization_even_odd(const tpmg_level &lvl, const Matrices &mat,
                                               bool active, int rank, T *u, tpmg_index base, T *x);
 
-template <int dim, int k, typename T, typename Matrices>
+template <int dim, int k, bool boundary = false, typename T, typename Matrices>
 __device__ void fast_diagonalization_dense(const tpmg_level &lvl, const Matrices &mat, bool active,
                                            int rank, T *u, tpmg_index base, T *x);
 
-template <int dim, int k, typename T, typename Matrices>
+template <int dim, int k, bool boundary = false, typename T, typename Matrices>
 __device__ __forceinline__ void fast_diagonalization(const tpmg_level &lvl, const Matrices &mat,
                                                      bool active, int rank, T *u, tpmg_index base,
                                                      T *x) {
   if constexpr (Matrices::even_odd)
-    fast_diagonalization_even_odd<dim, k>(lvl, mat, active, rank, u, base, x);
+    fast_diagonalization_even_odd<dim, k, boundary>(lvl, mat, active, rank, u, base, x);
   else
-    fast_diagonalization_dense<dim, k>(lvl, mat, active, rank, u, base, x);
+    fast_diagonalization_dense<dim, k, boundary>(lvl, mat, active, rank, u, base, x);
 }
 
-template <int dim, int k, typename T, typename Matrices>
+template <int dim, int k, bool boundary, typename T, typename Matrices>
 __device__ void fast_diagonalization_dense(const tpmg_level &lvl, const Matrices &mat, bool active,
                                            int rank, T *u, tpmg_index base, T *x) {
   constexpr int I = 2 * k - 1;
@@ -459,7 +479,7 @@ __device__ void fast_diagonalization_dense(const tpmg_level &lvl, const Matrices
       T *p = x + base + rank;
 #pragma unroll
       for (int y = 0; y < I; ++y)
-        p[n0 * y] += w[y];
+        update_interior<boundary>(p[n0 * y], w[y]);
     }
   } else {
     const auto Sz = mat.eigenvectors(2);
@@ -508,7 +528,7 @@ __device__ void fast_diagonalization_dense(const tpmg_level &lvl, const Matrices
       T *p = x + base + b + n0 * a;
 #pragma unroll
       for (int z = 0; z < I; ++z)
-        p[n0 * n1 * z] += w[z];
+        update_interior<boundary>(p[n0 * n1 * z], w[z]);
     }
   }
 }
@@ -656,8 +676,9 @@ __device__ __forceinline__ void store_lines(const owned_lines<W, T> &o, int stri
  * transforms its W lines `o` together (one read of each eigenvector entry for
  * W lines). Every thread of the block calls it (barriers inside); shared by
  * the team-per-patch and the block-linear kernels. Begins without a barrier
- * (the caller synchronizes), ends with the global update. */
-template <int dim, int k, int W, typename T, typename Matrices>
+ * (the caller synchronizes), ends with the global update (x_I += or, with
+ * `boundary`, x_I =; see update_interior). */
+template <int dim, int k, bool boundary, int W, typename T, typename Matrices>
 __device__ void even_odd_stages(const tpmg_level &lvl, const Matrices &mat,
                                 const owned_lines<W, T> &o, T *x) {
   constexpr int I = 2 * k - 1;
@@ -698,7 +719,7 @@ __device__ void even_odd_stages(const tpmg_level &lvl, const Matrices &mat,
           T *p = x + o.base[l] + o.rank[l];
 #pragma unroll
           for (int y = 0; y < I; ++y)
-            p[n0 * y] += w[l][y];
+            update_interior<boundary>(p[n0 * y], w[l][y]);
         }
       }
     }
@@ -753,20 +774,20 @@ __device__ void even_odd_stages(const tpmg_level &lvl, const Matrices &mat,
           T *p = x + o.base[l] + o.rank[l] % I + n0 * (o.rank[l] / I);
 #pragma unroll
           for (int z = 0; z < I; ++z)
-            p[n0 * n1 * z] += w[l][z];
+            update_interior<boundary>(p[n0 * n1 * z], w[l][z]);
         }
       }
     }
   }
 }
 
-template <int dim, int k, typename T, typename Matrices>
+template <int dim, int k, bool boundary, typename T, typename Matrices>
 __device__ void fast_diagonalization_even_odd(const tpmg_level &lvl, const Matrices &mat,
                                               bool active, int rank, T *u, tpmg_index base, T *x) {
   constexpr int I = 2 * k - 1;
   const bool work = active && rank < (dim == 2 ? I : I * I);
   const owned_lines<1, T> o = {{work}, {rank}, {u}, {base}, work};
-  even_odd_stages<dim, k>(lvl, mat, o, x);
+  even_odd_stages<dim, k, boundary>(lvl, mat, o, x);
 }
 
 /* ---- block-linear stages (TPMG_KERNEL_CONSTANT and TILED) ---------------- */
@@ -815,8 +836,10 @@ __device__ __forceinline__ stage_lines<W> lines_of(int L, const team_info<teams>
  * threads (the largest stage), W lines per thread (see stage_lines).
  * Patch j's tensors: s1 = shared + j values, s2 = s1 + values / 2; the result
  * (R^dim values) replaces s1. Counts per patch as apply_patch_rows; per thread
- * and matrix entry, W multiply-adds. */
-template <int dim, int k, int row0, int R, int teams, int W, typename T, typename Matrices>
+ * and matrix entry, W multiply-adds. boundary: the window's interior read as
+ * zero without a load, as in apply_patch_rows. */
+template <int dim, int k, int row0, int R, int teams, int W, bool boundary = false, typename T,
+          typename Matrices>
 __device__ void apply_patch_rows_linear(const tpmg_level &lvl, const Matrices &mat, const T *src,
                                         const team_info<teams> &info, T *shared, int values) {
   constexpr int P = 2 * k + 1, B = Matrices::band;
@@ -832,10 +855,12 @@ __device__ void apply_patch_rows_linear(const tpmg_level &lvl, const Matrices &m
           const int j = ln.patch[w];
           const tpmg_index gx = info.start[j][0] + ln.line[w];
           const bool in_x = ln.mine[w] && inside(gx, n0);
+          const bool inner_x = boundary && ln.line[w] > 0 && ln.line[w] < P - 1;
 #pragma unroll
           for (int y = 0; y < P; ++y) {
             const tpmg_index gy = info.start[j][1] + y;
-            col[w][y] = in_x && inside(gy, n1) ? src[gx + n0 * gy] : T(0);
+            const bool hole = inner_x && y > 0 && y < P - 1;
+            col[w][y] = !hole && in_x && inside(gy, n1) ? src[gx + n0 * gy] : T(0);
           }
         }
         mat_vec<R, P, P, row0, false, B>(My, col, m);
@@ -889,11 +914,13 @@ __device__ void apply_patch_rows_linear(const tpmg_level &lvl, const Matrices &m
           const int j = ln.patch[w], y = ln.line[w] / P, x = ln.line[w] % P;
           const tpmg_index gx = info.start[j][0] + x, gy = info.start[j][1] + y;
           const bool in_xy = ln.mine[w] && inside(gx, n0) && inside(gy, n1);
+          const bool inner_xy = boundary && x > 0 && x < P - 1 && y > 0 && y < P - 1;
           const T *p = src + gx + n0 * gy;
 #pragma unroll
           for (int z = 0; z < P; ++z) {
             const tpmg_index gz = info.start[j][2] + z;
-            col[w][z] = in_xy && inside(gz, n2) ? p[n0 * n1 * gz] : T(0);
+            const bool hole = inner_xy && z > 0 && z < P - 1;
+            col[w][z] = !hole && in_xy && inside(gz, n2) ? p[n0 * n1 * gz] : T(0);
           }
         }
         mat_vec<R, P, P, row0, false, B>(Mz, col, m);
@@ -975,8 +1002,9 @@ __device__ void apply_patch_rows_linear(const tpmg_level &lvl, const Matrices &m
 /* fast_diagonalization_even_odd for `teams` patches per block of at least
  * teams I^(dim-1) / W threads, W lines per thread (I^(dim-1) lines per patch in every stage); patch
  * j's residual at shared + j values, its interior at global info.base[j]. Begins without a barrier
- * (the caller synchronizes), ends with the global update. */
-template <int dim, int k, int teams, int W, typename T, typename Matrices>
+ * (the caller synchronizes), ends with the global update (boundary: a store, see
+ * update_interior). */
+template <int dim, int k, int teams, int W, bool boundary = false, typename T, typename Matrices>
 __device__ void fast_diagonalization_linear(const tpmg_level &lvl, const Matrices &mat,
                                             const team_info<teams> &info, T *shared, int values,
                                             T *x) {
@@ -991,16 +1019,17 @@ __device__ void fast_diagonalization_linear(const tpmg_level &lvl, const Matrice
     o.u[w] = shared + ln.patch[w] * values;
     o.base[w] = info.base[ln.patch[w]];
   }
-  even_odd_stages<dim, k>(lvl, mat, o, x);
+  even_odd_stages<dim, k, boundary>(lvl, mat, o, x);
 }
 
 /* ---- degree 1: one thread per patch or row ------------------------------ */
 
 /* Row 1 (the centre) of the patch operator on the 3^dim window starting at
  * global point `first`, Dirichlet and outside points read as zero: the
- * R = 1 case of apply_patch_rows, all in registers of one thread.
- * Counts (3D): 27 loads, 2·9·3 + 3·3·3 + 2·3 = 87 multiply-adds. */
-template <int dim, typename T, typename Matrices>
+ * R = 1 case of apply_patch_rows, all in registers of one thread. boundary:
+ * the centre (the patch interior) read as zero without a load.
+ * Counts (3D): 27 loads (boundary: 26), 2·9·3 + 3·3·3 + 2·3 = 87 multiply-adds. */
+template <int dim, bool boundary = false, typename T, typename Matrices>
 __device__ __forceinline__ T centre_row(const tpmg_level &lvl, const Matrices &mat, const T *src,
                                         const tpmg_index (&first)[3]) {
   constexpr int P = 3;
@@ -1020,7 +1049,9 @@ __device__ __forceinline__ T centre_row(const tpmg_level &lvl, const Matrices &m
       T col[P], m[1], s[1];
 #pragma unroll
       for (int y = 0; y < P; ++y)
-        col[y] = in[0][x] && in[1][y] ? src[first[0] + x + n0 * (first[1] + y)] : T(0);
+        col[y] = !(boundary && x == 1 && y == 1) && in[0][x] && in[1][y]
+                     ? src[first[0] + x + n0 * (first[1] + y)]
+                     : T(0);
       mat_vec<1, P, P, 1, false>(My, col, m);
       mat_vec<1, P, P, 1, false>(Ky, col, s);
       a[x] = s[0];
@@ -1043,7 +1074,7 @@ __device__ __forceinline__ T centre_row(const tpmg_level &lvl, const Matrices &m
         T col[P], m[1], s[1];
 #pragma unroll
         for (int z = 0; z < P; ++z)
-          col[z] = in[0][x] && in[1][y] && in[2][z]
+          col[z] = !(boundary && x == 1 && y == 1 && z == 1) && in[0][x] && in[1][y] && in[2][z]
                        ? src[first[0] + x + n0 * (first[1] + y + n1 * (first[2] + z))]
                        : T(0);
         mat_vec<1, P, P, 1, false>(Mz, col, m);

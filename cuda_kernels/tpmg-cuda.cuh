@@ -84,9 +84,10 @@ tpmg_status select(const tpmg_context *ctx, int degree, tpmg_precision prec, F &
 template <int dim>
 tpmg_status laplace(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
                     tpmg_kernel kernel, const void *src, void *dst);
+/* boundary != 0: TPMG_SMOOTHER_BOUNDARY (see tpmg_backend_ops) */
 template <int dim>
 tpmg_status patch_fused(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
-                        tpmg_kernel kernel, int colour, const void *b, void *x);
+                        tpmg_kernel kernel, int colour, int boundary, const void *b, void *x);
 template <int dim>
 tpmg_status patch_residual(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
                            tpmg_kernel kernel, int colour, const void *b, const void *x, void *r);

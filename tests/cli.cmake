@@ -388,7 +388,7 @@ else()
                 ARGS --dim 3 --degree 3 --level 2 --solver cg --json
                 CHECKS "n_dofs == 2197" "converged == true" "residual_reduction <= 1e-9"
                        "restart == null")
-  foreach(smoother global separate fused)
+  foreach(smoother global separate fused boundary)
     tpmg_cli_test(poisson-json-smoother-${smoother} tpmg-poisson MODE json
                   ARGS --dim 3 --degree 2 --level 2 --smoother ${smoother} --json
                   CHECKS "smoother == ${smoother}" "converged == true"

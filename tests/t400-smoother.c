@@ -1,18 +1,91 @@
 /* t400-smoother: one colourised multiplicative vertex-patch step
  * (tpmg_smoother_apply) against the same sweep done in reference.c with dense
  * patch matrices taken from the assembled level matrix and Cholesky solves.
- * GLOBAL, SEPARATE and FUSED each agree with the reference (and so with each
- * other) to 1e-12 in double, forward and reverse colour order; Dirichlet
- * entries of x (random, nonzero) are read as zero and left unchanged; float
- * agrees to 1e-4. 2D k = 1,2,3,5 and 3D k = 1,2,3 on an anisotropic box with
- * several coarse cells, plus the unit square/cube. */
+ * GLOBAL, SEPARATE, FUSED and BOUNDARY each agree with the reference (and so
+ * with each other) to 1e-12 in double, forward and reverse colour order;
+ * Dirichlet entries of x (random, nonzero) are read as zero and left unchanged;
+ * float agrees to 1e-4 (FUSED, GLOBAL, BOUNDARY). BOUNDARY also agrees with the
+ * FUSED sweep to 1e-12 (double) and 1e-5 (float), and it never reads the old
+ * interior of a patch: with x poisoned (NaN) on the interiors of the first
+ * colour's patches, which that colour overwrites, a forward BOUNDARY sweep
+ * still gives the FUSED sweep of the unpoisoned x. 2D k = 1,2,3,5 and 3D
+ * k = 1,2,3 on an anisotropic box with several coarse cells, plus the unit
+ * square/cube. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "reference.h"
 
-static const char *variant_name[3] = {"GLOBAL", "SEPARATE", "FUSED"};
+static const char *variant_name[4] = {"GLOBAL", "SEPARATE", "FUSED", "BOUNDARY"};
+
+/* x = NaN on the interiors of the patches of colour 0 (vertices v_d odd). */
+static void poison_colour_0(const ref_mesh *m, double *x) {
+  int64_t idx[17 * 17 * 17], v[3] = {1, 1, 0};
+  const int64_t last2 = m->dim == 3 ? m->cells[2] - 1 : 0;
+  for (v[2] = m->dim == 3 ? 1 : 0; v[2] <= last2; v[2] += 2)
+    for (v[1] = 1; v[1] <= m->cells[1] - 1; v[1] += 2)
+      for (v[0] = 1; v[0] <= m->cells[0] - 1; v[0] += 2) {
+        const int cnt = ref_patch_interior(m, v, idx);
+        for (int i = 0; i < cnt; i++)
+          x[idx[i]] = NAN;
+      }
+}
+
+/* One forward step of variant v (FUSED or BOUNDARY) from x0 in precision p;
+ * the result in x (double). */
+static void sweep(tpmg_context *ctx, tpmg_grid *grid, int l, int v, tpmg_precision p, int64_t n,
+                  const double *b, const double *x0, double *x) {
+  tpmg_smoother_options options = tpmg_smoother_options_default();
+  options.variant = (tpmg_smoother_variant)v;
+  tpmg_smoother *s = NULL;
+  REF_CALL(ctx, tpmg_smoother_create(grid, l, p, &options, &s));
+  if (p == TPMG_DOUBLE) {
+    memcpy(x, x0, sizeof(double) * n);
+    REF_CALL(ctx, tpmg_smoother_apply(s, 0, b, x));
+  } else {
+    float *bf = ref_malloc(sizeof(float) * n), *xf = ref_malloc(sizeof(float) * n);
+    for (int64_t i = 0; i < n; i++) {
+      bf[i] = (float)b[i];
+      xf[i] = (float)x0[i];
+    }
+    REF_CALL(ctx, tpmg_smoother_apply(s, 0, bf, xf));
+    for (int64_t i = 0; i < n; i++)
+      x[i] = xf[i];
+    free(xf);
+    free(bf);
+  }
+  REF_CALL(ctx, tpmg_smoother_destroy(&s));
+}
+
+/* BOUNDARY against FUSED, from x0 and from x0 poisoned on colour 0's interiors. */
+static void check_boundary(tpmg_context *ctx, tpmg_grid *grid, const ref_mesh *m, tpmg_precision p,
+                           const double *b, const double *x0) {
+  const int64_t n = m->n_dofs;
+  const double tolerance = p == TPMG_DOUBLE ? 1e-12 : 1e-5;
+  const char *name = p == TPMG_DOUBLE ? "double" : "float";
+  double *fused = ref_malloc(sizeof(double) * n), *x = ref_malloc(sizeof(double) * n);
+  double *poisoned = ref_malloc(sizeof(double) * n);
+  sweep(ctx, grid, m->level, TPMG_SMOOTHER_FUSED, p, n, b, x0, fused);
+  sweep(ctx, grid, m->level, TPMG_SMOOTHER_BOUNDARY, p, n, b, x0, x);
+  double err = ref_relative_difference(n, x, fused);
+  REF_CHECK(err <= tolerance,
+            "%s smoother BOUNDARY dim %d k %d level %d: relative difference to FUSED expected <= "
+            "%g, got %.3g",
+            name, m->dim, m->degree, m->level, tolerance, err);
+  memcpy(poisoned, x0, sizeof(double) * n);
+  poison_colour_0(m, poisoned);
+  sweep(ctx, grid, m->level, TPMG_SMOOTHER_BOUNDARY, p, n, b, poisoned, x);
+  err = ref_relative_difference(n, x, fused);
+  REF_CHECK(err <= tolerance,
+            "%s smoother BOUNDARY dim %d k %d level %d, x NaN on colour 0's patch interiors: "
+            "relative difference to FUSED on the unpoisoned x expected <= %g, got %.3g (NaN: an "
+            "old interior value was read)",
+            name, m->dim, m->degree, m->level, tolerance, err);
+  free(poisoned);
+  free(x);
+  free(fused);
+}
 
 static void check_smoother(tpmg_context *ctx, int dim, int k, int L, const int cells[3],
                            const double *box, int with_float) {
@@ -32,7 +105,7 @@ static void check_smoother(tpmg_context *ctx, int dim, int k, int L, const int c
     for (int reverse = 0; reverse <= 1; reverse++) {
       memcpy(expected, x0, sizeof(double) * n);
       ref_smoother_step(&m, &A, reverse, b, expected);
-      for (int v = 0; v < 3; v++) {
+      for (int v = 0; v < 4; v++) {
         tpmg_smoother_options options = tpmg_smoother_options_default();
         options.variant = (tpmg_smoother_variant)v;
         tpmg_smoother *s = NULL;
@@ -53,8 +126,9 @@ static void check_smoother(tpmg_context *ctx, int dim, int k, int L, const int c
         REF_CHECK(s == NULL, "tpmg_smoother_destroy did not set the pointer to NULL");
       }
     }
+    check_boundary(ctx, grid, &m, TPMG_DOUBLE, b, x0);
     if (with_float) {
-      /* float, FUSED and GLOBAL, against the reference on the rounded inputs */
+      /* float, FUSED, GLOBAL and BOUNDARY, against the reference on the rounded inputs */
       for (int64_t i = 0; i < n; i++) {
         bf[i] = (float)b[i];
         b[i] = bf[i];
@@ -62,7 +136,9 @@ static void check_smoother(tpmg_context *ctx, int dim, int k, int L, const int c
       }
       memcpy(expected, x0, sizeof(double) * n);
       ref_smoother_step(&m, &A, 0, b, expected);
-      for (int v = 0; v < 3; v += 2) {
+      for (int v = 0; v < 4; v++) {
+        if (v == TPMG_SMOOTHER_SEPARATE)
+          continue;
         tpmg_smoother_options options = tpmg_smoother_options_default();
         options.variant = (tpmg_smoother_variant)v;
         tpmg_smoother *s = NULL;
@@ -75,6 +151,7 @@ static void check_smoother(tpmg_context *ctx, int dim, int k, int L, const int c
                   variant_name[v], dim, k, l, err);
         REF_CALL(ctx, tpmg_smoother_destroy(&s));
       }
+      check_boundary(ctx, grid, &m, TPMG_FLOAT, b, x0);
     }
     free(xf);
     free(bf);

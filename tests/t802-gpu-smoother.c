@@ -1,20 +1,23 @@
 /* GPU test: the CUDA backend's vertex-patch smoother against the CPU backend:
- * the operations patch_residual, patch_solve and patch_fused for every colour
- * through the backend tables, and tpmg_smoother_apply of each variant (forward
- * and reverse colour order) through the public API, each with every kernel of
- * the CUDA backend (default, basic, constant, tiled, and thread for degree 1), on
- * random inputs, for dim 2 and 3, every degree of the table and both precisions. CUDA outputs are
+ * the operations patch_residual, patch_solve and patch_fused (FUSED and
+ * BOUNDARY) for every colour through the backend tables, and
+ * tpmg_smoother_apply of each variant (forward and reverse colour order)
+ * through the public API, each with every kernel of the CUDA backend (default,
+ * basic, constant, tiled, and thread for degree 1), on random inputs, for dim 2
+ * and 3, every degree of the table and both precisions. CUDA outputs are
  * poisoned with NaN first; entries an operation must not write stay NaN on
- * both sides. Skipped (exit 77) without a GPU.
- * Usage: t802-gpu-smoother [dim [global|separate|fused [degree [level]]]] limits
- * the cases (the sanitizer runs of tests/gpu/run-all.sh use this). */
+ * both sides. BOUNDARY's patch_fused gets x with NaN on the interiors of the
+ * colour's patches, which it must overwrite without reading them.
+ * Skipped (exit 77) without a GPU.
+ * Usage: t802-gpu-smoother [dim [global|separate|fused|boundary [degree [level]]]]
+ * limits the cases (the sanitizer runs of tests/gpu/run-all.sh use this). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "gpu-pair.h"
 
-static const char *variant_names[3] = {"global", "separate", "fused"};
+static const char *variant_names[4] = {"global", "separate", "fused", "boundary"};
 static const char *kernel_names[5] = {"default", "basic", "constant", "thread", "tiled"};
 
 /* The kernels of the CUDA backend to check for degree k (THREAD: degree 1). */
@@ -26,14 +29,46 @@ static int kernels_of(int k, tpmg_kernel kernels[5]) {
   return n;
 }
 
+/* A copy of hx with NaN on the interiors of the patches of `colour`:
+ * vertices v_d = 1 + c_d + 2 t <= cells_d - 1, points (v_d - 1) k + 1 ..
+ * (v_d + 1) k - 1. The caller frees it. */
+static double *poison_interiors(const tpmg_level *lvl, int colour, const double *hx) {
+  double *x = ref_malloc(sizeof(double) * (size_t)lvl->n_dofs);
+  memcpy(x, hx, sizeof(double) * (size_t)lvl->n_dofs);
+  const int k = lvl->degree;
+  tpmg_index first[3] = {0, 0, 0}, last[3] = {0, 0, 0};
+  for (int d = 0; d < lvl->dim; d++) {
+    first[d] = 1 + ((colour >> d) & 1);
+    last[d] = lvl->cells[d] - 1;
+  }
+  for (tpmg_index v2 = first[2]; v2 <= last[2]; v2 += 2)
+    for (tpmg_index v1 = first[1]; v1 <= last[1]; v1 += 2)
+      for (tpmg_index v0 = first[0]; v0 <= last[0]; v0 += 2) {
+        const tpmg_index v[3] = {v0, v1, v2};
+        tpmg_index lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};
+        for (int d = 0; d < lvl->dim; d++) {
+          lo[d] = (v[d] - 1) * k + 1;
+          hi[d] = (v[d] + 1) * k - 1;
+        }
+        for (tpmg_index i2 = lo[2]; i2 <= hi[2]; i2++)
+          for (tpmg_index i1 = lo[1]; i1 <= hi[1]; i1++)
+            for (tpmg_index i0 = lo[0]; i0 <= hi[0]; i0++)
+              x[i0 + lvl->n[0] * (i1 + lvl->n[1] * i2)] = NAN;
+      }
+  return x;
+}
+
 /* One patch operation of one colour: the CPU result once, then the CUDA result
- * of each kernel from the same inputs. op: 0 residual, 1 solve, 2 fused. */
+ * of each kernel from the same inputs. op: 0 residual, 1 solve, 2 fused,
+ * 3 fused with boundary (from x poisoned on the colour's patch interiors). */
 static void check_op(const gpu_pair *pr, int l, int op, int colour, const double *hb,
                      const double *hx, const double *nan) {
   const tpmg_level *lvl[2] = {&pr->grid[0]->levels[l], &pr->grid[1]->levels[l]};
   const int64_t n = lvl[0]->n_dofs;
   const int dim = lvl[0]->dim, k = lvl[0]->degree;
-  static const char *op_names[3] = {"patch_residual", "patch_solve", "patch_fused"};
+  static const char *op_names[4] = {"patch_residual", "patch_solve", "patch_fused",
+                                    "patch_fused (boundary)"};
+  double *poisoned = op == 3 ? poison_interiors(lvl[0], colour, hx) : NULL;
   tpmg_kernel kernels[5];
   const int n_kernels = kernels_of(k, kernels);
   void *out[2] = {NULL, NULL};
@@ -43,7 +78,7 @@ static void check_op(const gpu_pair *pr, int l, int op, int colour, const double
     const tpmg_kernel kern = run < 0 ? TPMG_KERNEL_DEFAULT : kernels[run];
     tpmg_context *ctx = pr->ctx[s];
     void *b = gpu_vector_from(ctx, pr->p, n, hb);
-    void *x = gpu_vector_from(ctx, pr->p, n, hx);
+    void *x = gpu_vector_from(ctx, pr->p, n, poisoned ? poisoned : hx);
     if (op == 0) {
       out[s] = gpu_vector_from(ctx, pr->p, n, nan);
       REF_CALL(ctx, ctx->ops->patch_residual(ctx, lvl[s], pr->p, kern, colour, b, x, out[s]));
@@ -53,8 +88,20 @@ static void check_op(const gpu_pair *pr, int l, int op, int colour, const double
       REF_CALL(ctx, ctx->ops->patch_solve(ctx, lvl[s], pr->p, kern, colour, b, x));
       out[s] = x;
     } else {
-      REF_CALL(ctx, ctx->ops->patch_fused(ctx, lvl[s], pr->p, kern, colour, b, x));
+      REF_CALL(ctx, ctx->ops->patch_fused(ctx, lvl[s], pr->p, kern, colour, op == 3, b, x));
       out[s] = x;
+      if (op == 3 && s == 0) {
+        /* the reference overwrote every poisoned entry */
+        double *h = ref_malloc(sizeof(double) * (size_t)n);
+        gpu_vector_to(ctx, pr->p, n, x, h);
+        int64_t nans = 0;
+        for (int64_t i = 0; i < n; i++)
+          nans += isnan(h[i]) != 0;
+        REF_CHECK(nans == 0,
+                  "%s colour %d %dD Q%d level %d: the CPU result has %lld NaN, expected 0",
+                  op_names[op], colour, dim, k, l, (long long)nans);
+        free(h);
+      }
     }
     tpmg_vector_destroy(ctx, &b);
     if (s == 1) {
@@ -66,6 +113,7 @@ static void check_op(const gpu_pair *pr, int l, int op, int colour, const double
     }
   }
   tpmg_vector_destroy(pr->ctx[0], &out[0]);
+  free(poisoned);
 }
 
 static void check_smoother(const gpu_pair *pr, int l, int variant, uint64_t *seed) {
@@ -78,7 +126,8 @@ static void check_smoother(const gpu_pair *pr, int l, int variant, uint64_t *see
   for (int colour = 0; colour < (1 << dim); colour++) {
     if (variant == TPMG_SMOOTHER_SEPARATE)
       check_op(pr, l, 0, colour, hb, hx, nan);
-    check_op(pr, l, variant == TPMG_SMOOTHER_FUSED ? 2 : 1, colour, hb, hx, nan);
+    const int op = variant == TPMG_SMOOTHER_FUSED ? 2 : variant == TPMG_SMOOTHER_BOUNDARY ? 3 : 1;
+    check_op(pr, l, op, colour, hb, hx, nan);
   }
   /* whole smoothing steps through the public API, forward then reverse */
   tpmg_kernel kernels[5];
@@ -139,11 +188,11 @@ int main(int argc, char **argv) {
   }
   const int only_dim = argc > 1 ? atoi(argv[1]) : 0;
   int only_variant = -1;
-  for (int v = 0; v < 3 && argc > 2; v++)
+  for (int v = 0; v < 4 && argc > 2; v++)
     if (strcmp(argv[2], variant_names[v]) == 0)
       only_variant = v;
   if (argc > 2 && only_variant < 0) {
-    fprintf(stderr, "unknown variant %s (global, separate, fused)\n", argv[2]);
+    fprintf(stderr, "unknown variant %s (global, separate, fused, boundary)\n", argv[2]);
     return 2;
   }
   const int only_degree = argc > 3 ? atoi(argv[3]) : 0;
@@ -169,7 +218,7 @@ int main(int argc, char **argv) {
         pr.grid[s] = ref_grid_create(pr.ctx[s], dim, k, levels, cells, box);
       for (int p = 0; p < 2; p++) {
         pr.p = (tpmg_precision)p;
-        for (int v = 0; v < 3; v++)
+        for (int v = 0; v < 4; v++)
           if (only_variant < 0 || v == only_variant)
             for (int l = 1; l <= levels; l++)
               check_smoother(&pr, l, v, &seed);

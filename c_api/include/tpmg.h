@@ -224,7 +224,9 @@ tpmg_status tpmg_operator_destroy(tpmg_operator **op);
 typedef enum {
   TPMG_SMOOTHER_GLOBAL = 0,   /**< r = b - A x with the level operator once per colour */
   TPMG_SMOOTHER_SEPARATE = 1, /**< patch-local residuals, then the local solves, in two passes */
-  TPMG_SMOOTHER_FUSED = 2     /**< residual and local solve on each patch in one pass */
+  TPMG_SMOOTHER_FUSED = 2,    /**< residual and local solve on each patch in one pass */
+  TPMG_SMOOTHER_BOUNDARY = 3  /**< the paper's Boundary: x_I = A_II^-1 (b_I - A_IB x_B), FUSED
+                                   without reading x_I (equal to FUSED up to rounding) */
 } tpmg_smoother_variant;
 
 /** How a backend implements the smoother's kernels: the same smoothing step up

@@ -120,9 +120,11 @@ typedef struct {
   tpmg_status (*copy_boundary)(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
                                const void *src, void *dst);
   /* FUSED, for every patch of one colour: r_I = b_I - (Abar x)_I on the patch,
-   * x_I += A_I^{-1} r_I */
+   * x_I += A_I^{-1} r_I. boundary != 0: BOUNDARY, the window read with the
+   * patch interior as zero (x_I not loaded), so r_I = b_I - A_IB x_B, and
+   * x_I = A_I^{-1} r_I stored */
   tpmg_status (*patch_fused)(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
-                             tpmg_kernel kernel, int colour, const void *b, void *x);
+                             tpmg_kernel kernel, int colour, int boundary, const void *b, void *x);
   /* SEPARATE, first half: r_I = b_I - (Abar x)_I on the interiors of one colour's
    * patches (other entries of r untouched) */
   tpmg_status (*patch_residual)(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,

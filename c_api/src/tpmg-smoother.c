@@ -8,7 +8,15 @@
  * (paper eq. 2.8), where A_d S_d = M_d S_d Λ_d on the patch interior. The
  * variants differ in where the residual comes from (paper Table 4): GLOBAL uses
  * the level operator once per colour, SEPARATE a patch-local residual pass, and
- * FUSED computes the residual and the solve of a patch in one pass. */
+ * FUSED computes the residual and the solve of a patch in one pass.
+ *
+ * BOUNDARY (the paper's "Reduced computation in local residual", labeled
+ * Boundary there; shared/seed/000_2d73055a997eed7b.txt): with an
+ * exact local solver, the FUSED update
+ *   x_I + A_II^{-1} (b_I - A_II x_I - A_IB x_B) = A_II^{-1} (b_I - A_IB x_B),
+ * so the new interior values do not depend on the old ones. The same pass as
+ * FUSED reads the patch window with its interior taken as zero (no loads of
+ * x_I) and stores the local solution into x_I instead of adding it. */
 #include <stdlib.h>
 
 #include "tpmg-impl.h"
@@ -38,7 +46,7 @@ tpmg_status tpmg_smoother_create(tpmg_grid *grid, int level, tpmg_precision prec
   tpmg_smoother_options opts = options ? *options : tpmg_smoother_options_default();
   TPMG_CHECK(ctx,
              opts.variant == TPMG_SMOOTHER_GLOBAL || opts.variant == TPMG_SMOOTHER_SEPARATE ||
-                 opts.variant == TPMG_SMOOTHER_FUSED,
+                 opts.variant == TPMG_SMOOTHER_FUSED || opts.variant == TPMG_SMOOTHER_BOUNDARY,
              TPMG_ERROR_ARGUMENT, "unknown smoother variant %d", (int)opts.variant);
   TPMG_CHECK(ctx, opts.kernel >= TPMG_KERNEL_DEFAULT && opts.kernel <= TPMG_KERNEL_TILED,
              TPMG_ERROR_ARGUMENT, "unknown smoother kernel %d", (int)opts.kernel);
@@ -52,7 +60,7 @@ tpmg_status tpmg_smoother_create(tpmg_grid *grid, int level, tpmg_precision prec
   s->level = &grid->levels[level];
   s->precision = precision;
   s->options = opts;
-  if (opts.variant != TPMG_SMOOTHER_FUSED) {
+  if (opts.variant == TPMG_SMOOTHER_GLOBAL || opts.variant == TPMG_SMOOTHER_SEPARATE) {
     s->residual_bytes = (size_t)s->level->n_dofs * tpmg_precision_size(precision);
     tpmg_status status = tpmg_malloc(ctx, s->residual_bytes, "smoother residual", &s->residual);
     if (status != TPMG_SUCCESS) {
@@ -86,7 +94,9 @@ tpmg_status tpmg_smoother_apply(tpmg_smoother *smoother, int reverse, const void
       TPMG_CALL(ctx->ops->patch_solve(ctx, lvl, p, kernel, colour, smoother->residual, x));
       break;
     case TPMG_SMOOTHER_FUSED:
-      TPMG_CALL(ctx->ops->patch_fused(ctx, lvl, p, kernel, colour, b, x));
+    case TPMG_SMOOTHER_BOUNDARY:
+      TPMG_CALL(ctx->ops->patch_fused(ctx, lvl, p, kernel, colour,
+                                      smoother->options.variant == TPMG_SMOOTHER_BOUNDARY, b, x));
       break;
     }
   }

@@ -54,7 +54,7 @@ static tpmg_status check_options(tpmg_context *ctx, const tpmg_solver_options *o
              TPMG_ERROR_ARGUMENT, "unknown solver type %d", (int)o->type);
   TPMG_CHECK(ctx, o->mode >= TPMG_MODE_DOUBLE && o->mode <= TPMG_MODE_FLOAT, TPMG_ERROR_ARGUMENT,
              "unknown precision mode %d", (int)o->mode);
-  TPMG_CHECK(ctx, o->smoother >= TPMG_SMOOTHER_GLOBAL && o->smoother <= TPMG_SMOOTHER_FUSED,
+  TPMG_CHECK(ctx, o->smoother >= TPMG_SMOOTHER_GLOBAL && o->smoother <= TPMG_SMOOTHER_BOUNDARY,
              TPMG_ERROR_ARGUMENT, "unknown smoother variant %d", (int)o->smoother);
   TPMG_CHECK(ctx, o->tolerance > 0.0 && o->tolerance < 1.0, TPMG_ERROR_ARGUMENT,
              "tolerance %g: must be in (0, 1)", o->tolerance);

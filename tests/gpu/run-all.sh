@@ -5,8 +5,9 @@
 #   2. ctest -L gpu: every CUDA backend operation and whole solves against the
 #      CPU backend;
 #   3. compute-sanitizer memcheck and racecheck on a small smoother test per
-#      variant (every kernel: default, basic, constant, tiled, and thread for
-#      degree 1), in 2D and 3D, and memcheck for degrees 1 and 7;
+#      variant (global, separate, fused, boundary; every kernel: default, basic,
+#      constant, tiled, and thread for degree 1), in 2D and 3D, and memcheck
+#      for degrees 1 and 7;
 #   4. a small solve table with tpmg-poisson --backend cuda --json;
 # and a summary last. Logs go to $OUT (if set) or build-gpu/gpu-logs.
 # TPMG_JOBS sets the build parallelism (default 16).
@@ -61,7 +62,7 @@ if [ $built -eq 0 ]; then
   cases=()
   for tool in memcheck racecheck; do
     for dim in 2 3; do
-      for variant in global separate fused; do
+      for variant in global separate fused boundary; do
         cases+=("$tool|${dim}D $variant|sanitizer-$tool-${dim}d-$variant.log|t802-gpu-smoother $dim $variant 2 2")
       done
     done

@@ -66,7 +66,7 @@ TPMG_CPU_INLINE void TPMG_CPU_NAME(laplace_layer)(const TPMG_CPU_NAME(laplace_da
         hi[d] = c[d] == lvl->cells[d] - 1;
       }
       T u[TPMG_CPU_MAX_TENSOR], v[TPMG_CPU_MAX_TENSOR];
-      TPMG_CPU_NAME(tpmg_cpu_gather)(dim, n_pts, data->src, lvl->n, origin, lo, hi, u);
+      TPMG_CPU_NAME(tpmg_cpu_gather)(dim, n_pts, data->src, lvl->n, origin, lo, hi, 0, u);
       TPMG_CPU_NAME(tpmg_cpu_kron_laplace)(dim, n_pts, n_pts, mass, stiffness, u, v);
       TPMG_CPU_NAME(tpmg_cpu_scatter)(dim, n_pts, v, lvl->n, origin, none, all, data->dst, 1);
     }

@@ -12,6 +12,9 @@
  * where K_I S = M_I S L on the patch interior in each direction, S^T M_I S = I.
  * Patches of one colour have disjoint interiors and none reads another's
  * interior, so they run in parallel.
+ * BOUNDARY (see tpmg-smoother.c) is the fused pass with xbar's patch interior
+ * read as zero, so that r_j = R_j b - A_IB x_B, and x_I = A_j^{-1} r_j stored
+ * instead of added: the old x_I is never read.
  *
  * This file includes itself once per scalar type (see tpmg-cpu.h). */
 #ifndef TPMG_CPU_SCALAR
@@ -19,7 +22,7 @@
 #include "tpmg-cpu.h"
 
 /* What a pass over the patches of one colour does. */
-enum { PATCH_RESIDUAL, PATCH_SOLVE, PATCH_FUSED };
+enum { PATCH_RESIDUAL, PATCH_SOLVE, PATCH_FUSED, PATCH_BOUNDARY };
 
 #define TPMG_CPU_SCALAR double
 #include "tpmg-cpu-patch.c"
@@ -29,10 +32,12 @@ enum { PATCH_RESIDUAL, PATCH_SOLVE, PATCH_FUSED };
 #undef TPMG_CPU_SCALAR
 
 tpmg_status tpmg_cpu_patch_fused(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
-                                 tpmg_kernel kernel, int colour, const void *b, void *x) {
+                                 tpmg_kernel kernel, int colour, int boundary, const void *b,
+                                 void *x) {
+  const int mode = boundary ? PATCH_BOUNDARY : PATCH_FUSED;
   if (prec == TPMG_FLOAT)
-    return patch_pass_float(ctx, lvl, PATCH_FUSED, colour, b, x, NULL, x);
-  return patch_pass_double(ctx, lvl, PATCH_FUSED, colour, b, x, NULL, x);
+    return patch_pass_float(ctx, lvl, mode, colour, b, x, NULL, x);
+  return patch_pass_double(ctx, lvl, mode, colour, b, x, NULL, x);
 }
 
 tpmg_status tpmg_cpu_patch_residual(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
@@ -55,7 +60,8 @@ tpmg_status tpmg_cpu_patch_solve(tpmg_context *ctx, const tpmg_level *lvl, tpmg_
 #include "tpmg-cpu.h"
 
 /* What every patch of one pass needs; 1D matrices column-major (see
- * tpmg_cpu_contract). The residual reads b and x, the solve updates x_out. */
+ * tpmg_cpu_contract). The residual reads b and x, the solve updates x_out;
+ * boundary: PATCH_BOUNDARY (x_I not read, x_out's interior overwritten). */
 typedef struct {
   const tpmg_level *lvl;
   T mass[3][TPMG_CPU_MAX_MATRIX];             /* rows 1..2k-1 of patch_mass, I x P */
@@ -66,10 +72,12 @@ typedef struct {
   const T *b;
   const T *x;
   T *x_out;
+  int boundary;
 } TPMG_CPU_NAME(patch_data);
 
 /* r = b_I - Abar xbar on the patch at origin (lo/hi: it touches the Dirichlet
- * boundary there): the local residual, r of size I^dim. */
+ * boundary there): the local residual, r of size I^dim; with data->boundary,
+ * xbar's interior is zero (not read), so r = b_I - A_IB x_B. */
 TPMG_CPU_INLINE void TPMG_CPU_NAME(patch_residual)(const TPMG_CPU_NAME(patch_data) * data,
                                                    const tpmg_index origin[3], const int lo[3],
                                                    const int hi[3], T *restrict r, int dim, int k) {
@@ -81,15 +89,15 @@ TPMG_CPU_INLINE void TPMG_CPU_NAME(patch_residual)(const TPMG_CPU_NAME(patch_dat
   const tpmg_index interior[3] = {origin[0] + 1, origin[1] + 1, dim == 3 ? origin[2] + 1 : 0};
   const int none[3] = {0, 0, 0};
   T xbar[TPMG_CPU_MAX_TENSOR], b[TPMG_CPU_MAX_TENSOR];
-  TPMG_CPU_NAME(tpmg_cpu_gather)(dim, n_pts, data->x, lvl->n, origin, lo, hi, xbar);
+  TPMG_CPU_NAME(tpmg_cpu_gather)(dim, n_pts, data->x, lvl->n, origin, lo, hi, data->boundary, xbar);
   TPMG_CPU_NAME(tpmg_cpu_kron_laplace)(dim, n_in, n_pts, mass, stiffness, xbar, r);
-  TPMG_CPU_NAME(tpmg_cpu_gather)(dim, n_in, data->b, lvl->n, interior, none, none, b);
+  TPMG_CPU_NAME(tpmg_cpu_gather)(dim, n_in, data->b, lvl->n, interior, none, none, 0, b);
   for (int i = 0; i < n_local; ++i)
     r[i] = b[i] - r[i];
 }
 
 /* x_I += A_I^{-1} r by fast diagonalization on the patch whose interior starts
- * at `interior`. */
+ * at `interior` (data->boundary: x_I = A_I^{-1} r). */
 TPMG_CPU_INLINE void TPMG_CPU_NAME(patch_solve)(const TPMG_CPU_NAME(patch_data) * data,
                                                 const tpmg_index interior[3], const T *restrict r,
                                                 int dim, int k) {
@@ -103,7 +111,9 @@ TPMG_CPU_INLINE void TPMG_CPU_NAME(patch_solve)(const TPMG_CPU_NAME(patch_data) 
   for (int i = 0; i < n_local; ++i)
     y[i] *= data->inverse_eigenvalues[i];
   TPMG_CPU_NAME(tpmg_cpu_kron_apply)(dim, n_in, vectors, y, work, z);
-  TPMG_CPU_NAME(tpmg_cpu_scatter)(dim, n_in, z, data->lvl->n, interior, begin, end, data->x_out, 1);
+  const tpmg_index *n = data->lvl->n;
+  const int add = !data->boundary;
+  TPMG_CPU_NAME(tpmg_cpu_scatter)(dim, n_in, z, n, interior, begin, end, data->x_out, add);
 }
 
 typedef void TPMG_CPU_NAME(patch_residual_kernel)(const TPMG_CPU_NAME(patch_data) *,
@@ -150,6 +160,7 @@ static tpmg_status TPMG_CPU_NAME(patch_pass)(tpmg_context *ctx, const tpmg_level
   data.b = b;
   data.x = x;
   data.x_out = x_out;
+  data.boundary = mode == PATCH_BOUNDARY;
   for (int d = 0; d < dim; ++d) {
     const T *mass = level_data->patch_mass[d], *stiffness = level_data->patch_stiffness[d];
     const T *vectors = level_data->eigenvectors[d];
@@ -195,7 +206,7 @@ static tpmg_status TPMG_CPU_NAME(patch_pass)(tpmg_context *ctx, const tpmg_level
         }
         T r[TPMG_CPU_MAX_TENSOR];
         if (mode == PATCH_SOLVE)
-          TPMG_CPU_NAME(tpmg_cpu_gather)(dim, n_in, b, lvl->n, interior, none, none, r);
+          TPMG_CPU_NAME(tpmg_cpu_gather)(dim, n_in, b, lvl->n, interior, none, none, 0, r);
         else
           residual(&data, origin, lo, hi, r);
         if (mode == PATCH_RESIDUAL)

@@ -77,7 +77,7 @@ TPMG_CPU_INLINE void TPMG_CPU_NAME(prolongate_row)(const TPMG_CPU_NAME(transfer_
     int lo[3], hi[3];
     TPMG_CPU_NAME(transfer_cell)(coarse, c, dim, k, origin_c, origin_f, lo, hi);
     T u[TPMG_CPU_MAX_TENSOR], t0[TPMG_CPU_MAX_TENSOR], t1[TPMG_CPU_MAX_TENSOR];
-    TPMG_CPU_NAME(tpmg_cpu_gather)(dim, n_c, data->src, coarse->n, origin_c, lo, hi, u);
+    TPMG_CPU_NAME(tpmg_cpu_gather)(dim, n_c, data->src, coarse->n, origin_c, lo, hi, 0, u);
     const T *result = t1;
     if (dim == 2) {
       TPMG_CPU_NAME(tpmg_cpu_contract)(n_f, n_c, 1, n_c, data->prolongation, u, t0, 0);
@@ -113,7 +113,7 @@ TPMG_CPU_INLINE void TPMG_CPU_NAME(restriction_layer)(const TPMG_CPU_NAME(transf
       TPMG_CPU_NAME(transfer_cell)(coarse, c, dim, k, origin_c, origin_f, lo, hi);
       /* the owned, non-Dirichlet fine points: t = 2k and, in the first cell, t = 0 read as zero */
       T v[TPMG_CPU_MAX_TENSOR], t0[TPMG_CPU_MAX_TENSOR], t1[TPMG_CPU_MAX_TENSOR];
-      TPMG_CPU_NAME(tpmg_cpu_gather)(dim, n_f, data->src, fine->n, origin_f, lo, one, v);
+      TPMG_CPU_NAME(tpmg_cpu_gather)(dim, n_f, data->src, fine->n, origin_f, lo, one, 0, v);
       const T *result = t1;
       if (dim == 2) {
         TPMG_CPU_NAME(tpmg_cpu_contract)(n_c, n_f, 1, n_f, data->restriction, v, t0, 0);

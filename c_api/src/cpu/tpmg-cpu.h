@@ -59,7 +59,8 @@ tpmg_status tpmg_cpu_laplace_kernel(tpmg_context *ctx, const tpmg_level *lvl,
                                     tpmg_precision prec, tpmg_kernel kernel, const void *src,
                                     void *dst);
 tpmg_status tpmg_cpu_patch_fused(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
-                                 tpmg_kernel kernel, int colour, const void *b, void *x);
+                                 tpmg_kernel kernel, int colour, int boundary, const void *b,
+                                 void *x);
 tpmg_status tpmg_cpu_patch_residual(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
                                     tpmg_kernel kernel, int colour, const void *b, const void *x,
                                     void *r);
@@ -171,11 +172,14 @@ TPMG_CPU_INLINE void TPMG_CPU_NAME(tpmg_cpu_kron_apply)(int dim, int n, const T 
 
 /* local = the n_pts^dim block of the global vector x (sizes n) starting at
  * origin, entries on the first (lo[d]) or last (hi[d]) plane of direction d read
- * as zero: how Dirichlet entries are read as zero. */
+ * as zero: how Dirichlet entries are read as zero. hollow != 0: the points
+ * inside the block in every direction (a_d = 1..n_pts-2) are set to zero
+ * without being read (TPMG_SMOOTHER_BOUNDARY's window). */
 TPMG_CPU_INLINE void TPMG_CPU_NAME(tpmg_cpu_gather)(int dim, int n_pts, const T *restrict x,
                                                     const tpmg_index n[3],
                                                     const tpmg_index origin[3], const int lo[3],
-                                                    const int hi[3], T *restrict local) {
+                                                    const int hi[3], int hollow,
+                                                    T *restrict local) {
   const int n_2 = dim == 3 ? n_pts : 1;
   for (int a2 = 0; a2 < n_2; ++a2)
     for (int a1 = 0; a1 < n_pts; ++a1) {
@@ -189,8 +193,16 @@ TPMG_CPU_INLINE void TPMG_CPU_NAME(tpmg_cpu_gather)(int dim, int n_pts, const T 
         continue;
       }
       const T *restrict src = x + origin[0] + n[0] * (origin[1] + a1 + n[1] * (origin[2] + a2));
-      for (int a0 = 0; a0 < n_pts; ++a0)
-        row[a0] = src[a0];
+      const int inner = a1 > 0 && a1 < n_pts - 1 && (dim == 2 || (a2 > 0 && a2 < n_pts - 1));
+      if (hollow && inner) {
+        row[0] = src[0];
+        for (int a0 = 1; a0 < n_pts - 1; ++a0)
+          row[a0] = 0;
+        row[n_pts - 1] = src[n_pts - 1];
+      } else {
+        for (int a0 = 0; a0 < n_pts; ++a0)
+          row[a0] = src[a0];
+      }
       if (lo[0])
         row[0] = 0;
       if (hi[0])
