@@ -18,10 +18,15 @@ constexpr tpmg_index elementwise_max_blocks = 65536;
 
 /* dot: at most dot_max_blocks contiguous chunks of at least dot_min_chunk
  * entries, each summed by one block in a fixed order, then the partials by one
- * block in a fixed order: the result depends on n only. */
+ * block in a fixed order: the result depends on n only. dots, axpys: the same
+ * chunks, one row of partials per sum. backend_data::partials holds rows
+ * 0..TPMG_MULTI_MAX of dot_max_blocks partials, then one result per row. */
 constexpr int dot_threads = 256;
+constexpr int dot_warps = dot_threads / 32;
 constexpr int dot_max_blocks = 1024;
 constexpr tpmg_index dot_min_chunk = 4096;
+constexpr int dot_rows = TPMG_MULTI_MAX + 1;
+constexpr int dot_results = dot_rows * dot_max_blocks; /* offset of the results */
 
 unsigned elementwise_blocks(tpmg_index n) {
   tpmg_index blocks = (n + elementwise_threads - 1) / elementwise_threads;
@@ -89,16 +94,92 @@ __global__ void __launch_bounds__(dot_threads)
     partials[blockIdx.x] = sum[0];
 }
 
+/* Block b sums the n_partials partials of row b < m, or of row dot_rows - 1
+ * (dots' (y, y)) for b = m, into the row's result. */
 __global__ void __launch_bounds__(dot_threads)
-    dot_final_kernel(int n_partials, double *__restrict__ partials) {
+    dot_final_kernel(int n_partials, int m, double *__restrict__ partials) {
   __shared__ double sum[dot_threads];
+  const int row = int(blockIdx.x) < m ? int(blockIdx.x) : dot_rows - 1;
   double s = 0;
   for (int i = threadIdx.x; i < n_partials; i += dot_threads)
-    s += partials[i];
+    s += partials[row * dot_max_blocks + i];
   sum[threadIdx.x] = s;
   block_sum(sum);
   if (threadIdx.x == 0)
-    partials[dot_max_blocks] = sum[0];
+    partials[dot_results + row] = sum[0];
+}
+
+/* The vectors and factors of one dots or axpys call, in the kernel parameters. */
+template <typename T> struct multi_vectors {
+  const T *x[TPMG_MULTI_MAX];
+  T a[TPMG_MULTI_MAX];
+};
+
+/* The block's sums of s[v] for v < m and v = values - 1, each in a fixed
+ * order (a shuffle tree in every warp, then the warps in turn), stored as the
+ * block's partial of row v. */
+template <int values>
+__device__ void block_partials(double (&s)[values], int m, double *__restrict__ partials) {
+  __shared__ double warp_sum[dot_warps][values];
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+#pragma unroll
+  for (int v = 0; v < values; ++v)
+    if (v < m || v == values - 1) {
+      for (int offset = 16; offset > 0; offset /= 2)
+        s[v] += __shfl_down_sync(0xffffffffu, s[v], offset);
+      if (lane == 0)
+        warp_sum[warp][v] = s[v];
+    }
+  __syncthreads();
+  const int v = threadIdx.x;
+  if (v < m || v == values - 1) {
+    double total = 0;
+    for (int w = 0; w < dot_warps; ++w)
+      total += warp_sum[w][v];
+    partials[(v == values - 1 ? dot_rows - 1 : v) * dot_max_blocks + blockIdx.x] = total;
+  }
+}
+
+/* dots: (x_v, y) for v < m in rows 0..m-1 and (y, y) in the last row. */
+template <typename T>
+__global__ void __launch_bounds__(dot_threads)
+    dots_partial_kernel(tpmg_index n, tpmg_index chunk, int m, const multi_vectors<T> vectors,
+                        const T *__restrict__ y, double *__restrict__ partials) {
+  const tpmg_index begin = tpmg_index(blockIdx.x) * chunk;
+  const tpmg_index end = begin + chunk < n ? begin + chunk : n;
+  double s[TPMG_MULTI_MAX + 1] = {};
+  for (tpmg_index i = begin + threadIdx.x; i < end; i += dot_threads) {
+    const double yi = y[i];
+#pragma unroll
+    for (int v = 0; v < TPMG_MULTI_MAX; ++v)
+      if (v < m)
+        s[v] += double(__ldg(vectors.x[v] + i)) * yi;
+    s[TPMG_MULTI_MAX] += yi * yi;
+  }
+  block_partials(s, m, partials);
+}
+
+/* axpys: y += sum_v a_v x_v in order; with_norm: (y, y) of the stored y in the
+ * last row. */
+template <typename T, bool with_norm>
+__global__ void __launch_bounds__(dot_threads)
+    axpys_kernel(tpmg_index n, tpmg_index chunk, int m, const multi_vectors<T> vectors,
+                 T *__restrict__ y, double *__restrict__ partials) {
+  const tpmg_index begin = tpmg_index(blockIdx.x) * chunk;
+  const tpmg_index end = begin + chunk < n ? begin + chunk : n;
+  double s[1] = {0};
+  for (tpmg_index i = begin + threadIdx.x; i < end; i += dot_threads) {
+    T value = y[i];
+#pragma unroll
+    for (int v = 0; v < TPMG_MULTI_MAX; ++v)
+      if (v < m)
+        value += vectors.a[v] * __ldg(vectors.x[v] + i);
+    y[i] = value;
+    if (with_norm)
+      s[0] += double(value) * double(value);
+  }
+  if (with_norm)
+    block_partials(s, 0, partials);
 }
 
 template <typename T>
@@ -160,9 +241,9 @@ tpmg_status init(tpmg_context *ctx) {
   TPMG_CHECK(ctx, data, TPMG_ERROR_MEMORY, "allocating the CUDA backend state failed");
   error = cudaStreamCreateWithFlags(&data->stream, cudaStreamNonBlocking);
   if (error == cudaSuccess)
-    error = cudaMalloc(&data->partials, (dot_max_blocks + 1) * sizeof(double));
+    error = cudaMalloc(&data->partials, (dot_results + dot_rows) * sizeof(double));
   if (error == cudaSuccess)
-    error = cudaMallocHost(&data->host_result, sizeof(double));
+    error = cudaMallocHost(&data->host_result, dot_rows * sizeof(double));
   for (int e = 0; e < 2 && error == cudaSuccess; ++e)
     error = cudaEventCreate(&data->stopwatch[e]);
   if (error != cudaSuccess) {
@@ -280,12 +361,106 @@ tpmg_status dot(tpmg_context *ctx, tpmg_precision prec, tpmg_index n, const void
     dot_partial_kernel<<<unsigned(blocks), dot_threads, 0, data->stream>>>(
         n, chunk, static_cast<const float *>(x), static_cast<const float *>(y), data->partials);
   TPMG_CUDA_LAUNCHED(ctx, "dot_partial_kernel");
-  dot_final_kernel<<<1, dot_threads, 0, data->stream>>>(int(blocks), data->partials);
+  dot_final_kernel<<<1, dot_threads, 0, data->stream>>>(int(blocks), 1, data->partials);
   TPMG_CUDA_LAUNCHED(ctx, "dot_final_kernel");
-  TPMG_CUDA_CALL(ctx, cudaMemcpyAsync(data->host_result, data->partials + dot_max_blocks,
+  TPMG_CUDA_CALL(ctx, cudaMemcpyAsync(data->host_result, data->partials + dot_results,
                                       sizeof(double), cudaMemcpyDeviceToHost, data->stream));
   TPMG_CUDA_CALL(ctx, cudaStreamSynchronize(data->stream));
   *result = *data->host_result;
+  return TPMG_SUCCESS;
+}
+
+/* The chunks of dot for n entries: the number of blocks and their length. */
+void dot_chunks(tpmg_index n, tpmg_index *blocks, tpmg_index *chunk) {
+  *blocks = (n + dot_min_chunk - 1) / dot_min_chunk;
+  if (*blocks > dot_max_blocks)
+    *blocks = dot_max_blocks;
+  *chunk = (n + *blocks - 1) / *blocks;
+}
+
+/* Sum the rows' partials (rows 0..m-1 and the last), copy the results to
+ * result[0..m] (the last row's to result[m]). */
+tpmg_status finish_rows(tpmg_context *ctx, tpmg_index blocks, int m, double *result) {
+  backend_data *data = static_cast<backend_data *>(ctx->backend_data);
+  dot_final_kernel<<<unsigned(m + 1), dot_threads, 0, data->stream>>>(int(blocks), m,
+                                                                      data->partials);
+  TPMG_CUDA_LAUNCHED(ctx, "dot_final_kernel");
+  TPMG_CUDA_CALL(ctx,
+                 cudaMemcpyAsync(data->host_result, data->partials + dot_results,
+                                 dot_rows * sizeof(double), cudaMemcpyDeviceToHost, data->stream));
+  TPMG_CUDA_CALL(ctx, cudaStreamSynchronize(data->stream));
+  for (int v = 0; v < m; ++v)
+    result[v] = data->host_result[v];
+  result[m] = data->host_result[dot_rows - 1];
+  return TPMG_SUCCESS;
+}
+
+template <typename T> multi_vectors<T> multi_of(int m, const void *const *x, const double *a) {
+  multi_vectors<T> vectors{};
+  for (int v = 0; v < m; ++v) {
+    vectors.x[v] = static_cast<const T *>(x[v]);
+    vectors.a[v] = a ? T(a[v]) : T(0);
+  }
+  return vectors;
+}
+
+tpmg_status dots(tpmg_context *ctx, tpmg_precision prec, tpmg_index n, int m, const void *const *x,
+                 const void *y, double *result) {
+  TPMG_CALL(activate(ctx));
+  if (n <= 0) {
+    for (int v = 0; v <= m; ++v)
+      result[v] = 0;
+    return TPMG_SUCCESS;
+  }
+  backend_data *data = static_cast<backend_data *>(ctx->backend_data);
+  tpmg_index blocks, chunk;
+  dot_chunks(n, &blocks, &chunk);
+  if (prec == TPMG_DOUBLE)
+    dots_partial_kernel<<<unsigned(blocks), dot_threads, 0, data->stream>>>(
+        n, chunk, m, multi_of<double>(m, x, nullptr), static_cast<const double *>(y),
+        data->partials);
+  else
+    dots_partial_kernel<<<unsigned(blocks), dot_threads, 0, data->stream>>>(
+        n, chunk, m, multi_of<float>(m, x, nullptr), static_cast<const float *>(y), data->partials);
+  TPMG_CUDA_LAUNCHED(ctx, "dots_partial_kernel");
+  return finish_rows(ctx, blocks, m, result);
+}
+
+tpmg_status axpys(tpmg_context *ctx, tpmg_precision prec, tpmg_index n, int m, const double *a,
+                  const void *const *x, void *y, double *norm2) {
+  TPMG_CALL(activate(ctx));
+  if (n <= 0) {
+    if (norm2)
+      *norm2 = 0;
+    return TPMG_SUCCESS;
+  }
+  backend_data *data = static_cast<backend_data *>(ctx->backend_data);
+  tpmg_index blocks, chunk;
+  dot_chunks(n, &blocks, &chunk);
+  const unsigned grid = unsigned(blocks);
+  if (prec == TPMG_DOUBLE) {
+    const auto vectors = multi_of<double>(m, x, a);
+    if (norm2)
+      axpys_kernel<double, true><<<grid, dot_threads, 0, data->stream>>>(
+          n, chunk, m, vectors, static_cast<double *>(y), data->partials);
+    else
+      axpys_kernel<double, false><<<grid, dot_threads, 0, data->stream>>>(
+          n, chunk, m, vectors, static_cast<double *>(y), data->partials);
+  } else {
+    const auto vectors = multi_of<float>(m, x, a);
+    if (norm2)
+      axpys_kernel<float, true><<<grid, dot_threads, 0, data->stream>>>(
+          n, chunk, m, vectors, static_cast<float *>(y), data->partials);
+    else
+      axpys_kernel<float, false><<<grid, dot_threads, 0, data->stream>>>(
+          n, chunk, m, vectors, static_cast<float *>(y), data->partials);
+  }
+  TPMG_CUDA_LAUNCHED(ctx, "axpys_kernel");
+  if (!norm2)
+    return TPMG_SUCCESS;
+  double result[1];
+  TPMG_CALL(finish_rows(ctx, blocks, 0, result));
+  *norm2 = result[0];
   return TPMG_SUCCESS;
 }
 
@@ -552,6 +727,8 @@ extern "C" const tpmg_backend_ops tpmg_cuda_backend = {
     tpmg_cuda::axpby,
     tpmg_cuda::dot,
     tpmg_cuda::convert,
+    tpmg_cuda::dots,
+    tpmg_cuda::axpys,
     tpmg_cuda::laplace_op,
     tpmg_cuda::laplace_kernel_op,
     tpmg_cuda::copy_boundary,

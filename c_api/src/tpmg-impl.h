@@ -84,6 +84,10 @@ static inline tpmg_index tpmg_level_patches_1d(const tpmg_level *lvl, int d, int
 
 /* ---- backends ---------------------------------------------------------- */
 
+/* The most vectors one call of the backend's dots or axpys takes; the core
+ * splits longer lists. */
+#define TPMG_MULTI_MAX 16
+
 /* What every backend provides. The core validates arguments, then calls these;
  * a backend may assume valid arguments. Vector pointers are in the backend's
  * memory space; `prec` selects float or double. Each returns a status and sets
@@ -108,6 +112,15 @@ typedef struct {
                      const void *y, double *result);
   tpmg_status (*convert)(tpmg_context *ctx, tpmg_index n, tpmg_precision src_prec, const void *src,
                          tpmg_precision dst_prec, void *dst);
+  /* Several vectors in one pass (GMRES' classical Gram-Schmidt), 1 <= m <=
+   * TPMG_MULTI_MAX, each sum in double in an order fixed by n alone.
+   * dots: result[i] = (x_i, y) for i < m and result[m] = (y, y) */
+  tpmg_status (*dots)(tpmg_context *ctx, tpmg_precision prec, tpmg_index n, int m,
+                      const void *const *x, const void *y, double *result);
+  /* axpys: y += a_0 x_0 + ... + a_{m-1} x_{m-1}, added in that order in the
+   * precision of the vectors; norm2 != NULL: (y, y) of the new y as stored */
+  tpmg_status (*axpys)(tpmg_context *ctx, tpmg_precision prec, tpmg_index n, int m, const double *a,
+                       const void *const *x, void *y, double *norm2);
 
   /* dst = A src; Dirichlet entries of src read as zero, dst_B = src_B */
   tpmg_status (*laplace)(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,

@@ -33,7 +33,7 @@ struct tpmg_solver {
   int n_vectors;
   void **vectors;              /* outer-precision work vectors, see create */
   void *check[3];              /* TPMG_MODE_FLOAT: double x, b, r for the final residual */
-  double *hessenberg, *givens_c, *givens_s, *g, *y; /* GMRES, host */
+  double *hessenberg, *givens_c, *givens_s, *g, *y, *coef; /* GMRES, host */
 };
 
 tpmg_solver_options tpmg_solver_options_default(void) {
@@ -86,6 +86,7 @@ tpmg_status tpmg_solver_destroy(tpmg_solver **solver) {
   free(s->givens_s);
   free(s->g);
   free(s->y);
+  free(s->coef);
   free(s);
   *solver = NULL;
   return TPMG_SUCCESS;
@@ -149,7 +150,8 @@ tpmg_status tpmg_solver_create(tpmg_grid *grid, const tpmg_solver_options *optio
     s->givens_s = calloc((size_t)m, sizeof(double));
     s->g = calloc((size_t)m + 1, sizeof(double));
     s->y = calloc((size_t)m, sizeof(double));
-    if (!s->hessenberg || !s->givens_c || !s->givens_s || !s->g || !s->y)
+    s->coef = calloc((size_t)m + 1, sizeof(double));
+    if (!s->hessenberg || !s->givens_c || !s->givens_s || !s->g || !s->y || !s->coef)
       status = tpmg_error_set(ctx, TPMG_ERROR_MEMORY, __FILE__, __LINE__, "GMRES host arrays");
   }
   if (status != TPMG_SUCCESS) {
@@ -185,6 +187,62 @@ static tpmg_status precondition(tpmg_solver *s, const void *r, void *z) {
 static tpmg_status norm(tpmg_solver *s, const void *v, double *result) {
   TPMG_CALL(s->ctx->ops->dot(s->ctx, s->q, s->level->n_dofs, v, v, result));
   *result = sqrt(*result);
+  return TPMG_SUCCESS;
+}
+
+/* result[i] = (x_i, y) for i < m and *yy = (y, y), in one pass over the
+ * vectors per TPMG_MULTI_MAX of them. */
+static tpmg_status dots(tpmg_solver *s, int m, void *const *x, const void *y, double *result,
+                        double *yy) {
+  double part[TPMG_MULTI_MAX + 1];
+  for (int first = 0; first < m; first += TPMG_MULTI_MAX) {
+    int count = m - first < TPMG_MULTI_MAX ? m - first : TPMG_MULTI_MAX;
+    TPMG_CALL(s->ctx->ops->dots(s->ctx, s->q, s->level->n_dofs, count,
+                                (const void *const *)(x + first), y, part));
+    memcpy(result + first, part, sizeof(double) * (size_t)count);
+    *yy = part[count];
+  }
+  return TPMG_SUCCESS;
+}
+
+/* y += sum_{i < m} a_i x_i, per TPMG_MULTI_MAX vectors; norm2 != NULL: the
+ * new (y, y). */
+static tpmg_status axpys(tpmg_solver *s, int m, const double *a, void *const *x, void *y,
+                         double *norm2) {
+  for (int first = 0; first < m; first += TPMG_MULTI_MAX) {
+    int count = m - first < TPMG_MULTI_MAX ? m - first : TPMG_MULTI_MAX;
+    TPMG_CALL(s->ctx->ops->axpys(s->ctx, s->q, s->level->n_dofs, count, a + first,
+                                 (const void *const *)(x + first), y,
+                                 first + count == m ? norm2 : NULL));
+  }
+  return TPMG_SUCCESS;
+}
+
+/* Orthogonalize w against V_0..V_j by classical Gram-Schmidt, h_i = (w, V_i)
+ * into column j of H, and return ||w|| after it in *h_next. One pass computes
+ * all h_i and (w, w), one more updates w and its norm: 2j+5 vector passes
+ * instead of modified Gram-Schmidt's 5j+6. Where the norm falls below 1/sqrt(2)
+ * of what it was, cancellation may have left w unorthogonal, and a second
+ * pass follows (the criterion of Daniel, Gragg, Kaufman and Stewart, Math.
+ * Comp. 30, 1976), which makes the basis orthogonal to working precision. */
+static tpmg_status orthogonalize(tpmg_solver *s, int j, void **V, void *w, double *h_next) {
+  double *H = s->hessenberg, *c = s->coef, before, after;
+  int m = s->restart;
+  TPMG_CALL(dots(s, j + 1, V, w, c, &before));
+  for (int i = 0; i <= j; ++i) {
+    H[i * m + j] = c[i];
+    c[i] = -c[i];
+  }
+  TPMG_CALL(axpys(s, j + 1, c, V, w, &after));
+  if (after < 0.5 * before) {
+    TPMG_CALL(dots(s, j + 1, V, w, c, &before));
+    for (int i = 0; i <= j; ++i) {
+      H[i * m + j] += c[i];
+      c[i] = -c[i];
+    }
+    TPMG_CALL(axpys(s, j + 1, c, V, w, &after));
+  }
+  *h_next = sqrt(after);
   return TPMG_SUCCESS;
 }
 
@@ -224,14 +282,8 @@ static tpmg_status gmres(tpmg_solver *s, const void *b, void *x, double bnorm, d
         TPMG_CALL(precondition(s, V[j], Z[j]));
         TPMG_CALL(ctx->ops->laplace(ctx, s->level, q, Z[j], w));
       }
-      for (int i = 0; i <= j; ++i) { /* modified Gram-Schmidt */
-        double h;
-        TPMG_CALL(ctx->ops->dot(ctx, q, n, w, V[i], &h));
-        TPMG_CALL(ctx->ops->axpby(ctx, q, n, -h, V[i], 1.0, w));
-        H[i * m + j] = h;
-      }
       double h_next;
-      TPMG_CALL(norm(s, w, &h_next));
+      TPMG_CALL(orthogonalize(s, j, V, w, &h_next));
       for (int i = 0; i < j; ++i) { /* previous rotations on column j */
         double a = H[i * m + j], c = H[(i + 1) * m + j];
         H[i * m + j] = cs[i] * a + sn[i] * c;
@@ -259,8 +311,7 @@ static tpmg_status gmres(tpmg_solver *s, const void *b, void *x, double bnorm, d
       for (int p = i + 1; p < j; ++p) sum -= H[i * m + p] * y[p];
       y[i] = sum / H[i * m + i];
     }
-    for (int i = 0; i < j; ++i)
-      TPMG_CALL(ctx->ops->axpby(ctx, q, n, y[i], s->left ? V[i] : Z[i], 1.0, x));
+    TPMG_CALL(axpys(s, j, y, s->left ? V : Z, x, NULL));
     TPMG_CALL(residual(s, b, x, r, &rnorm));
     if (s->left) {
       TPMG_CALL(precondition(s, r, w));

@@ -115,6 +115,24 @@ static tpmg_status cpu_dot(tpmg_context *ctx, tpmg_precision prec, tpmg_index n,
   return TPMG_SUCCESS;
 }
 
+static tpmg_status cpu_dots(tpmg_context *ctx, tpmg_precision prec, tpmg_index n, int m,
+                            const void *const *x, const void *y, double *result) {
+  if (prec == TPMG_FLOAT)
+    dots_float(ctx, n, m, (const float *const *)x, y, result);
+  else
+    dots_double(ctx, n, m, (const double *const *)x, y, result);
+  return TPMG_SUCCESS;
+}
+
+static tpmg_status cpu_axpys(tpmg_context *ctx, tpmg_precision prec, tpmg_index n, int m,
+                             const double *a, const void *const *x, void *y, double *norm2) {
+  if (prec == TPMG_FLOAT)
+    axpys_float(ctx, n, m, a, (const float *const *)x, y, norm2);
+  else
+    axpys_double(ctx, n, m, a, (const double *const *)x, y, norm2);
+  return TPMG_SUCCESS;
+}
+
 static tpmg_status cpu_convert(tpmg_context *ctx, tpmg_index n, tpmg_precision src_prec,
                                const void *src, tpmg_precision dst_prec, void *dst) {
   if (src_prec == dst_prec) {
@@ -203,6 +221,8 @@ const tpmg_backend_ops tpmg_cpu_backend = {
     .axpby = cpu_axpby,
     .dot = cpu_dot,
     .convert = cpu_convert,
+    .dots = cpu_dots,
+    .axpys = cpu_axpys,
     .laplace = tpmg_cpu_laplace,
     .laplace_kernel = tpmg_cpu_laplace_kernel,
     .copy_boundary = tpmg_cpu_copy_boundary,
@@ -267,6 +287,60 @@ static double TPMG_CPU_NAME(dot)(tpmg_context *ctx, tpmg_index n, const T *restr
   for (int j = 0; j < TPMG_CPU_DOT_BLOCKS; ++j)
     sum += block_sum[j];
   return sum;
+}
+
+/* dots (see tpmg_backend_ops): the blocks of dot, one sum per vector in each,
+ * element by element; the blocks' sums added in order. */
+static void TPMG_CPU_NAME(dots)(tpmg_context *ctx, tpmg_index n, int m, const T *const *x,
+                                const T *restrict y, double *result) {
+  double block_sum[TPMG_CPU_DOT_BLOCKS][TPMG_MULTI_MAX + 1];
+#pragma omp parallel for schedule(static) num_threads(ctx->n_threads) if (n > TPMG_CPU_PARALLEL_MIN)
+  for (int j = 0; j < TPMG_CPU_DOT_BLOCKS; ++j) {
+    const tpmg_index begin = n * j / TPMG_CPU_DOT_BLOCKS, end = n * (j + 1) / TPMG_CPU_DOT_BLOCKS;
+    double sum[TPMG_MULTI_MAX + 1] = {0};
+    for (tpmg_index i = begin; i < end; ++i) {
+      const double yi = y[i];
+      for (int v = 0; v < m; ++v)
+        sum[v] += (double)x[v][i] * yi;
+      sum[m] += yi * yi;
+    }
+    for (int v = 0; v <= m; ++v)
+      block_sum[j][v] = sum[v];
+  }
+  for (int v = 0; v <= m; ++v) {
+    double sum = 0;
+    for (int j = 0; j < TPMG_CPU_DOT_BLOCKS; ++j)
+      sum += block_sum[j][v];
+    result[v] = sum;
+  }
+}
+
+/* axpys (see tpmg_backend_ops), over the blocks of dot when norm2 is wanted. */
+static void TPMG_CPU_NAME(axpys)(tpmg_context *ctx, tpmg_index n, int m, const double *a,
+                                 const T *const *x, T *restrict y, double *norm2) {
+  T ta[TPMG_MULTI_MAX];
+  for (int v = 0; v < m; ++v)
+    ta[v] = (T)a[v];
+  double block_sum[TPMG_CPU_DOT_BLOCKS];
+#pragma omp parallel for schedule(static) num_threads(ctx->n_threads) if (n > TPMG_CPU_PARALLEL_MIN)
+  for (int j = 0; j < TPMG_CPU_DOT_BLOCKS; ++j) {
+    const tpmg_index begin = n * j / TPMG_CPU_DOT_BLOCKS, end = n * (j + 1) / TPMG_CPU_DOT_BLOCKS;
+    double sum = 0;
+    for (tpmg_index i = begin; i < end; ++i) {
+      T value = y[i];
+      for (int v = 0; v < m; ++v)
+        value += ta[v] * x[v][i];
+      y[i] = value;
+      sum += (double)value * (double)value;
+    }
+    block_sum[j] = sum;
+  }
+  if (norm2) {
+    double sum = 0;
+    for (int j = 0; j < TPMG_CPU_DOT_BLOCKS; ++j)
+      sum += block_sum[j];
+    *norm2 = sum;
+  }
 }
 
 /* x_I = inverse b_I (dense, over the interior DoFs in lexicographic order),
