@@ -458,7 +458,7 @@ tpmg_status axpys(tpmg_context *ctx, tpmg_precision prec, tpmg_index n, int m, c
   TPMG_CUDA_LAUNCHED(ctx, "axpys_kernel");
   if (!norm2)
     return TPMG_SUCCESS;
-  double result[1];
+  double result[1] = {0};
   TPMG_CALL(finish_rows(ctx, blocks, 0, result));
   *norm2 = result[0];
   return TPMG_SUCCESS;
