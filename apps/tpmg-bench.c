@@ -23,15 +23,16 @@
 #include "tpmg.h"
 
 #define DEFAULT_TARGET_DOFS 1e6
-#define MAX_KERNELS 4
+#define MAX_KERNELS 5
 
 static const char *const precision_names[] = {"double", "float", NULL};
 static const char *const mode_names[] = {"double", "mixed", NULL};
 static const char *const backend_names[] = {"cpu", "cuda"};
 #define N_VARIANTS 4 /* the smoother variants, in tpmg_smoother_variant order */
 static const char *const variant_names[N_VARIANTS] = {"global", "separate", "fused", "boundary"};
-static const char *const kernel_names[5] = {"default", "basic", "constant", "thread", "tiled"};
-static const char kernel_letters[5] = {'D', 'B', 'C', 'T', 'L'};
+static const char *const kernel_names[6] = {"default", "basic", "constant",
+                                            "thread",  "tiled", "brick"};
+static const char kernel_letters[6] = {'D', 'B', 'C', 'T', 'L', 'K'};
 
 typedef struct {
   int dim;    /* 2, 3, or 0 for both */
@@ -279,24 +280,50 @@ static work count_apply(int dim, int k, double n_dofs, double n_vertices, int sp
   return w;
 }
 
+/* One operator apply by the BRICK kernel (cuda_kernels/tpmg-cuda-brick.cuh):
+ * per DoF (k+2) (2 w^2 + 3 w + 2) multiply-adds in 3D, (k+2) (2 w + 2) in 2D,
+ * w = W / R the window's points per owned point in x and y (R = C k, W = R + k
+ * + 1, C = `cells` per brick); 4 w^2 + 4 w + 2 (2D: 4 w + 2) shared-memory
+ * words; the 1D scalings (3 W per line of the later stages) are neglected. */
+static work count_brick(int dim, int k, int cells) {
+  const double R = (double)cells * k, w = (R + k + 1) / R;
+  work out;
+  out.flops = 2 * (k + 2) * (dim == 2 ? 2 * w + 2 : 2 * w * w + 3 * w + 2);
+  out.shared_words = dim == 2 ? 4 * w + 2 : 4 * w * w + 4 * w + 2;
+  out.matrix_words = 0;
+  out.dram_words = 2;
+  return out;
+}
+
+/* The bricks' cells in x (and y), as in brick_table of tpmg-cuda-brick.cuh. */
+static int brick_cells(int dim, int k, tpmg_precision precision) {
+  static const int cells3[9] = {0, 8, 5, 4, 3, 2, 2, 2, 2};
+  static const int cells2[2][11] = {{0, 16, 8, 5, 4, 3, 3, 2, 2, 1, 1},
+                                    {0, 16, 8, 5, 6, 4, 4, 3, 3, 2, 2}};
+  return dim == 3 ? cells3[k] : cells2[precision == TPMG_DOUBLE ? 0 : 1][k];
+}
+
 /* ---- building blocks ------------------------------------------------------ */
 
-/* Columns of a row: smoothing (N_VARIANTS variants x kernels), apply x kernels, P+R, V-cycle. */
+/* Columns of a row: smoothing (N_VARIANTS variants x the first n_smoother
+ * kernels), apply x kernels, P+R, V-cycle. */
 typedef struct {
-  int n_kernels;
+  int n_kernels, n_smoother; /* the operator's kernels, the first n_smoother also smoothers' */
   tpmg_kernel kernels[MAX_KERNELS];
 } kernel_list;
 
 static kernel_list kernels_of(tpmg_backend backend) {
   kernel_list l;
   if (backend == TPMG_BACKEND_CUDA) {
-    l.n_kernels = 4;
+    l.n_kernels = 5;
+    l.n_smoother = 4;
     l.kernels[0] = TPMG_KERNEL_BASIC;
     l.kernels[1] = TPMG_KERNEL_CONSTANT;
     l.kernels[2] = TPMG_KERNEL_TILED;
     l.kernels[3] = TPMG_KERNEL_THREAD;
+    l.kernels[4] = TPMG_KERNEL_BRICK; /* the operator only */
   } else {
-    l.n_kernels = 1;
+    l.n_kernels = l.n_smoother = 1;
     l.kernels[0] = TPMG_KERNEL_DEFAULT;
   }
   return l;
@@ -314,7 +341,7 @@ static component_list components_of(const kernel_list *kl) {
   component_list c;
   c.n = 0;
   for (int v = 0; v <= N_VARIANTS; ++v)
-    for (int kk = 0; kk < kl->n_kernels; ++kk) {
+    for (int kk = 0; kk < (v < N_VARIANTS ? kl->n_smoother : kl->n_kernels); ++kk) {
       const int smooth = v < N_VARIANTS;
       const char *what = smooth ? variant_names[v] : "apply";
       snprintf(c.names[c.n], sizeof(c.names[0]), "%s%s_%s", smooth ? "smooth_" : "", what,
@@ -412,7 +439,7 @@ static tpmg_status bench_row(tpmg_context *ctx, const options *o, const kernel_l
     *n_vertices *= (double)(w.grid->levels[level].cells[d] + 1);
   }
   for (int v = 0; v < N_VARIANTS; ++v)
-    for (int kk = 0; kk < kl->n_kernels; ++kk) {
+    for (int kk = 0; kk < kl->n_smoother; ++kk) {
       tpmg_smoother_options smoother_options = tpmg_smoother_options_default();
       smoother_options.variant = (tpmg_smoother_variant)v;
       smoother_options.kernel = kl->kernels[kk];
@@ -434,7 +461,7 @@ static tpmg_status bench_row(tpmg_context *ctx, const options *o, const kernel_l
 
   int c = 0;
   for (int v = 0; v < N_VARIANTS; ++v)
-    for (int kk = 0; kk < kl->n_kernels; ++kk, ++c) {
+    for (int kk = 0; kk < kl->n_smoother; ++kk, ++c) {
       seconds[c] = NAN;
       w.current = w.smoother[v][kk];
       if (w.current)
@@ -467,14 +494,14 @@ static int run_building_blocks(tpmg_context *ctx, const options *o, FILE *csv, d
                                const int *n_degrees, int n_rows) {
   const kernel_list kl = kernels_of(o->backend);
   const component_list comp = components_of(&kl);
-  const int nk = kl.n_kernels, global0 = 0, fused0 = TPMG_SMOOTHER_FUSED * nk,
-            boundary0 = TPMG_SMOOTHER_BOUNDARY * nk, apply0 = N_VARIANTS * nk;
+  const int nk = kl.n_kernels, ns = kl.n_smoother, global0 = 0, fused0 = TPMG_SMOOTHER_FUSED * ns,
+            boundary0 = TPMG_SMOOTHER_BOUNDARY * ns, apply0 = N_VARIANTS * ns;
   const size_t word = o->precision == TPMG_DOUBLE ? 8 : 4;
   printf(
       "throughput in GDoF/s (n_dofs / time) of one smoothing step (glob, sepa, fuse, boun),\n"
       "one operator apply (appl), one restriction + prolongation, one V-cycle; kernels: B basic,\n"
-      "C constant, L tiled (lines per thread), T thread, D default; a kernel a degree\n"
-      "lacks: -\n");
+      "C constant, L tiled (lines per thread), T thread, K brick (the operator only), D default;\n"
+      "a kernel a degree lacks: -\n");
   printf("%3s %2s %3s %11s", "dim", "k", "lvl", "n_dofs");
   for (int c = 0; c < comp.n; ++c)
     printf(" %9s", comp.titles[c]);
@@ -521,8 +548,8 @@ static int run_building_blocks(tpmg_context *ctx, const options *o, FILE *csv, d
       printf("\n");
       fflush(stdout);
       /* the fused smoothing step and the operator against the roofs */
-      const int bf = fastest(seconds, fused0, nk), bg = fastest(seconds, global0, nk),
-                bb = fastest(seconds, boundary0, nk), ba = fastest(seconds, apply0, nk);
+      const int bf = fastest(seconds, fused0, ns), bg = fastest(seconds, global0, ns),
+                bb = fastest(seconds, boundary0, ns), ba = fastest(seconds, apply0, nk);
       const tpmg_kernel kb = kl.kernels[bb - boundary0];
       const tpmg_kernel kf = kl.kernels[bf - fused0], ka = kl.kernels[ba - apply0];
       /* the CPU backend's kernels are dense, as BASIC */
@@ -531,7 +558,9 @@ static int run_building_blocks(tpmg_context *ctx, const options *o, FILE *csv, d
       const int sparse_a =
           ka == TPMG_KERNEL_CONSTANT || ka == TPMG_KERNEL_TILED || ka == TPMG_KERNEL_THREAD;
       const work wf = count_fused(dim, k, n, n_patches, sparse_f),
-                 wa = count_apply(dim, k, n, n_vertices, sparse_a);
+                 wa = ka == TPMG_KERNEL_BRICK
+                          ? count_brick(dim, k, brick_cells(dim, k, o->precision))
+                          : count_apply(dim, k, n, n_vertices, sparse_a);
       const double rate_f = n / seconds[bf], rate_a = n / seconds[ba];
       /* BASIC kernels also load every matrix entry from on-chip memory (L1);
        * THREAD kernels keep everything in registers */
@@ -684,12 +713,61 @@ static tpmg_status time_what(breakdown *s, int what, int l, int repeat, double *
 
 /* The GMRES solve of tpmg_solver_solve (tpmg-solver.c) as components: per
  * iteration j (from 0) one preconditioner (in mixed mode: convert r to float,
- * zero x, V-cycle, convert back), one double operator apply, j+1 dot + axpby
- * pairs of modified Gram-Schmidt, a norm and the scaling of the new basis
- * vector; at the end `it` axpbys for x += Z y and the residual; before, the
- * norm of b and the first residual. The V-cycle levels: two smoothing steps,
+ * zero x, V-cycle, convert back), one double operator apply, the classical
+ * Gram-Schmidt passes dots and axpys on j+1 basis vectors and the scaling of
+ * the new basis vector; at the end one axpys for x += Z y and the residual;
+ * before, the norm of b and the first residual. The V-cycle levels: two smoothing steps,
  * the residual (apply + update), restriction, zeroing the coarse iterate and
  * prolongation; level 0 the coarse solve (part of "levels < L"). */
+/* One call of the fused Gram-Schmidt passes on m basis vectors. */
+typedef struct {
+  tpmg_context *ctx;
+  tpmg_index n;
+  int m, which; /* 0 dots, 1 axpys with the norm, 2 axpys without */
+  void **v;     /* m basis vectors, then w */
+  double a[TPMG_MULTI_MAX], result[TPMG_MULTI_MAX + 1];
+} multi_call;
+
+static tpmg_status run_multi(void *arg) {
+  multi_call *c = arg;
+  const void *const *x = (const void *const *)c->v;
+  if (c->which == 0)
+    return c->ctx->ops->dots(c->ctx, TPMG_DOUBLE, c->n, c->m, x, c->v[c->m], c->result);
+  return c->ctx->ops->axpys(c->ctx, TPMG_DOUBLE, c->n, c->m, c->a, x, c->v[c->m],
+                            c->which == 1 ? c->result : NULL);
+}
+
+/* The seconds of dots and axpys (with the norm) on m = 1..it basis vectors of
+ * n doubles, [m - 1], and of axpys without the norm on `it` (x += Z y), each
+ * on distinct vectors (it + 1 of them, allocated here). */
+static tpmg_status time_multi(tpmg_context *ctx, tpmg_index n, int it, int repeat, double *times,
+                              double *dots, double *axpys, double *update) {
+  void *v[TPMG_MULTI_MAX + 1] = {NULL};
+  tpmg_status status = TPMG_SUCCESS;
+  for (int i = 0; i <= it && status == TPMG_SUCCESS; ++i) {
+    status = tpmg_vector_create(ctx, TPMG_DOUBLE, n, &v[i]);
+    if (status == TPMG_SUCCESS)
+      status = tpmg_vector_set(ctx, TPMG_DOUBLE, n, 1.0 / (i + 1), v[i]);
+  }
+  multi_call c = {ctx, n, 0, 0, v, {0}, {0}};
+  for (int i = 0; i < TPMG_MULTI_MAX; ++i)
+    c.a[i] = 1e-3;
+  for (c.m = 1; c.m <= it && status == TPMG_SUCCESS; ++c.m) {
+    c.which = 0;
+    status = time_median(ctx, run_multi, &c, repeat, times, &dots[c.m - 1]);
+    c.which = 1;
+    if (status == TPMG_SUCCESS)
+      status = time_median(ctx, run_multi, &c, repeat, times, &axpys[c.m - 1]);
+  }
+  c.m = it;
+  c.which = 2;
+  if (status == TPMG_SUCCESS)
+    status = time_median(ctx, run_multi, &c, repeat, times, update);
+  for (int i = 0; i <= it; ++i)
+    tpmg_vector_destroy(ctx, &v[i]);
+  return status;
+}
+
 static int run_breakdown_mode(tpmg_context *ctx, const options *o, FILE *csv, double *times,
                               int dim, int k, int L) {
   const tpmg_precision p = o->mode == TPMG_MODE_MIXED ? TPMG_FLOAT : TPMG_DOUBLE;
@@ -802,14 +880,30 @@ static int run_breakdown_mode(tpmg_context *ctx, const options *o, FILE *csv, do
     tpmg_grid_destroy(&grid);
     return APP_EXIT_LIBRARY;
   }
-  tpmg_grid_destroy(&grid);
 
   /* the model of the solve */
   const int it = result.iterations;
   const double n_vcycles = it;
-  double gs_pairs = 0;
+  /* Gram-Schmidt per basis length (the bases of longer solves are restarted
+   * or split into TPMG_MULTI_MAX vectors per pass; not modelled) */
+  double gs_dots[TPMG_MULTI_MAX], gs_axpys[TPMG_MULTI_MAX], update = 0, gs = 0;
+  if (it > TPMG_MULTI_MAX) {
+    fprintf(stderr, "tpmg-bench: the breakdown models at most %d iterations, the solve took %d\n",
+            TPMG_MULTI_MAX, it);
+    tpmg_grid_destroy(&grid);
+    return APP_EXIT_LIBRARY;
+  }
+  if (it > 0) {
+    status = time_multi(ctx, nL, it, o->repeat, times, gs_dots, gs_axpys, &update);
+    if (status != TPMG_SUCCESS) {
+      app_library_error(ctx, "time_multi", status);
+      tpmg_grid_destroy(&grid);
+      return APP_EXIT_LIBRARY;
+    }
+  }
+  tpmg_grid_destroy(&grid);
   for (int j = 0; j < it; ++j)
-    gs_pairs += j + 1;
+    gs += gs_dots[j] + gs_axpys[j];
   enum { C_LOWER, C_SMOOTH, C_MATVEC, C_TRANSFER, C_UPDATE, C_GMRES_MATVEC, C_GMRES_VECTOR, C_N };
   static const char *const cname[C_N] = {"levels < L",
                                          "level L smooth",
@@ -829,11 +923,12 @@ static int run_breakdown_mode(tpmg_context *ctx, const options *o, FILE *csv, do
   /* operator applies: one per iteration, the first residual, the one after
    * the cycle, and the final check */
   c[C_GMRES_MATVEC] = (it + 3) * apply_double;
-  /* dots: |b|, the first residual, Gram-Schmidt, |w| per iteration and the
-   * two final residuals; axpbys: the first residual and basis vector,
-   * Gram-Schmidt, the scaling of it - 1 basis vectors, x += Z y, the two
+  /* Gram-Schmidt: iteration j one dots and one axpys on j + 1 vectors (no
+   * second pass: it is rare, and not counted); x += Z y one axpys; dots: |b|,
+   * the first residual and the two final residuals; axpbys: the first
+   * residual and basis vector, the scaling of it - 1 basis vectors, the two
    * final residuals */
-  c[C_GMRES_VECTOR] = gs_pairs * (dot + axpby) + (it + 4) * dot + (2 * it + 3) * axpby;
+  c[C_GMRES_VECTOR] = gs + update + 4 * dot + (it + 3) * axpby;
   double model = 0;
   for (int i = 0; i < C_N; ++i)
     model += c[i];

@@ -35,6 +35,7 @@
 
 #include <type_traits>
 
+#include "tpmg-cuda-brick.cuh"
 #include "tpmg-cuda-tensor.cuh"
 #include "tpmg-cuda.cuh"
 
@@ -367,13 +368,22 @@ template <int dim, int k, typename T> constexpr bool linear_operator() {
 
 /* The implementation TPMG_KERNEL_DEFAULT stands for: the fastest measured on
  * the H200 (doc/benchmarks.md), for the smoother (by its fused step) and the
- * operator. TILED where it beat CONSTANT by more than 1% in the same run (the
- * medians repeat within 0.2%): the smoother in 3D in float for k = 2, 3 and in
- * double for k = 2; the operator in 3D in float for k = 2..5 and in double for
- * k = 2..4, in 2D for k = 2..9 in float and every degree in double. At higher
- * degrees two lines per thread double the registers (3D Q7 float fused: 125
- * instead of 62) and halve the warps per SM, which costs more than the halved
- * constant-bank loads save. */
+ * operator. Smoother: TILED where it beat CONSTANT by more than 1% in the same
+ * run (the medians repeat within 0.2%): in 3D in float for k = 2, 3 and in
+ * double for k = 2. At higher degrees two lines per thread double the
+ * registers (3D Q7 float fused: 125 instead of 62) and halve the warps per SM,
+ * which costs more than the halved constant-bank loads save.
+ * Operator: BRICK (tpmg-cuda-brick.cuh) wherever it beat the former default
+ * (THREAD for k = 1, TILED or CONSTANT) by more than 1% in the same run, which
+ * is everywhere but 2D double Q9 (BRICK 51.2, TILED 53.5 GDoF/s; TILED stays).
+ * tpmg-bench --dofs 5e7 --repeat 10, GDoF/s, k = 1..8 (2D 1..10), BRICK
+ * against the former default, one run each:
+ *   3D double  93 87 73 63 58 45 34 25      against 55 22 26 30 29 26 25 19
+ *   3D float  134 113 112 91 76 69 65 51    against 59 23 29 31 31 29 30 29
+ *   2D double 142 145 123 120 106 114 92 72 51 43  against 134 63 73 78 79 79
+ *             75 63 54 35
+ *   2D float  207 192 165 160 139 142 129 115 105 87  against 141 68 79 85 87
+ *             86 85 83 76 78 */
 template <int dim, int k, typename T> constexpr tpmg_kernel default_smoother_kernel() {
   if (k == 1)
     return TPMG_KERNEL_THREAD;
@@ -381,10 +391,7 @@ template <int dim, int k, typename T> constexpr tpmg_kernel default_smoother_ker
                                                             : TPMG_KERNEL_CONSTANT;
 }
 template <int dim, int k, typename T> constexpr tpmg_kernel default_operator_kernel() {
-  if (k == 1)
-    return TPMG_KERNEL_THREAD;
-  const int last_tiled = dim == 2 ? (sizeof(T) == 4 ? 9 : max_degree<2>) : (sizeof(T) == 4 ? 5 : 4);
-  return k <= last_tiled ? TPMG_KERNEL_TILED : TPMG_KERNEL_CONSTANT;
+  return dim == 2 && k == 9 && sizeof(T) == 8 ? TPMG_KERNEL_TILED : TPMG_KERNEL_BRICK;
 }
 
 /* The threads of a block-linear kernel fill in patch t < teams of the block
@@ -887,6 +894,12 @@ tpmg_status laplace(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision pre
                              static_cast<const T *>(src), static_cast<T *>(dst), c);
       }
       return unsupported_kernel(ctx, kern, k);
+    }
+    if (kern == TPMG_KERNEL_BRICK) {
+      reference_data<k, T> c;
+      TPMG_CALL(level_constants(ctx, lvl, &c));
+      return laplace_brick<dim, k, T>(ctx, lvl, c, static_cast<const T *>(src),
+                                      static_cast<T *>(dst));
     }
     item_grid grid{};
     grid.total = 1;

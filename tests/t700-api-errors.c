@@ -292,6 +292,13 @@ static void object_errors(tpmg_context *ctx) {
   so.variant = (tpmg_smoother_variant)9;
   EXPECT_ARG(ctx, tpmg_smoother_create(grid, 1, TPMG_DOUBLE, &so, &s), "9");
   EXPECT_ARG(ctx, tpmg_smoother_create(grid, 1, TPMG_DOUBLE, NULL, NULL), NULL);
+  /* BRICK is an operator kernel only */
+  so = tpmg_smoother_options_default();
+  so.kernel = TPMG_KERNEL_BRICK;
+  EXPECT(ctx, tpmg_smoother_create(grid, 1, TPMG_DOUBLE, &so, &s), TPMG_ERROR_UNSUPPORTED,
+         TPMG_ERROR_UNSUPPORTED, "BRICK");
+  so.kernel = (tpmg_kernel)6;
+  EXPECT_ARG(ctx, tpmg_smoother_create(grid, 1, TPMG_DOUBLE, &so, &s), "6");
   UNCHANGED(s);
   s = NULL;
   EXPECT_OK(ctx, tpmg_smoother_create(grid, 2, TPMG_DOUBLE, NULL, &s));

@@ -19,9 +19,13 @@ static void check_level(const gpu_pair *pr, int l, uint64_t *seed) {
   gpu_vectors(pr, n, src, s);
 
   /* laplace: every entry written, by every kernel (THREAD: degree 1) */
-  for (int kern = TPMG_KERNEL_DEFAULT; kern <= TPMG_KERNEL_TILED; kern++) {
-    static const char *names[5] = {"laplace", "laplace kernel basic", "laplace kernel constant",
-                                   "laplace kernel thread", "laplace kernel tiled"};
+  for (int kern = TPMG_KERNEL_DEFAULT; kern <= TPMG_KERNEL_BRICK; kern++) {
+    static const char *names[6] = {"laplace",
+                                   "laplace kernel basic",
+                                   "laplace kernel constant",
+                                   "laplace kernel thread",
+                                   "laplace kernel tiled",
+                                   "laplace kernel brick"};
     if (kern == TPMG_KERNEL_THREAD && k != 1)
       continue;
     gpu_vectors(pr, n, nan, d);

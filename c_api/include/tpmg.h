@@ -229,10 +229,12 @@ typedef enum {
                                    without reading x_I (equal to FUSED up to rounding) */
 } tpmg_smoother_variant;
 
-/** How a backend implements the smoother's kernels: the same smoothing step up
- *  to rounding, at different speeds. The CUDA backend has each of these for
- *  every degree of its table (THREAD: degree 1 only); the CPU backend has one
- *  implementation and accepts every value. */
+/** How a backend implements the smoother's kernels (and the level operator's):
+ *  the same smoothing step up to rounding, at different speeds. The CUDA
+ *  backend has each of these for every degree of its table (THREAD: degree 1
+ *  only); BRICK is an operator kernel only, which the smoother kernels do not
+ *  have (tpmg_smoother_create refuses it). The CPU backend has one
+ *  implementation and accepts every value (but BRICK for the smoother). */
 typedef enum {
   TPMG_KERNEL_DEFAULT = 0,  /**< the fastest measured one for dimension, degree, precision */
   TPMG_KERNEL_BASIC = 1,    /**< a thread team per patch, 1D matrices read from device memory */
@@ -241,7 +243,11 @@ typedef enum {
                                  from the constant cache instead of a load instruction */
   TPMG_KERNEL_THREAD = 3,   /**< one thread per patch (and per row of the operator), its
                                  3^dim window in registers; degree 1 only */
-  TPMG_KERNEL_TILED = 4     /**< CONSTANT with several lines per thread (register tiling) */
+  TPMG_KERNEL_TILED = 4,    /**< CONSTANT with several lines per thread (register tiling) */
+  TPMG_KERNEL_BRICK = 5     /**< the operator only: a block per brick of cells applies the
+                                 level operator's Kronecker sum direction by direction, each
+                                 window point read once (fewer operations per DoF than the
+                                 vertex-patch gather); not a smoother kernel */
 } tpmg_kernel;
 
 /** Options of the smoother. */
@@ -258,7 +264,8 @@ tpmg_smoother_options tpmg_smoother_options_default(void);
  *  diagonalization. Level must be >= 1 (level 0 may have no interior vertex).
  *  @param[in]  options options, or NULL for the defaults
  *  @param[out] smoother owned by the caller, free with tpmg_smoother_destroy
- *  @return TPMG_ERROR_UNSUPPORTED for TPMG_KERNEL_THREAD with a degree other than 1. */
+ *  @return TPMG_ERROR_UNSUPPORTED for TPMG_KERNEL_THREAD with a degree other than 1 and for
+ *          TPMG_KERNEL_BRICK (an operator kernel only). */
 tpmg_status tpmg_smoother_create(tpmg_grid *grid, int level, tpmg_precision precision,
                                  const tpmg_smoother_options *options, tpmg_smoother **smoother);
 

@@ -48,6 +48,8 @@ tpmg_status tpmg_smoother_create(tpmg_grid *grid, int level, tpmg_precision prec
              opts.variant == TPMG_SMOOTHER_GLOBAL || opts.variant == TPMG_SMOOTHER_SEPARATE ||
                  opts.variant == TPMG_SMOOTHER_FUSED || opts.variant == TPMG_SMOOTHER_BOUNDARY,
              TPMG_ERROR_ARGUMENT, "unknown smoother variant %d", (int)opts.variant);
+  TPMG_CHECK(ctx, opts.kernel != TPMG_KERNEL_BRICK, TPMG_ERROR_UNSUPPORTED,
+             "smoother kernel BRICK (%d) is an operator kernel only", (int)opts.kernel);
   TPMG_CHECK(ctx, opts.kernel >= TPMG_KERNEL_DEFAULT && opts.kernel <= TPMG_KERNEL_TILED,
              TPMG_ERROR_ARGUMENT, "unknown smoother kernel %d", (int)opts.kernel);
   TPMG_CHECK(ctx, opts.kernel != TPMG_KERNEL_THREAD || grid->options.degree == 1,

@@ -1,0 +1,353 @@
+/* TPMG_KERNEL_BRICK: the level operator on bricks of cells, by the tensor-product
+ * structure of the whole level operator (the operator only; the smoother has no
+ * BRICK kernel).
+ *
+ * Mathematics. On the Cartesian level the operator is a Kronecker sum of 1D
+ * level matrices (paper eq. 2.5, there per cell; the sum over cells keeps the
+ * form): in 3D
+ *   A = c_0 (M ⊗ M ⊗ K) + c_1 (M ⊗ K ⊗ M) + c_2 (K ⊗ M ⊗ M)   ([z][y][x]),
+ * with the unit 1D matrices M, K of the whole line and c_d = Π_e h_e / h_d²
+ * (reference_data::coefficient, see tpmg-cuda-tensor.cuh); in 2D
+ * A = c_0 (M ⊗ K) + c_1 (K ⊗ M). A 1D row of point i, p = i mod k, is
+ *   p = 0 (a vertex): row k of the vertex-patch matrix centred at i, columns
+ *                     i-k..i+k (2k+1 nonzeros);
+ *   p > 0:            row k+p of the patch centred at the cell's lower vertex
+ *                     i-p, columns i-p..i-p+k (k+1 nonzeros),
+ * so R = C k consecutive rows starting at a vertex hold R (k+2) nonzeros
+ * (brick_rows). Dirichlet columns are zero (src_B read as zero), and rows are
+ * only needed for interior points, whose cells on both sides exist.
+ *
+ * Bricks. A block owns a brick: R = C k points per direction in x (and y in
+ * 3D), starting at vertex v, and RT = G R_s points in the slowest direction (z
+ * in 3D, y in 2D), G segments of R_s = C_s k; bricks tile the level, the last
+ * one per direction may be partial and also owns the last (Dirichlet) point.
+ * Its rows need the window [v-k, v+R] per direction, W = R + k + 1 points.
+ * The first stage reads the slow direction's columns of the window straight
+ * from device memory (neighbouring threads on neighbouring x, so loads
+ * coalesce), one window segment of W_s = R_s + k + 1 points per line in
+ * registers, and contracts them for the owned slow rows only; the later stages
+ * contract one more direction each, always for the owned rows of the
+ * directions already contracted, in shared memory (3D):
+ *   z: m = M_z w, s = K_z w           on W x W lines, RT outputs each
+ *   y: a = M_y m, b = c_1 K_y m + c_2 M_y s      on RT x W lines, R outputs
+ *   x: out = c_0 K_x a + M_x b        on RT x R lines, R outputs
+ * and a last pass stores out (dst_B = src_B) along x. Only the x and y halos
+ * cost arithmetic: the z stage computes owned rows only, so the slow direction's
+ * halo costs device-memory loads (from L1/L2) alone.
+ * Counts per DoF (3D, with w = W / R):
+ *   multiply-adds  (k+2) (2 w² + 3 w + 2)   (the vertex-patch gather of CONSTANT:
+ *                  (2 k P³ + 3 k² P² + 2 k³ P) / k³ over the band; 3D Q3 100,
+ *                  BRICK C = 4: 48; Q7 165, C = 2: 105)
+ *   shared memory  4 w² + 4 w + 2 words (writes + reads)
+ *   device memory  loads w² W_s / R_s (L1/L2; DRAM: src about once), one store
+ * 2D: multiply-adds (k+2) (2 w + 2), shared memory 4 w + 2, loads w W_s / R_s.
+ * The shapes (C, C_s, G per dimension, degree and precision, brick_table) keep
+ * the lines of the later stages short (W at most 25 in 3D, 33 in 2D: two of
+ * them live in registers) and the shared memory so that one (3D Q8 double) to
+ * five blocks fit an SM. Threads: about one per line of the second stage. */
+#ifndef TPMG_CUDA_BRICK_CUH
+#define TPMG_CUDA_BRICK_CUH
+
+#include "tpmg-cuda-tensor.cuh"
+#include "tpmg-cuda.cuh"
+
+namespace tpmg_cuda {
+
+/* Cells per brick in x (3D: and y), per segment in the slowest direction, and
+ * segments. */
+struct brick_shape {
+  int cells, cells_slow, segments;
+};
+
+/* The shapes, measured on the H200 (tpmg-bench, 3D 5e7 DoFs, 2D 2.6e7-8.5e7)
+ * against a larger and a smaller alternative each; what is kept was the
+ * fastest. 3D: C from 8 at k = 1 down to 2 from k = 5 on (W at most 25, two
+ * lines of W live in registers), C_s so that the shared memory stays within
+ * 45-120 KB; float takes about twice double's C_s (the same bytes): e.g. 3D
+ * Q3 double C = 4, C_s = 3: 72.8 GDoF/s (C_s = 2: 68.2, C = 4, C_s = 1:
+ * 67.0); float C_s = 6: 111.7 (4: 104.5). 3D Q8 double spills 64 bytes at 255
+ * registers and is still the fastest (25.5, C = 1: 23.0). 2D: W about 20-35
+ * and G R_s lines of the second stage; C = 1 in double from k = 9 (C = 2
+ * measured no faster). */
+template <int dim, int k, typename T> constexpr brick_shape brick_table() {
+  constexpr bool dbl = sizeof(T) == 8;
+  if constexpr (dim == 3) {
+    switch (k) {
+    case 1:
+      return {8, dbl ? 8 : 16, 1};
+    case 2:
+      return {5, dbl ? 4 : 6, 1};
+    case 3:
+      return {4, dbl ? 3 : 6, 1};
+    case 4:
+      return {3, dbl ? 2 : 3, 1};
+    case 5:
+      return {2, 3, 1};
+    case 6:
+    case 7:
+      return {2, dbl ? 1 : 2, 1};
+    default:
+      return {2, 1, 1};
+    }
+  } else {
+    switch (k) {
+    case 1:
+      return {16, 8, 16};
+    case 2:
+      return dbl ? brick_shape{8, 4, 8} : brick_shape{8, 4, 16};
+    case 3:
+      return {5, 3, 14};
+    case 4:
+      return dbl ? brick_shape{4, 2, 8} : brick_shape{6, 2, 16};
+    case 5:
+      return dbl ? brick_shape{3, 2, 7} : brick_shape{4, 2, 13};
+    case 6:
+      return dbl ? brick_shape{3, 2, 5} : brick_shape{4, 2, 10};
+    case 7:
+      return dbl ? brick_shape{2, 2, 9} : brick_shape{3, 2, 9};
+    case 8:
+      return dbl ? brick_shape{2, 1, 16} : brick_shape{3, 1, 16};
+    case 9:
+      return {dbl ? 1 : 2, 1, 14};
+    default:
+      return {dbl ? 1 : 2, 1, 13};
+    }
+  }
+}
+
+/* The smallest s >= n with s = m (mod 32): a plane stride that keeps the banks
+ * of lines spread over several planes as if they were contiguous. */
+constexpr int bank_stride(int n, int m) {
+  return n + ((m - n) % 32 + 32) % 32;
+}
+
+template <int dim, int k, typename T> struct brick_config {
+  static constexpr brick_shape shape = brick_table<dim, k, T>();
+  static constexpr int R = shape.cells * k, W = R + k + 1;
+  static constexpr int RS = shape.cells_slow * k, WS = RS + k + 1, G = shape.segments, RT = G * RS;
+  /* 3D: s1, s2 [RT][W][W] (plane S1); s3, s4 [RT][R][P3] (plane S3); out
+   * [RT][R][P5] over s1. 2D: s1, s2 [RT][P1]; out [RT][P3] after them. Odd
+   * line strides: threads reading lines along x do not share banks. */
+  static constexpr int S1 = bank_stride(W * W, W), P1 = W | 1, P3 = dim == 3 ? W | 1 : R | 1;
+  static constexpr int S3 = bank_stride(R * P3, W), P5 = R | 1;
+  static constexpr int values = dim == 3 ? 2 * RT * (S1 + S3) : 2 * RT * P1 + RT * P3;
+  static constexpr size_t bytes = size_t(values) * sizeof(T);
+  /* about one line per thread in the second stage */
+  static constexpr int lines2 = dim == 3 ? RT * W : RT;
+  static constexpr int threads_raw = (lines2 + 31) / 32 * 32;
+  static constexpr int threads = threads_raw < 64 ? 64 : threads_raw > 256 ? 256 : threads_raw;
+  /* blocks per SM: by shared memory, by the registers of two lines of W and R
+   * results (plus addressing), at most 2048 threads */
+  static constexpr int line_registers = (2 * W + R) * int(sizeof(T) / 4) + 32;
+  static constexpr int by_memory = int((227 * 1024) / bytes);
+  static constexpr int by_registers = 65536 / (threads * line_registers);
+  static constexpr int by_threads = 2048 / threads;
+  static constexpr int min3(int a, int b, int c) {
+    return a < b ? (a < c ? a : c) : (b < c ? b : c);
+  }
+  static constexpr int min_blocks = min3(by_memory, by_registers, by_threads) > 1
+                                        ? min3(by_memory, by_registers, by_threads)
+                                        : 1;
+};
+
+/* out[o] (+)= (A x in)[o] for the R = C k rows of a line that start at a
+ * vertex, from the window line in[0..R+k] (the row of out[o] is point k + o of
+ * the window): R (k+2) multiply-adds, compile-time matrix indices. */
+template <int k, int R, bool add, typename T, typename Mat>
+__device__ __forceinline__ void brick_rows(const Mat &A, const T (&in)[R + k + 1], T (&out)[R]) {
+  constexpr int P = 2 * k + 1;
+#pragma unroll
+  for (int o = 0; o < R; ++o) {
+    const int p = o % k, first = p == 0 ? 0 : k; /* patch column range first..2k */
+    const int j0 = o - p;                        /* window index of patch column 0 */
+    T sum = add ? out[o] : T(0);
+#pragma unroll
+    for (int c = first; c < P; ++c)
+      sum += A[(k + p) * P + c] * in[j0 + c];
+    out[o] = sum;
+  }
+}
+
+/* The bricks of a level: count[d] per direction, extent[d] points each (the
+ * last one fewer or one more). */
+struct brick_grid {
+  tpmg_index count[3];
+  tpmg_index extent[3];
+};
+
+template <int dim, int k, typename T>
+__global__ void __launch_bounds__(brick_config<dim, k, T>::threads,
+                                  brick_config<dim, k, T>::min_blocks)
+    laplace_brick_kernel(const tpmg_level lvl, const brick_grid grid, const T *__restrict__ src,
+                         T *__restrict__ dst,
+                         const __grid_constant__ reference_data<k, T> constants) {
+  using config = brick_config<dim, k, T>;
+  constexpr int R = config::R, W = config::W, RS = config::RS, WS = config::WS, RT = config::RT,
+                NT = config::threads;
+  extern __shared__ __align__(16) unsigned char tpmg_cuda_shared[];
+  T *const shared = reinterpret_cast<T *>(tpmg_cuda_shared);
+  const auto mat = matrices_of<T>(lvl, constants);
+  const auto M = mat.mass(0), K = mat.stiffness(0);
+  const tpmg_index n0 = lvl.n[0], n1 = lvl.n[1];
+  /* the brick: first point v[d], points e[d] to store */
+  tpmg_index v[3], e[3];
+  bool last = false;
+  {
+    tpmg_index b = blockIdx.x;
+#pragma unroll
+    for (int d = 0; d < 3; ++d) {
+      const tpmg_index t = b % grid.count[d];
+      b /= grid.count[d];
+      v[d] = t * grid.extent[d];
+      const bool end = t == grid.count[d] - 1;
+      e[d] = end ? lvl.n[d] - v[d] : grid.extent[d];
+      last = last || (end && d < dim);
+    }
+  }
+  if constexpr (dim == 3) {
+    constexpr int S1 = config::S1, S3 = config::S3, P3 = config::P3, P5 = config::P5;
+    const tpmg_index n2 = lvl.n[2];
+    T *const s1 = shared, *const s2 = s1 + RT * S1, *const s3 = s2 + RT * S1,
+             *const s4 = s3 + RT * S3;
+    const tpmg_index plane = n0 * n1;
+    /* z: s1 = M_z w, s2 = K_z w on the owned z rows, [RT][W][W] */
+    for (int l = threadIdx.x; l < config::G * W * W; l += NT) {
+      const int g = l / (W * W), xy = l % (W * W);
+      const tpmg_index gx = v[0] - k + xy % W, gy = v[1] - k + xy / W, gz = v[2] + g * RS - k;
+      const bool in_xy = inside(gx, n0) && inside(gy, n1);
+      const T *p = src + (in_xy ? gx + n0 * gy : 0);
+      T col[WS], m[RS], s[RS];
+#pragma unroll
+      for (int z = 0; z < WS; ++z)
+        col[z] = in_xy && inside(gz + z, n2) ? p[plane * (gz + z)] : T(0);
+      brick_rows<k, RS, false>(M, col, m);
+      brick_rows<k, RS, false>(K, col, s);
+      T *q = s1 + g * RS * S1 + xy;
+#pragma unroll
+      for (int o = 0; o < RS; ++o) {
+        q[o * S1] = m[o];
+        q[RT * S1 + o * S1] = s[o];
+      }
+    }
+    __syncthreads();
+    /* y: a = M_y m, b = c_1 K_y m + c_2 M_y s, [RT][R][W] */
+    for (int l = threadIdx.x; l < RT * W; l += NT) {
+      const int z = l / W, x = l % W;
+      T tm[W], ts[W], a[R], b[R];
+      load_line(s1 + z * S1 + x, W, tm);
+      load_line(s2 + z * S1 + x, W, ts);
+      brick_rows<k, R, false>(M, tm, a);
+      scale_line(mat.coefficient(1), tm);
+      scale_line(mat.coefficient(2), ts);
+      brick_rows<k, R, false>(K, tm, b);
+      brick_rows<k, R, true>(M, ts, b);
+      store_line(s3 + z * S3 + x, P3, a);
+      store_line(s4 + z * S3 + x, P3, b);
+    }
+    __syncthreads();
+    /* x: out = c_0 K_x a + M_x b, [RT][R][R] over s1 */
+    for (int l = threadIdx.x; l < RT * R; l += NT) {
+      const int z = l / R, y = l % R;
+      T ta[W], tb[W], o[R];
+      load_line(s3 + z * S3 + y * P3, 1, ta);
+      load_line(s4 + z * S3 + y * P3, 1, tb);
+      scale_line(mat.coefficient(0), ta);
+      brick_rows<k, R, false>(K, ta, o);
+      brick_rows<k, R, true>(M, tb, o);
+      store_line(s1 + l * P5, 1, o);
+    }
+    __syncthreads();
+    /* dst = out inside, src on the Dirichlet points; a point local == extent
+     * (the last brick's last point) is a Dirichlet point */
+    if (!last) {
+      for (int l = threadIdx.x; l < RT * R * R; l += NT) {
+        const int x = l % R, y = (l / R) % R, z = l / (R * R);
+        const tpmg_index gx = v[0] + x, gy = v[1] + y, gz = v[2] + z;
+        const tpmg_index g = gx + n0 * gy + plane * gz;
+        dst[g] =
+            inside(gx, n0) && inside(gy, n1) && inside(gz, n2) ? s1[(z * R + y) * P5 + x] : src[g];
+      }
+    } else {
+      const int ex = int(e[0]), ey = int(e[1]), points = ex * ey * int(e[2]);
+      for (int l = threadIdx.x; l < points; l += NT) {
+        const int x = l % ex, y = (l / ex) % ey, z = l / (ex * ey);
+        const tpmg_index gx = v[0] + x, gy = v[1] + y, gz = v[2] + z;
+        const tpmg_index g = gx + n0 * gy + plane * gz;
+        dst[g] =
+            inside(gx, n0) && inside(gy, n1) && inside(gz, n2) ? s1[(z * R + y) * P5 + x] : src[g];
+      }
+    }
+  } else {
+    constexpr int P1 = config::P1, P3 = config::P3;
+    T *const s1 = shared, *const s2 = s1 + RT * P1, *const s3 = s2 + RT * P1;
+    /* y: s1 = M_y w, s2 = K_y w on the owned y rows, [RT][W] */
+    for (int l = threadIdx.x; l < config::G * W; l += NT) {
+      const int g = l / W, x = l % W;
+      const tpmg_index gx = v[0] - k + x, gy = v[1] + g * RS - k;
+      const bool in_x = inside(gx, n0);
+      const T *p = src + (in_x ? gx : 0);
+      T col[WS], m[RS], s[RS];
+#pragma unroll
+      for (int y = 0; y < WS; ++y)
+        col[y] = in_x && inside(gy + y, n1) ? p[n0 * (gy + y)] : T(0);
+      brick_rows<k, RS, false>(M, col, m);
+      brick_rows<k, RS, false>(K, col, s);
+      store_line(s1 + g * RS * P1 + x, P1, m);
+      store_line(s2 + g * RS * P1 + x, P1, s);
+    }
+    __syncthreads();
+    /* x: out = c_0 K_x m + c_1 M_x s, [RT][R] */
+    for (int l = threadIdx.x; l < RT; l += NT) {
+      T ta[W], tb[W], o[R];
+      load_line(s1 + l * P1, 1, ta);
+      load_line(s2 + l * P1, 1, tb);
+      scale_line(mat.coefficient(0), ta);
+      scale_line(mat.coefficient(1), tb);
+      brick_rows<k, R, false>(K, ta, o);
+      brick_rows<k, R, true>(M, tb, o);
+      store_line(s3 + l * P3, 1, o);
+    }
+    __syncthreads();
+    const int ex = last ? int(e[0]) : R, points = ex * (last ? int(e[1]) : RT);
+    for (int l = threadIdx.x; l < points; l += NT) {
+      const int x = last ? l % ex : l % R, y = last ? l / ex : l / R;
+      const tpmg_index gx = v[0] + x, gy = v[1] + y;
+      const tpmg_index g = gx + n0 * gy;
+      dst[g] = inside(gx, n0) && inside(gy, n1) ? s3[y * P3 + x] : src[g];
+    }
+  }
+}
+
+/* dst = A src by bricks (see the head comment); c: the level's kernel
+ * parameter (level_constants). */
+template <int dim, int k, typename T>
+tpmg_status laplace_brick(tpmg_context *ctx, const tpmg_level *lvl, const reference_data<k, T> &c,
+                          const T *src, T *dst) {
+  using config = brick_config<dim, k, T>;
+  brick_grid grid{};
+  tpmg_index blocks = 1;
+  for (int d = 0; d < 3; ++d) {
+    const int cells = d == dim - 1 ? config::G * config::shape.cells_slow : config::shape.cells;
+    grid.count[d] = d < dim ? (lvl->cells[d] + cells - 1) / cells : 1;
+    grid.extent[d] = d < dim ? tpmg_index(cells) * k : 1;
+    blocks *= grid.count[d];
+  }
+  if (blocks > 0x7fffffff)
+    return tpmg_error_set(ctx, TPMG_ERROR_UNSUPPORTED, __FILE__, __LINE__,
+                          "laplace_brick_kernel: %lld thread blocks exceed the grid limit",
+                          (long long)blocks);
+  auto kernel = laplace_brick_kernel<dim, k, T>;
+  if (config::bytes > 48 * 1024)
+    TPMG_CUDA_CALL(ctx, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             int(config::bytes)));
+  kernel<<<dim3(unsigned(blocks)), dim3(config::threads), config::bytes, stream_of(ctx)>>>(
+      *lvl, grid, src, dst, c);
+  const cudaError_t error = cudaGetLastError();
+  if (error != cudaSuccess)
+    return cuda_error(ctx, error, "laplace_brick_kernel", __FILE__, __LINE__);
+  return TPMG_SUCCESS;
+}
+
+} // namespace tpmg_cuda
+
+#endif
