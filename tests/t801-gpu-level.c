@@ -95,6 +95,40 @@ static void check_level(const gpu_pair *pr, int l, uint64_t *seed) {
   free(nan);
 }
 
+/* The operator (default and BRICK kernels) on the finest level of a 2D grid
+ * with several bricks per direction, the last ones partial (3 x 5 coarse
+ * cells, level 5: 96 x 160 cells, more than the brick's cells in y for every
+ * degree); the levels of check_level fit one brick in y. */
+static void check_bricks_2d(gpu_pair *pr, int k, uint64_t *seed) {
+  const int cells[3] = {3, 5, 1}, level = 5;
+  const double box[6] = {0.0, 1.0, -0.5, 1.0, 0.0, 1.0};
+  for (int s = 0; s < 2; s++)
+    pr->grid[s] = ref_grid_create(pr->ctx[s], 2, k, level, cells, box);
+  const tpmg_level *lvl[2] = {&pr->grid[0]->levels[level], &pr->grid[1]->levels[level]};
+  const int64_t n = lvl[0]->n_dofs;
+  double *src = gpu_host_data(seed, n, 0), *nan = gpu_host_data(seed, n, 1);
+  for (int p = 0; p < 2; p++) {
+    pr->p = (tpmg_precision)p;
+    void *s[2], *d[2];
+    gpu_vectors(pr, n, src, s);
+    for (int brick = 0; brick < 2; brick++) {
+      gpu_vectors(pr, n, nan, d);
+      REF_CALL(pr->ctx[0], pr->ctx[0]->ops->laplace(pr->ctx[0], lvl[0], pr->p, s[0], d[0]));
+      REF_CALL(pr->ctx[1], pr->ctx[1]->ops->laplace_kernel(
+                               pr->ctx[1], lvl[1], pr->p,
+                               brick ? TPMG_KERNEL_BRICK : TPMG_KERNEL_DEFAULT, s[1], d[1]));
+      gpu_compare(pr, n, d, brick ? "laplace kernel brick, 3 x 5 cells" : "laplace, 3 x 5 cells", 2,
+                  k, level);
+      gpu_destroy(pr, d);
+    }
+    gpu_destroy(pr, s);
+  }
+  free(src);
+  free(nan);
+  for (int s = 0; s < 2; s++)
+    tpmg_grid_destroy(&pr->grid[s]);
+}
+
 int main(int argc, char **argv) {
   int available = 0;
   if (tpmg_backend_available(TPMG_BACKEND_CUDA, &available) != TPMG_SUCCESS || !available) {
@@ -128,6 +162,8 @@ int main(int argc, char **argv) {
       }
       for (int s = 0; s < 2; s++)
         tpmg_grid_destroy(&pr.grid[s]);
+      if (dim == 2)
+        check_bricks_2d(&pr, k, &seed);
     }
   }
   /* a degree outside the table is refused, not approximated */
