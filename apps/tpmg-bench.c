@@ -305,26 +305,28 @@ static int brick_cells(int dim, int k, tpmg_precision precision) {
 
 /* ---- building blocks ------------------------------------------------------ */
 
-/* Columns of a row: smoothing (N_VARIANTS variants x the first n_smoother
- * kernels), apply x kernels, P+R, V-cycle. */
+/* Columns of a row: smoothing (N_VARIANTS variants x smoother kernels),
+ * apply x operator kernels, P+R, V-cycle. */
 typedef struct {
-  int n_kernels, n_smoother; /* the operator's kernels, the first n_smoother also smoothers' */
-  tpmg_kernel kernels[MAX_KERNELS];
+  int n_smoother, n_apply;
+  tpmg_kernel smoother[MAX_KERNELS], apply[MAX_KERNELS];
 } kernel_list;
 
 static kernel_list kernels_of(tpmg_backend backend) {
   kernel_list l;
   if (backend == TPMG_BACKEND_CUDA) {
-    l.n_kernels = 5;
-    l.n_smoother = 4;
-    l.kernels[0] = TPMG_KERNEL_BASIC;
-    l.kernels[1] = TPMG_KERNEL_CONSTANT;
-    l.kernels[2] = TPMG_KERNEL_TILED;
-    l.kernels[3] = TPMG_KERNEL_THREAD;
-    l.kernels[4] = TPMG_KERNEL_BRICK; /* the operator only */
+    const tpmg_kernel each[4] = {TPMG_KERNEL_BASIC, TPMG_KERNEL_CONSTANT, TPMG_KERNEL_TILED,
+                                 TPMG_KERNEL_THREAD};
+    l.n_smoother = l.n_apply = 5;
+    for (int i = 0; i < 4; ++i)
+      l.smoother[i] = l.apply[i] = each[i];
+    /* DEFAULT for GLOBAL only (see global_only): its residual then uses the
+     * default operator kernel, BRICK, the operator only */
+    l.smoother[4] = TPMG_KERNEL_DEFAULT;
+    l.apply[4] = TPMG_KERNEL_BRICK;
   } else {
-    l.n_kernels = l.n_smoother = 1;
-    l.kernels[0] = TPMG_KERNEL_DEFAULT;
+    l.n_smoother = l.n_apply = 1;
+    l.smoother[0] = l.apply[0] = TPMG_KERNEL_DEFAULT;
   }
   return l;
 }
@@ -341,13 +343,14 @@ static component_list components_of(const kernel_list *kl) {
   component_list c;
   c.n = 0;
   for (int v = 0; v <= N_VARIANTS; ++v)
-    for (int kk = 0; kk < (v < N_VARIANTS ? kl->n_smoother : kl->n_kernels); ++kk) {
+    for (int kk = 0; kk < (v < N_VARIANTS ? kl->n_smoother : kl->n_apply); ++kk) {
       const int smooth = v < N_VARIANTS;
       const char *what = smooth ? variant_names[v] : "apply";
+      const tpmg_kernel kernel = smooth ? kl->smoother[kk] : kl->apply[kk];
       snprintf(c.names[c.n], sizeof(c.names[0]), "%s%s_%s", smooth ? "smooth_" : "", what,
-               kernel_names[kl->kernels[kk]]);
+               kernel_names[kernel]);
       snprintf(c.titles[c.n], sizeof(c.titles[0]), "%.4s-%c", smooth ? what : "appl",
-               kernel_letters[kl->kernels[kk]]);
+               kernel_letters[kernel]);
       c.n++;
     }
   snprintf(c.names[c.n], sizeof(c.names[0]), "transfer");
@@ -440,9 +443,14 @@ static tpmg_status bench_row(tpmg_context *ctx, const options *o, const kernel_l
   }
   for (int v = 0; v < N_VARIANTS; ++v)
     for (int kk = 0; kk < kl->n_smoother; ++kk) {
+      /* next to explicit kernels, DEFAULT would repeat one of them except in
+       * GLOBAL, whose residual then takes the default operator kernel */
+      if (kl->smoother[kk] == TPMG_KERNEL_DEFAULT && kl->n_smoother > 1 &&
+          v != TPMG_SMOOTHER_GLOBAL)
+        continue;
       tpmg_smoother_options smoother_options = tpmg_smoother_options_default();
       smoother_options.variant = (tpmg_smoother_variant)v;
-      smoother_options.kernel = kl->kernels[kk];
+      smoother_options.kernel = kl->smoother[kk];
       tpmg_status status =
           tpmg_smoother_create(w.grid, level, w.precision, &smoother_options, &w.smoother[v][kk]);
       if (status != TPMG_ERROR_UNSUPPORTED)
@@ -467,9 +475,9 @@ static tpmg_status bench_row(tpmg_context *ctx, const options *o, const kernel_l
       if (w.current)
         ROW_CALL(&w, time_median(ctx, run_smooth, &w, o->repeat, times, &seconds[c]));
     }
-  for (int kk = 0; kk < kl->n_kernels; ++kk, ++c) {
+  for (int kk = 0; kk < kl->n_apply; ++kk, ++c) {
     seconds[c] = NAN;
-    w.kernel = kl->kernels[kk];
+    w.kernel = kl->apply[kk];
     if (w.kernel == TPMG_KERNEL_THREAD && degree != 1)
       continue;
     ROW_CALL(&w, time_median(ctx, run_apply, &w, o->repeat, times, &seconds[c]));
@@ -494,14 +502,15 @@ static int run_building_blocks(tpmg_context *ctx, const options *o, FILE *csv, d
                                const int *n_degrees, int n_rows) {
   const kernel_list kl = kernels_of(o->backend);
   const component_list comp = components_of(&kl);
-  const int nk = kl.n_kernels, ns = kl.n_smoother, global0 = 0, fused0 = TPMG_SMOOTHER_FUSED * ns,
+  const int nk = kl.n_apply, ns = kl.n_smoother, global0 = 0, fused0 = TPMG_SMOOTHER_FUSED * ns,
             boundary0 = TPMG_SMOOTHER_BOUNDARY * ns, apply0 = N_VARIANTS * ns;
   const size_t word = o->precision == TPMG_DOUBLE ? 8 : 4;
   printf(
       "throughput in GDoF/s (n_dofs / time) of one smoothing step (glob, sepa, fuse, boun),\n"
       "one operator apply (appl), one restriction + prolongation, one V-cycle; kernels: B basic,\n"
-      "C constant, L tiled (lines per thread), T thread, K brick (the operator only), D default;\n"
-      "a kernel a degree lacks: -\n");
+      "C constant, L tiled (lines per thread), T thread, K brick (the operator only), D default\n"
+      "(CUDA: GLOBAL only, its residual by the default operator kernel); a kernel a degree\n"
+      "lacks: -\n");
   printf("%3s %2s %3s %11s", "dim", "k", "lvl", "n_dofs");
   for (int c = 0; c < comp.n; ++c)
     printf(" %9s", comp.titles[c]);
@@ -550,8 +559,8 @@ static int run_building_blocks(tpmg_context *ctx, const options *o, FILE *csv, d
       /* the fused smoothing step and the operator against the roofs */
       const int bf = fastest(seconds, fused0, ns), bg = fastest(seconds, global0, ns),
                 bb = fastest(seconds, boundary0, ns), ba = fastest(seconds, apply0, nk);
-      const tpmg_kernel kb = kl.kernels[bb - boundary0];
-      const tpmg_kernel kf = kl.kernels[bf - fused0], ka = kl.kernels[ba - apply0];
+      const tpmg_kernel kb = kl.smoother[bb - boundary0];
+      const tpmg_kernel kf = kl.smoother[bf - fused0], ka = kl.apply[ba - apply0];
       /* the CPU backend's kernels are dense, as BASIC */
       const int sparse_f =
           kf == TPMG_KERNEL_CONSTANT || kf == TPMG_KERNEL_TILED || kf == TPMG_KERNEL_THREAD;
@@ -945,6 +954,13 @@ static int run_breakdown_mode(tpmg_context *ctx, const options *o, FILE *csv, do
     printf("    level %2d %10.3f %6.1f%%%s\n", l, 1e3 * per_level[l],
            100 * per_level[l] / (levels_sum + coarse),
            l == 0 ? " (coarse solve and overhead)" : "");
+  printf("  Gram-Schmidt, ms, for 1..%d basis vectors: dots", it);
+  for (int j = 0; j < it; ++j)
+    printf(" %.3f", 1e3 * gs_dots[j]);
+  printf("; axpys with the norm");
+  for (int j = 0; j < it; ++j)
+    printf(" %.3f", 1e3 * gs_axpys[j]);
+  printf("; x += Z y %.3f\n", 1e3 * update);
   printf("  finest level, ms: smooth %.3f, mat-vec %.3f, update %.3f, restrict %.3f, prolongate "
          "%.3f | double: apply %.3f, dot %.3f, axpby %.3f, convert %.3f + %.3f\n",
          1e3 * lt[L].smooth, 1e3 * lt[L].residual_apply, 1e3 * lt[L].residual_update,
