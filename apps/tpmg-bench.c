@@ -284,7 +284,8 @@ static work count_apply(int dim, int k, double n_dofs, double n_vertices, int sp
  * per DoF (k+2) (2 w^2 + 3 w + 2) multiply-adds in 3D, (k+2) (2 w + 2) in 2D,
  * w = W / R the window's points per owned point in x and y (R = C k, W = R + k
  * + 1, C = `cells` per brick); 4 w^2 + 4 w + 2 (2D: 4 w + 2) shared-memory
- * words; the 1D scalings (3 W per line of the later stages) are neglected. */
+ * words; the 1D scalings (3 W per line of the later stages) and the 3D z
+ * carry between segments (6 w^2 / R_s words) are neglected. */
 static work count_brick(int dim, int k, int cells) {
   const double R = (double)cells * k, w = (R + k + 1) / R;
   work out;

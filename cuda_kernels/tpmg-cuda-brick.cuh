@@ -24,27 +24,39 @@
  * Its rows need the window [v-k, v+R] per direction, W = R + k + 1 points.
  * The first stage reads the slow direction's columns of the window straight
  * from device memory (neighbouring threads on neighbouring x, so loads
- * coalesce), one window segment of W_s = R_s + k + 1 points per line in
- * registers, and contracts them for the owned slow rows only; the later stages
- * contract one more direction each, always for the owned rows of the
- * directions already contracted, in shared memory (3D):
- *   z: m = M_z w, s = K_z w           on W x W lines, RT outputs each
- *   y: a = M_y m, b = c_1 K_y m + c_2 M_y s      on RT x W lines, R outputs
- *   x: out = c_0 K_x a + M_x b        on RT x R lines, R outputs
- * and a last pass stores out (dst_B = src_B) along x. Only the x and y halos
- * cost arithmetic: the z stage computes owned rows only, so the slow direction's
- * halo costs device-memory loads (from L1/L2) alone.
+ * coalesce) into registers and contracts them for the owned slow rows only;
+ * the later stages contract one more direction each, always for the owned rows
+ * of the directions already contracted, in shared memory (3D, per segment):
+ *   z: m = M_z w, s = K_z w           on W x W lines, R_s outputs each
+ *   y: a = M_y m, b = c_1 K_y m + c_2 M_y s      on R_s x W lines, R outputs
+ *   x: out = c_0 K_x a + M_x b        on R_s x R lines, R outputs
+ * each over its input (a thread reads its whole line first), and a last pass
+ * stores out (dst_B = src_B) along x. Only the x and y halos cost arithmetic:
+ * the z stage computes owned rows only, so the slow direction's halo costs
+ * device-memory loads (from L1/L2) alone.
+ * 3D marches the block through its G segments upwards, one after another in
+ * the same shared memory, and loads each z point of the window once: segment
+ * g's window [z_g - k, z_g + R_s] shares the k+1 points [z_g - k, z_g] with
+ * the one below, and of these only row 0 (the vertex z_g) reads the k points
+ * below z_g. So a z line carries 3 values from segment to segment (shared
+ * memory, [3][W][W]): the point z_g and the vertex row's M and K partial sums
+ * over the k points below it; a segment loads its R_s new points per line.
+ * (2D computes the G segments at once, each with its own window of W_s =
+ * R_s + k + 1 points.)
  * Counts per DoF (3D, with w = W / R):
  *   multiply-adds  (k+2) (2 w² + 3 w + 2)   (the vertex-patch gather of CONSTANT:
  *                  (2 k P³ + 3 k² P² + 2 k³ P) / k³ over the band; 3D Q3 100,
  *                  BRICK C = 4: 48; Q7 165, C = 2: 105)
- *   shared memory  4 w² + 4 w + 2 words (writes + reads)
- *   device memory  loads w² W_s / R_s (L1/L2; DRAM: src about once), one store
+ *   shared memory  4 w² + 4 w + 2 words (writes + reads), the carry 6 w² / R_s
+ *   device memory  loads w² (G R_s + k + 1) / (G R_s) (L1/L2; DRAM: src about
+ *                  once; 3D Q7 double C = 2, C_s = 1, G = 8: 2.82, with G = 1
+ *                  as before 5.29), one store
  * 2D: multiply-adds (k+2) (2 w + 2), shared memory 4 w + 2, loads w W_s / R_s.
  * The shapes (C, C_s, G per dimension, degree and precision, brick_table) keep
  * the lines of the later stages short (W at most 25 in 3D, 33 in 2D: two of
- * them live in registers) and the shared memory so that one (3D Q8 double) to
- * five blocks fit an SM. Threads: about one per line of the second stage. */
+ * them live in registers) and the shared memory so that two (3D Q7, Q8
+ * double) to eight blocks fit an SM. Threads: about one per line of the second
+ * stage (of a segment in 3D). */
 #ifndef TPMG_CUDA_BRICK_CUH
 #define TPMG_CUDA_BRICK_CUH
 
@@ -57,16 +69,21 @@ namespace tpmg_cuda {
  * segments. */
 struct brick_shape {
   int cells, cells_slow, segments;
+  int lines;  /* 3D: z lines per thread whose loads are issued together (0: all, at most 4) */
+  int blocks; /* blocks per SM the registers are limited for (0: brick_config's estimate) */
 };
 
-/* The shapes, measured on the H200 (tpmg-bench, 3D 5e7 DoFs, 2D 2.6e7-8.5e7)
- * against a larger and a smaller alternative each; what is kept was the
+/* The shapes, measured on the H200 (3D: the kernel alone, median of 10
+ * launches on 5e7 DoFs, against alternatives of G, C_s, lines and blocks in
+ * the same run; 2D: tpmg-bench, 2.6e7-8.5e7 DoFs); what is kept was the
  * fastest. 3D: C from 8 at k = 1 down to 2 from k = 5 on (W at most 25, two
- * lines of W live in registers), C_s so that the shared memory stays within
- * 45-120 KB; float takes about twice double's C_s (the same bytes): e.g. 3D
- * Q3 double C = 4, C_s = 3: 72.8 GDoF/s (C_s = 2: 68.2, C = 4, C_s = 1:
- * 67.0); float C_s = 6: 111.7 (4: 104.5). 3D Q8 double spills 64 bytes at 255
- * registers and is still the fastest (25.5, C = 1: 23.0). 2D: W about 20-35
+ * lines of W live in registers), C_s so that a segment's shared memory stays
+ * within 20-95 KB, G = 2-16 segments marched (the more, the fewer z window
+ * points loaded twice, but the fewer blocks). E.g. 3D Q7 double C = 2, C_s =
+ * 1, G = 8: 43.6 GDoF/s (G = 4: 41.2, 16: 44.3, 1: 36.8; on 721M DoFs G = 8:
+ * 45.6, 16: 45.2); Q6 double with 4 blocks per SM (123 registers): 63.4 (3
+ * blocks, 168 registers: 52.0); Q8 double 2 blocks per SM at 128 registers
+ * (232 bytes spilled): 39.0 (1 block, 255 registers: 29.3). 2D: W about 20-35
  * and G R_s lines of the second stage; C = 1 in double from k = 9 (C = 2
  * measured no faster). */
 template <int dim, int k, typename T> constexpr brick_shape brick_table() {
@@ -74,20 +91,21 @@ template <int dim, int k, typename T> constexpr brick_shape brick_table() {
   if constexpr (dim == 3) {
     switch (k) {
     case 1:
-      return {8, dbl ? 8 : 16, 1};
+      return {8, dbl ? 8 : 16, 4, 1, 0};
     case 2:
-      return {5, dbl ? 4 : 6, 1};
+      return dbl ? brick_shape{5, 4, 2, 0, 0} : brick_shape{5, 6, 4, 1, 0};
     case 3:
-      return {4, dbl ? 3 : 6, 1};
+      return dbl ? brick_shape{4, 3, 2, 0, 0} : brick_shape{4, 6, 4, 1, 0};
     case 4:
-      return {3, dbl ? 2 : 3, 1};
+      return {3, dbl ? 2 : 3, 4, 1, 0};
     case 5:
-      return {2, 3, 1};
+      return dbl ? brick_shape{2, 2, 4, 1, 3} : brick_shape{2, 3, 4, 1, 0};
     case 6:
+      return dbl ? brick_shape{2, 1, 8, 1, 4} : brick_shape{2, 1, 8, 1, 0};
     case 7:
-      return {2, dbl ? 1 : 2, 1};
+      return dbl ? brick_shape{2, 1, 8, 1, 2} : brick_shape{2, 2, 8, 1, 0};
     default:
-      return {2, 1, 1};
+      return dbl ? brick_shape{2, 1, 16, 1, 2} : brick_shape{2, 2, 4, 1, 0};
     }
   } else {
     switch (k) {
@@ -125,17 +143,22 @@ template <int dim, int k, typename T> struct brick_config {
   static constexpr brick_shape shape = brick_table<dim, k, T>();
   static constexpr int R = shape.cells * k, W = R + k + 1;
   static constexpr int RS = shape.cells_slow * k, WS = RS + k + 1, G = shape.segments, RT = G * RS;
-  /* 3D: s1, s2 [RT][W][W] (plane S1); s3, s4 [RT][R][P3] (plane S3); out
-   * [RT][R][P5] over s1. 2D: s1, s2 [RT][P1]; out [RT][P3] after them. Odd
-   * line strides: threads reading lines along x do not share banks. */
-  static constexpr int S1 = bank_stride(W * W, W), P1 = W | 1, P3 = dim == 3 ? W | 1 : R | 1;
-  static constexpr int S3 = bank_stride(R * P3, W), P5 = R | 1;
-  static constexpr int values = dim == 3 ? 2 * RT * (S1 + S3) : 2 * RT * P1 + RT * P3;
+  /* 3D: s1, s2 [RS][W][PW] (plane S1), the later stages' results over their
+   * inputs, then the carry [3][W][W]. 2D: s1, s2 [RT][P1]; out [RT][P3] after
+   * them. Odd line strides: threads reading lines along x do not share
+   * banks. */
+  static constexpr int PW = W | 1, S1 = bank_stride(W * PW, W), P1 = W | 1, P3 = R | 1;
+  static constexpr int values = dim == 3 ? 2 * RS * S1 + 3 * W * W : 2 * RT * P1 + RT * P3;
   static constexpr size_t bytes = size_t(values) * sizeof(T);
-  /* about one line per thread in the second stage */
-  static constexpr int lines2 = dim == 3 ? RT * W : RT;
+  /* about one line per thread in the second stage (3D: of one segment) */
+  static constexpr int lines2 = dim == 3 ? RS * W : RT;
   static constexpr int threads_raw = (lines2 + 31) / 32 * 32;
   static constexpr int threads = threads_raw < 64 ? 64 : threads_raw > 256 ? 256 : threads_raw;
+  /* 3D: the z lines of a thread whose loads are issued together */
+  static constexpr int lines_all = (W * W + threads - 1) / threads;
+  static constexpr int lines_per_thread = shape.lines > 0 ? shape.lines
+                                          : lines_all < 4 ? lines_all
+                                                          : 4;
   /* blocks per SM: by shared memory, by the registers of two lines of W and R
    * results (plus addressing), at most 2048 threads */
   static constexpr int line_registers = (2 * W + R) * int(sizeof(T) / 4) + 32;
@@ -145,22 +168,26 @@ template <int dim, int k, typename T> struct brick_config {
   static constexpr int min3(int a, int b, int c) {
     return a < b ? (a < c ? a : c) : (b < c ? b : c);
   }
-  static constexpr int min_blocks = min3(by_memory, by_registers, by_threads) > 1
+  static constexpr int min_blocks = shape.blocks > 0 ? shape.blocks
+                                    : min3(by_memory, by_registers, by_threads) > 1
                                         ? min3(by_memory, by_registers, by_threads)
                                         : 1;
 };
 
 /* out[o] (+)= (A x in)[o] for the R = C k rows of a line that start at a
  * vertex, from the window line in[0..R+k] (the row of out[o] is point k + o of
- * the window): R (k+2) multiply-adds, compile-time matrix indices. */
-template <int k, int R, bool add, typename T, typename Mat>
+ * the window): R (k+2) multiply-adds, compile-time matrix indices. With
+ * `carried`, the window points 0..k-1 are not read: out[0] holds their part
+ * of row 0 (only row 0 has columns below point k). */
+template <int k, int R, bool add, bool carried = false, typename T, typename Mat>
 __device__ __forceinline__ void brick_rows(const Mat &A, const T (&in)[R + k + 1], T (&out)[R]) {
   constexpr int P = 2 * k + 1;
 #pragma unroll
   for (int o = 0; o < R; ++o) {
-    const int p = o % k, first = p == 0 ? 0 : k; /* patch column range first..2k */
-    const int j0 = o - p;                        /* window index of patch column 0 */
-    T sum = add ? out[o] : T(0);
+    const int p = o % k,
+              first = p == 0 && !(carried && o == 0) ? 0 : k; /* patch columns first..2k */
+    const int j0 = o - p;                                     /* window index of patch column 0 */
+    T sum = add || (carried && o == 0) ? out[o] : T(0);
 #pragma unroll
     for (int c = first; c < P; ++c)
       sum += A[(k + p) * P + c] * in[j0 + c];
@@ -191,7 +218,7 @@ __global__ void __launch_bounds__(brick_config<dim, k, T>::threads,
   const tpmg_index n0 = lvl.n[0], n1 = lvl.n[1];
   /* the brick: first point v[d], points e[d] to store */
   tpmg_index v[3], e[3];
-  bool last = false;
+  bool last = false, last_z = false;
   {
     tpmg_index b = blockIdx.x;
 #pragma unroll
@@ -202,80 +229,138 @@ __global__ void __launch_bounds__(brick_config<dim, k, T>::threads,
       const bool end = t == grid.count[d] - 1;
       e[d] = end ? lvl.n[d] - v[d] : grid.extent[d];
       last = last || (end && d < dim);
+      last_z = last_z || (end && d == dim - 1);
     }
   }
   if constexpr (dim == 3) {
-    constexpr int S1 = config::S1, S3 = config::S3, P3 = config::P3, P5 = config::P5;
+    constexpr int PW = config::PW, S1 = config::S1, WW = W * W, LT = config::lines_per_thread;
     const tpmg_index n2 = lvl.n[2];
-    T *const s1 = shared, *const s2 = s1 + RT * S1, *const s3 = s2 + RT * S1,
-             *const s4 = s3 + RT * S3;
+    T *const s1 = shared, *const s2 = s1 + RS * S1, *const carry = s2 + RS * S1;
     const tpmg_index plane = n0 * n1;
-    /* z: s1 = M_z w, s2 = K_z w on the owned z rows, [RT][W][W] */
-    for (int l = threadIdx.x; l < config::G * W * W; l += NT) {
-      const int g = l / (W * W), xy = l % (W * W);
-      const tpmg_index gx = v[0] - k + xy % W, gy = v[1] - k + xy / W, gz = v[2] + g * RS - k;
+    /* the window point k (the vertex below the segment) and the vertex row's
+     * partial sums over the points below it, per z line of the window */
+    for (int l = threadIdx.x; l < WW; l += NT) {
+      const tpmg_index gx = v[0] - k + l % W, gy = v[1] - k + l / W, gz = v[2] - k;
       const bool in_xy = inside(gx, n0) && inside(gy, n1);
       const T *p = src + (in_xy ? gx + n0 * gy : 0);
-      T col[WS], m[RS], s[RS];
+      T col[k + 1];
 #pragma unroll
-      for (int z = 0; z < WS; ++z)
+      for (int z = 0; z <= k; ++z)
         col[z] = in_xy && inside(gz + z, n2) ? p[plane * (gz + z)] : T(0);
-      brick_rows<k, RS, false>(M, col, m);
-      brick_rows<k, RS, false>(K, col, s);
-      T *q = s1 + g * RS * S1 + xy;
+      T pm = T(0), ps = T(0);
 #pragma unroll
-      for (int o = 0; o < RS; ++o) {
-        q[o * S1] = m[o];
-        q[RT * S1 + o * S1] = s[o];
+      for (int c = 0; c < k; ++c) {
+        pm += M[k * (2 * k + 1) + c] * col[c];
+        ps += K[k * (2 * k + 1) + c] * col[c];
       }
+      carry[l] = pm;
+      carry[WW + l] = ps;
+      carry[2 * WW + l] = col[k];
     }
-    __syncthreads();
-    /* y: a = M_y m, b = c_1 K_y m + c_2 M_y s, [RT][R][W] */
-    for (int l = threadIdx.x; l < RT * W; l += NT) {
-      const int z = l / W, x = l % W;
-      T tm[W], ts[W], a[R], b[R];
-      load_line(s1 + z * S1 + x, W, tm);
-      load_line(s2 + z * S1 + x, W, ts);
-      brick_rows<k, R, false>(M, tm, a);
-      scale_line(mat.coefficient(1), tm);
-      scale_line(mat.coefficient(2), ts);
-      brick_rows<k, R, false>(K, tm, b);
-      brick_rows<k, R, true>(M, ts, b);
-      store_line(s3 + z * S3 + x, P3, a);
-      store_line(s4 + z * S3 + x, P3, b);
-    }
-    __syncthreads();
-    /* x: out = c_0 K_x a + M_x b, [RT][R][R] over s1 */
-    for (int l = threadIdx.x; l < RT * R; l += NT) {
-      const int z = l / R, y = l % R;
-      T ta[W], tb[W], o[R];
-      load_line(s3 + z * S3 + y * P3, 1, ta);
-      load_line(s4 + z * S3 + y * P3, 1, tb);
-      scale_line(mat.coefficient(0), ta);
-      brick_rows<k, R, false>(K, ta, o);
-      brick_rows<k, R, true>(M, tb, o);
-      store_line(s1 + l * P5, 1, o);
-    }
-    __syncthreads();
-    /* dst = out inside, src on the Dirichlet points; a point local == extent
-     * (the last brick's last point) is a Dirichlet point */
-    if (!last) {
-      for (int l = threadIdx.x; l < RT * R * R; l += NT) {
-        const int x = l % R, y = (l / R) % R, z = l / (R * R);
-        const tpmg_index gx = v[0] + x, gy = v[1] + y, gz = v[2] + z;
-        const tpmg_index g = gx + n0 * gy + plane * gz;
-        dst[g] =
-            inside(gx, n0) && inside(gy, n1) && inside(gz, n2) ? s1[(z * R + y) * P5 + x] : src[g];
+    /* the segments with a point of the brick; in the last brick along z the
+     * last segment also stores the Dirichlet point after it */
+    const int ez = int(e[2]), segments = (ez - int(last_z) + RS - 1) / RS;
+    for (int g = 0; g < segments; ++g) {
+      const tpmg_index z0 = v[2] + g * RS; /* the segment's first row, window point k */
+      /* z: s1 = M_z w, s2 = K_z w on the segment's rows, [RS][W][PW]; the
+       * window's points k+1..k+RS from device memory, the loads of LT lines
+       * issued together */
+      for (int l0 = threadIdx.x; l0 < WW; l0 += LT * NT) {
+        T col[LT][RS];
+#pragma unroll
+        for (int i = 0; i < LT; ++i) {
+          const int l = l0 + i * NT;
+          const tpmg_index gx = v[0] - k + l % W, gy = v[1] - k + l / W;
+          const bool in_xy = l < WW && inside(gx, n0) && inside(gy, n1);
+          const T *p = src + (in_xy ? gx + n0 * gy + plane * (z0 + 1) : 0);
+#pragma unroll
+          for (int z = 0; z < RS; ++z)
+            col[i][z] = in_xy && inside(z0 + 1 + z, n2) ? p[plane * z] : T(0);
+        }
+#pragma unroll
+        for (int i = 0; i < LT; ++i) {
+          const int l = l0 + i * NT;
+          if (l < WW) {
+            T w[WS], m[RS], s[RS];
+#pragma unroll
+            for (int z = 0; z < k; ++z)
+              w[z] = T(0); /* not read: their part is carried */
+            w[k] = carry[2 * WW + l];
+#pragma unroll
+            for (int z = 0; z < RS; ++z)
+              w[k + 1 + z] = col[i][z];
+            m[0] = carry[l];
+            s[0] = carry[WW + l];
+            brick_rows<k, RS, false, true>(M, w, m);
+            brick_rows<k, RS, false, true>(K, w, s);
+            T pm = T(0), ps = T(0);
+#pragma unroll
+            for (int c = 0; c < k; ++c) {
+              pm += M[k * (2 * k + 1) + c] * w[RS + c];
+              ps += K[k * (2 * k + 1) + c] * w[RS + c];
+            }
+            carry[l] = pm;
+            carry[WW + l] = ps;
+            carry[2 * WW + l] = w[RS + k];
+            T *q = s1 + l % W + PW * (l / W);
+#pragma unroll
+            for (int o = 0; o < RS; ++o) {
+              q[o * S1] = m[o];
+              q[RS * S1 + o * S1] = s[o];
+            }
+          }
+        }
       }
-    } else {
-      const int ex = int(e[0]), ey = int(e[1]), points = ex * ey * int(e[2]);
-      for (int l = threadIdx.x; l < points; l += NT) {
-        const int x = l % ex, y = (l / ex) % ey, z = l / (ex * ey);
-        const tpmg_index gx = v[0] + x, gy = v[1] + y, gz = v[2] + z;
-        const tpmg_index g = gx + n0 * gy + plane * gz;
-        dst[g] =
-            inside(gx, n0) && inside(gy, n1) && inside(gz, n2) ? s1[(z * R + y) * P5 + x] : src[g];
+      __syncthreads();
+      /* y: a = M_y m, b = c_1 K_y m + c_2 M_y s over m, s: [RS][R][PW] */
+      for (int l = threadIdx.x; l < RS * W; l += NT) {
+        T *const p1 = s1 + (l / W) * S1 + l % W, *const p2 = p1 + RS * S1;
+        T t[W], a[R], b[R];
+        load_line(p1, PW, t);
+        brick_rows<k, R, false>(M, t, a);
+        scale_line(mat.coefficient(1), t);
+        brick_rows<k, R, false>(K, t, b);
+        store_line(p1, PW, a);
+        load_line(p2, PW, t);
+        scale_line(mat.coefficient(2), t);
+        brick_rows<k, R, true>(M, t, b);
+        store_line(p2, PW, b);
       }
+      __syncthreads();
+      /* x: out = c_0 K_x a + M_x b over a: [RS][R][R] */
+      for (int l = threadIdx.x; l < RS * R; l += NT) {
+        T *const p1 = s1 + (l / R) * S1 + (l % R) * PW, *const p2 = p1 + RS * S1;
+        T t[W], o[R];
+        load_line(p1, 1, t);
+        scale_line(mat.coefficient(0), t);
+        brick_rows<k, R, false>(K, t, o);
+        load_line(p2, 1, t);
+        brick_rows<k, R, true>(M, t, o);
+        store_line(p1, 1, o);
+      }
+      __syncthreads();
+      /* dst = out inside, src on the Dirichlet points; a point local == extent
+       * (the last brick's last point) is a Dirichlet point */
+      if (!last) {
+        for (int l = threadIdx.x; l < RS * R * R; l += NT) {
+          const int x = l % R, y = (l / R) % R, z = l / (R * R);
+          const tpmg_index gx = v[0] + x, gy = v[1] + y, gz = z0 + z;
+          const tpmg_index gi = gx + n0 * gy + plane * gz;
+          dst[gi] = inside(gx, n0) && inside(gy, n1) && inside(gz, n2) ? s1[z * S1 + y * PW + x]
+                                                                       : src[gi];
+        }
+      } else {
+        const int ex = int(e[0]), ey = int(e[1]);
+        const int points = ex * ey * (g + 1 < segments ? RS : ez - g * RS);
+        for (int l = threadIdx.x; l < points; l += NT) {
+          const int x = l % ex, y = (l / ex) % ey, z = l / (ex * ey);
+          const tpmg_index gx = v[0] + x, gy = v[1] + y, gz = z0 + z;
+          const tpmg_index gi = gx + n0 * gy + plane * gz;
+          dst[gi] = inside(gx, n0) && inside(gy, n1) && inside(gz, n2) ? s1[z * S1 + y * PW + x]
+                                                                       : src[gi];
+        }
+      }
+      __syncthreads();
     }
   } else {
     constexpr int P1 = config::P1, P3 = config::P3;
