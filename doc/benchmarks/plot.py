@@ -43,7 +43,8 @@ for dim in (2, 3):
             blocks[(dim, precision)] = read(path)
 
 kernels = [("basic", "o", "C0", "BASIC"), ("constant", "s", "C1", "CONSTANT"),
-           ("tiled", "D", "C2", "TILED"), ("thread", "^", "C3", "THREAD")]
+           ("tiled", "D", "C2", "TILED"), ("thread", "^", "C3", "THREAD"),
+           ("brick", "*", "C5", "BRICK")]
 variants = [("global", ":"), ("separate", "--"), ("fused", "-")]
 
 if blocks:
