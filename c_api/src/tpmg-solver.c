@@ -190,17 +190,15 @@ static tpmg_status norm(tpmg_solver *s, const void *v, double *result) {
   return TPMG_SUCCESS;
 }
 
-/* result[i] = (x_i, y) for i < m and *yy = (y, y), in one pass over the
- * vectors per TPMG_MULTI_MAX of them. */
-static tpmg_status dots(tpmg_solver *s, int m, void *const *x, const void *y, double *result,
-                        double *yy) {
+/* result[i] = (x_i, y) for i < m, in one pass over the vectors per
+ * TPMG_MULTI_MAX of them (the backend's (y, y) is not needed). */
+static tpmg_status dots(tpmg_solver *s, int m, void *const *x, const void *y, double *result) {
   double part[TPMG_MULTI_MAX + 1];
   for (int first = 0; first < m; first += TPMG_MULTI_MAX) {
     int count = m - first < TPMG_MULTI_MAX ? m - first : TPMG_MULTI_MAX;
     TPMG_CALL(s->ctx->ops->dots(s->ctx, s->q, s->level->n_dofs, count,
                                 (const void *const *)(x + first), y, part));
     memcpy(result + first, part, sizeof(double) * (size_t)count);
-    *yy = part[count];
   }
   return TPMG_SUCCESS;
 }
@@ -229,9 +227,9 @@ static tpmg_status axpys(tpmg_solver *s, int m, const double *a, void *const *x,
  * iteration counts of the tests and of the paper's problems equal those with
  * modified Gram-Schmidt, and the final residual is recomputed anyway. */
 static tpmg_status orthogonalize(tpmg_solver *s, int j, void **V, void *w, double *h_next) {
-  double *H = s->hessenberg, *c = s->coef, before, after;
+  double *H = s->hessenberg, *c = s->coef, after;
   int m = s->restart;
-  TPMG_CALL(dots(s, j + 1, V, w, c, &before));
+  TPMG_CALL(dots(s, j + 1, V, w, c));
   for (int i = 0; i <= j; ++i) {
     H[i * m + j] = c[i];
     c[i] = -c[i];
