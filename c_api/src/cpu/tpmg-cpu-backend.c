@@ -331,7 +331,8 @@ static void TPMG_CPU_NAME(axpys)(tpmg_context *ctx, tpmg_index n, int m, const d
       for (int v = 0; v < m; ++v)
         value += ta[v] * x[v][i];
       y[i] = value;
-      sum += (double)value * (double)value;
+      if (norm2)
+        sum += (double)value * (double)value;
     }
     block_sum[j] = sum;
   }
