@@ -95,15 +95,13 @@ static void check_level(const gpu_pair *pr, int l, uint64_t *seed) {
   free(nan);
 }
 
-/* The operator (default and BRICK kernels) on the finest level of a 2D grid
- * with several bricks per direction, the last ones partial (3 x 5 coarse
- * cells, level 5: 96 x 160 cells, more than the brick's cells in y for every
- * degree); the levels of check_level fit one brick in y. */
-static void check_bricks_2d(gpu_pair *pr, int k, uint64_t *seed) {
-  const int cells[3] = {3, 5, 1}, level = 5;
-  const double box[6] = {0.0, 1.0, -0.5, 1.0, 0.0, 1.0};
+/* The operator by the default and the BRICK kernel against the CPU backend, on
+ * random data, on the finest level of a grid of the given coarse cells and
+ * box; what: the labels of the two kernels. */
+static void check_bricks(gpu_pair *pr, int dim, int k, int level, const int cells[3],
+                         const double box[6], const char *const what[2], uint64_t *seed) {
   for (int s = 0; s < 2; s++)
-    pr->grid[s] = ref_grid_create(pr->ctx[s], 2, k, level, cells, box);
+    pr->grid[s] = ref_grid_create(pr->ctx[s], dim, k, level, cells, box);
   const tpmg_level *lvl[2] = {&pr->grid[0]->levels[level], &pr->grid[1]->levels[level]};
   const int64_t n = lvl[0]->n_dofs;
   double *src = gpu_host_data(seed, n, 0), *nan = gpu_host_data(seed, n, 1);
@@ -117,8 +115,7 @@ static void check_bricks_2d(gpu_pair *pr, int k, uint64_t *seed) {
       REF_CALL(pr->ctx[1], pr->ctx[1]->ops->laplace_kernel(
                                pr->ctx[1], lvl[1], pr->p,
                                brick ? TPMG_KERNEL_BRICK : TPMG_KERNEL_DEFAULT, s[1], d[1]));
-      gpu_compare(pr, n, d, brick ? "laplace kernel brick, 3 x 5 cells" : "laplace, 3 x 5 cells", 2,
-                  k, level);
+      gpu_compare(pr, n, d, what[brick], dim, k, level);
       gpu_destroy(pr, d);
     }
     gpu_destroy(pr, s);
@@ -127,6 +124,43 @@ static void check_bricks_2d(gpu_pair *pr, int k, uint64_t *seed) {
   free(nan);
   for (int s = 0; s < 2; s++)
     tpmg_grid_destroy(&pr->grid[s]);
+}
+
+/* A 2D grid with several bricks per direction, the last ones partial (3 x 5
+ * coarse cells, level 5: 96 x 160 cells, more than the brick's cells in y for
+ * every degree); the levels of check_level fit one brick in y. */
+static void check_bricks_2d(gpu_pair *pr, int k, uint64_t *seed) {
+  static const int cells[3] = {3, 5, 1};
+  static const double box[6] = {0.0, 1.0, -0.5, 1.0, 0.0, 1.0};
+  static const char *const what[2] = {"laplace, 3 x 5 cells", "laplace kernel brick, 3 x 5 cells"};
+  check_bricks(pr, 2, k, 5, cells, box, what, seed);
+}
+
+/* A 3D grid with several bricks in x and y (C cells each) and several z blocks
+ * (G segments of C_s cells each, marched), by brick_table. Per degree a coarse
+ * mesh and a level: the level is at least 1 and the coarse mesh has at most
+ * TPMG_MAX_COARSE_DOFS interior DoFs (k = 8: 7 * 15 * 39 = 4095). The level's
+ * cells per direction as full bricks + the last one: the number of bricks (in
+ * z: G x C_s of the precision)
+ *   k  coarse     level C  x         y          z double             z float            DoFs
+ *   1  3 x 5 x 17   2   8  8+4: 2    2*8+4: 3   2*32+4: 3 (4 x 8)    64+4: 2 (4 x 16)    18837
+ *   2  3 x 4 x 7    2   5  2*5+2: 3  3*5+1: 4   3*8+4: 4 (2 x 4)     24+4: 2 (4 x 6)     47025
+ *   3  3 x 3 x 17   1   4  4+2: 2    4+2: 2     5*6+4: 6 (2 x 3)     24+10: 2 (4 x 6)    37183
+ *   4  1 x 2 x 5    2   3  3+1: 2    2*3+2: 3   2*8+4: 3 (4 x 2)     12+8: 2 (4 x 3)     45441
+ *   5  1 x 2 x 5    2   2  2+2: 2    3*2+2: 4   2*8+4: 3 (4 x 2)     12+8: 2 (4 x 3)     86961
+ *   6  1 x 2 x 5    2   2  2+2: 2    3*2+2: 4   2*8+4: 3 (8 x 1)     2*8+4: 3 (8 x 1)   148225
+ *   7  1 x 2 x 5    2   2  2+2: 2    3*2+2: 4   2*8+4: 3 (8 x 1)     16+4: 2 (8 x 2)    233073
+ *   8  1 x 2 x 5    2   2  2+2: 2    3*2+2: 4   16+4: 2 (16 x 1)     2*8+4: 3 (4 x 2)   345345
+ * The last z block is partial for every degree; the last brick in x and y is
+ * too, except for C = 2: the level's cells are even, so its last brick is full
+ * (and owns the last point). */
+static void check_bricks_3d(gpu_pair *pr, int k, uint64_t *seed) {
+  static const int cells[8][3] = {{3, 5, 17}, {3, 4, 7}, {3, 3, 17}, {1, 2, 5},
+                                  {1, 2, 5},  {1, 2, 5}, {1, 2, 5},  {1, 2, 5}};
+  static const int levels[8] = {2, 2, 1, 2, 2, 2, 2, 2};
+  static const double box[6] = {0.0, 1.0, -0.5, 1.0, 0.25, 1.0};
+  static const char *const what[2] = {"laplace, 3D bricks", "laplace kernel brick, 3D bricks"};
+  check_bricks(pr, 3, k, levels[k - 1], cells[k - 1], box, what, seed);
 }
 
 int main(int argc, char **argv) {
@@ -164,6 +198,8 @@ int main(int argc, char **argv) {
         tpmg_grid_destroy(&pr.grid[s]);
       if (dim == 2)
         check_bricks_2d(&pr, k, &seed);
+      else
+        check_bricks_3d(&pr, k, &seed);
     }
   }
   /* a degree outside the table is refused, not approximated */
