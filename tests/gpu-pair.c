@@ -48,7 +48,12 @@ double *gpu_host_data(uint64_t *seed, int64_t n, int poison) {
 /* Download v[0] (CPU) and v[1] (CUDA) and compare: NaN at the same places,
  * elsewhere max |cuda - cpu| / max |cpu| within the precision's tolerance. */
 void gpu_compare(const gpu_pair *pr, int64_t n, void *v[2], const char *what, int dim, int k,
-                    int level) {
+                 int level) {
+  gpu_compare_within(pr, n, v, what, dim, k, level, gpu_tolerance(pr->p));
+}
+
+void gpu_compare_within(const gpu_pair *pr, int64_t n, void *v[2], const char *what, int dim, int k,
+                        int level, double tolerance) {
   double *h[2];
   for (int s = 0; s < 2; s++) {
     h[s] = ref_malloc((size_t)n * sizeof(double));
@@ -75,8 +80,10 @@ void gpu_compare(const gpu_pair *pr, int64_t n, void *v[2], const char *what, in
             "%g, cuda %g)",
             what, dim, k, level, prec, (long long)nan_mismatch, (long long)first,
             first >= 0 ? h[0][first] : 0.0, first >= 0 ? h[1][first] : 0.0);
-  REF_CHECK(rel <= gpu_tolerance(pr->p), "%s %dD Q%d level %d %s: relative difference %.3e > %.0e",
-            what, dim, k, level, prec, rel, gpu_tolerance(pr->p));
+  REF_CHECK(rel <= tolerance, "%s %dD Q%d level %d %s: relative difference %.3e > %.0e", what, dim,
+            k, level, prec, rel, tolerance);
+  if (getenv("TPMG_TEST_VERBOSE"))
+    printf("%s %dD Q%d level %d %s: relative difference %.3e\n", what, dim, k, level, prec, rel);
   free(h[0]);
   free(h[1]);
 }
