@@ -23,16 +23,16 @@
 #include "tpmg.h"
 
 #define DEFAULT_TARGET_DOFS 1e6
-#define MAX_KERNELS 7
+#define MAX_KERNELS 6
 
 static const char *const precision_names[] = {"double", "float", NULL};
 static const char *const mode_names[] = {"double", "mixed", NULL};
 static const char *const backend_names[] = {"cpu", "cuda"};
 #define N_VARIANTS 4 /* the smoother variants, in tpmg_smoother_variant order */
 static const char *const variant_names[N_VARIANTS] = {"global", "separate", "fused", "boundary"};
-static const char *const kernel_names[8] = {"default", "basic", "constant", "thread",
-                                            "tiled",   "brick", "tensor",   "tensor_tf32"};
-static const char kernel_letters[8] = {'D', 'B', 'C', 'T', 'L', 'K', 'X', 'F'};
+static const char *const kernel_names[7] = {"default", "basic", "constant", "thread",
+                                            "tiled",   "brick", "tensor"};
+static const char kernel_letters[7] = {'D', 'B', 'C', 'T', 'L', 'K', 'X'};
 
 typedef struct {
   int dim;    /* 2, 3, or 0 for both */
@@ -318,7 +318,7 @@ static kernel_list kernels_of(tpmg_backend backend) {
   if (backend == TPMG_BACKEND_CUDA) {
     const tpmg_kernel each[4] = {TPMG_KERNEL_BASIC, TPMG_KERNEL_CONSTANT, TPMG_KERNEL_TILED,
                                  TPMG_KERNEL_THREAD};
-    l.n_smoother = 7;
+    l.n_smoother = 6;
     l.n_apply = 5;
     for (int i = 0; i < 4; ++i)
       l.smoother[i] = l.apply[i] = each[i];
@@ -326,9 +326,8 @@ static kernel_list kernels_of(tpmg_backend backend) {
      * default operator kernel, BRICK, the operator only */
     l.smoother[4] = TPMG_KERNEL_DEFAULT;
     l.apply[4] = TPMG_KERNEL_BRICK;
-    /* the tensor-core kernels, FUSED and BOUNDARY in 3D only */
+    /* the tensor-core kernel, FUSED and BOUNDARY in 3D only */
     l.smoother[5] = TPMG_KERNEL_TENSOR;
-    l.smoother[6] = TPMG_KERNEL_TENSOR_TF32;
   } else {
     l.n_smoother = l.n_apply = 1;
     l.smoother[0] = l.apply[0] = TPMG_KERNEL_DEFAULT;
@@ -514,7 +513,7 @@ static int run_building_blocks(tpmg_context *ctx, const options *o, FILE *csv, d
       "throughput in GDoF/s (n_dofs / time) of one smoothing step (glob, sepa, fuse, boun),\n"
       "one operator apply (appl), one restriction + prolongation, one V-cycle; kernels: B basic,\n"
       "C constant, L tiled (lines per thread), T thread, K brick (the operator only), X tensor\n"
-      "cores (float: split tf32), F tensor cores with single tf32 operands, D default\n"
+      "cores (FUSED and BOUNDARY in 3D), D default\n"
       "(CUDA: GLOBAL only, its residual by the default operator kernel); a kernel a degree\n"
       "lacks: -\n");
   printf("%3s %2s %3s %11s", "dim", "k", "lvl", "n_dofs");

@@ -660,16 +660,12 @@ tpmg_status patch_fused_variant(tpmg_context *ctx, const tpmg_level *lvl, tpmg_p
       return launch_teams<residual_config<dim, k, T>>(
           ctx, "patch_fused_kernel", patch_fused_kernel<dim, k, T, no_constants, boundary>,
           grid.total, *lvl, grid, static_cast<const T *>(b), static_cast<T *>(x), no_constants{});
-    if (kern == TPMG_KERNEL_TENSOR || kern == TPMG_KERNEL_TENSOR_TF32) {
+    if (kern == TPMG_KERNEL_TENSOR) {
       if constexpr (dim == 3 && k >= 2) {
         reference_data<k, T> c;
         TPMG_CALL(level_constants(ctx, lvl, &c));
-        if (kern == TPMG_KERNEL_TENSOR)
-          return launch_fused_mma < k, T, sizeof(T) == 4 ? 3 : 1,
-                 boundary > (ctx, lvl, grid, c, static_cast<const T *>(b), static_cast<T *>(x));
-        if constexpr (sizeof(T) == 4)
-          return launch_fused_mma<k, T, 1, boundary>(ctx, lvl, grid, c, static_cast<const T *>(b),
-                                                     static_cast<T *>(x));
+        return launch_fused_mma<k, T, boundary>(ctx, lvl, grid, c, static_cast<const T *>(b),
+                                                static_cast<T *>(x));
       }
       return unsupported_kernel(ctx, kern, k);
     }

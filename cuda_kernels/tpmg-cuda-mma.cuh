@@ -1,6 +1,6 @@
-/* TPMG_KERNEL_TENSOR and TPMG_KERNEL_TENSOR_TF32: the fused smoothing step
- * (FUSED and BOUNDARY, 3D, degree >= 2) with every tensor contraction on the
- * tensor cores (warp-level mma.sync, 16 x 8 x 8 tiles).
+/* TPMG_KERNEL_TENSOR: the fused smoothing step (FUSED and BOUNDARY, 3D,
+ * degree >= 2) with every tensor contraction on the tensor cores (warp-level
+ * mma.sync, 16 x 8 x 8 tiles).
  *
  * Why. The CUDA-core kernels (CONSTANT, TILED) are bound by instruction
  * issue: one FFMA or DFMA instruction does 32 multiply-adds and needs a
@@ -11,10 +11,18 @@
  * mantissa). TENSOR in float splits every operand a = a_hi + a_lo into two
  * tf32 numbers and sums a_lo b_hi + a_hi b_lo + a_hi b_hi in float (three
  * mma per tile): the dropped a_lo b_lo is below float rounding, so the step
- * agrees with float arithmetic to a few units of its rounding. TENSOR_TF32
- * (float only) does one mma per tile on tf32-rounded operands: relative
- * errors near 1e-3 per contraction, a different (perturbed) smoother, for a
- * V-cycle used as a preconditioner of an outer double iteration.
+ * agrees with float arithmetic to a few units of its rounding (t802: 2.9e-6
+ * relative; double 1e-15).
+ *
+ * Measured (doc/benchmarks.md): correct, but 0.3 to 0.7 times CONSTANT's
+ * speed. The tensor pipe is active 10-16% of the time; Nsight Compute counts
+ * more instructions than CONSTANT's (float, one colour: Q3 101 M against 55 M,
+ * Q7 145 M against 101 M). Each thread handles its fragment elements one by
+ * one: a load with its own address and range check, the split into tf32,
+ * and one store per output element, which costs more than the multiply-adds
+ * that the mma replace. One mma per tile on single tf32 operands (8d82b28,
+ * TENSOR_TF32) ran 1.2-1.6 times faster than this and still slower than
+ * CONSTANT.
  *
  * Contractions as matrix products. A stage contracts one direction of a
  * tensor held in shared memory: every line along that direction (a row of the
@@ -68,6 +76,9 @@ constexpr int mma_threads = 256;
 template <typename T> struct mma_word;
 template <> struct mma_word<double> { using type = double; };
 template <> struct mma_word<float> { using type = uint32_t; };
+
+/* Products per tile: one in double, three in float (split operands). */
+template <typename T> constexpr int mma_passes = sizeof(T) == 4 ? 3 : 1;
 
 /* v = hi (+ lo): double as is; float rounded to tf32, and with passes == 3
  * the remainder as a second tf32 number. */
@@ -234,10 +245,11 @@ template <int k, typename T, int passes> struct mma_config {
  * starts at base + ... (see the stages) with a constant stride. */
 template <int s> struct mma_lines { static constexpr int stride = s; };
 
-template <int k, typename T, int passes, bool boundary>
+template <int k, typename T, bool boundary>
 __global__ void __launch_bounds__(mma_threads)
     patch_fused_mma_kernel(const tpmg_level lvl, const item_grid grid, const T *__restrict__ b,
                            T *x, const __grid_constant__ reference_data<k, T> c) {
+  constexpr int passes = mma_passes<T>;
   using config = mma_config<k, T, passes>;
   using W = typename mma_word<T>::type;
   constexpr int P = config::P, R = config::R, I = config::I, H = k - 1, teams = config::teams,
@@ -452,13 +464,13 @@ __global__ void __launch_bounds__(mma_threads)
 
 /* Launch the tensor-core fused step on the patches of one colour: a
  * persistent grid of as many blocks as fit the GPU at once. */
-template <int k, typename T, int passes, bool boundary>
+template <int k, typename T, bool boundary>
 tpmg_status launch_fused_mma(tpmg_context *ctx, const tpmg_level *lvl, const item_grid &grid,
                              const reference_data<k, T> &c, const T *b, T *x) {
-  using config = mma_config<k, T, passes>;
+  using config = mma_config<k, T, mma_passes<T>>;
   if (grid.total <= 0)
     return TPMG_SUCCESS;
-  auto kernel = patch_fused_mma_kernel<k, T, passes, boundary>;
+  auto kernel = patch_fused_mma_kernel<k, T, boundary>;
   static int per_sm = 0; /* blocks per multiprocessor, the same for every call */
   if (per_sm == 0) {
     if (config::bytes > 48 * 1024)

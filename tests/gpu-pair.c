@@ -49,11 +49,7 @@ double *gpu_host_data(uint64_t *seed, int64_t n, int poison) {
  * elsewhere max |cuda - cpu| / max |cpu| within the precision's tolerance. */
 void gpu_compare(const gpu_pair *pr, int64_t n, void *v[2], const char *what, int dim, int k,
                  int level) {
-  gpu_compare_within(pr, n, v, what, dim, k, level, gpu_tolerance(pr->p));
-}
-
-void gpu_compare_within(const gpu_pair *pr, int64_t n, void *v[2], const char *what, int dim, int k,
-                        int level, double tolerance) {
+  const double tolerance = gpu_tolerance(pr->p);
   double *h[2];
   for (int s = 0; s < 2; s++) {
     h[s] = ref_malloc((size_t)n * sizeof(double));

@@ -24,13 +24,10 @@ void gpu_vector_to(tpmg_context *ctx, tpmg_precision p, int64_t n, const void *v
 /* Random host data, or NaN when poison is set; the caller frees it. */
 double *gpu_host_data(uint64_t *seed, int64_t n, int poison);
 /* Download v[0] (CPU) and v[1] (CUDA) and compare: NaN at the same places,
- * elsewhere max |cuda - cpu| / max |cpu| within gpu_tolerance. */
+ * elsewhere max |cuda - cpu| / max |cpu| within gpu_tolerance (TPMG_TEST_VERBOSE
+ * set in the environment: print every relative difference). */
 void gpu_compare(const gpu_pair *pr, int64_t n, void *v[2], const char *what, int dim, int k,
                  int level);
-/* The same within a given relative tolerance (TPMG_TEST_VERBOSE set in the
- * environment: print every relative difference). */
-void gpu_compare_within(const gpu_pair *pr, int64_t n, void *v[2], const char *what, int dim, int k,
-                        int level, double tolerance);
 /* The same host data in a vector of each context. */
 void gpu_vectors(const gpu_pair *pr, int64_t n, const double *h, void *v[2]);
 /* Destroy the vectors made by gpu_vectors. */

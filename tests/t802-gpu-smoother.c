@@ -18,41 +18,23 @@
 #include "gpu-pair.h"
 
 static const char *variant_names[4] = {"global", "separate", "fused", "boundary"};
-static const char *kernel_names[8] = {"default", "basic", "constant", "thread",
-                                      "tiled",   "brick", "tensor",   "tensor_tf32"};
-#define MAX_KERNELS 7
+static const char *kernel_names[7] = {"default", "basic", "constant", "thread",
+                                      "tiled",   "brick", "tensor"};
+#define MAX_KERNELS 6
 
 /* The smoother kernels of the CUDA backend to check for a level of dimension
- * dim and degree k in precision p: THREAD for degree 1; TENSOR for the fused
- * operations (`fused`: FUSED and BOUNDARY) in 3D from degree 2 on, and
- * TENSOR_TF32 there in float. */
-static int kernels_of(int dim, int k, tpmg_precision p, int fused, tpmg_kernel *kernels) {
+ * dim and degree k: THREAD for degree 1; TENSOR for the fused operations
+ * (`fused`: FUSED and BOUNDARY) in 3D from degree 2 on. */
+static int kernels_of(int dim, int k, int fused, tpmg_kernel *kernels) {
   int n = 0;
-  for (int kern = TPMG_KERNEL_DEFAULT; kern <= TPMG_KERNEL_TENSOR_TF32; kern++) {
+  for (int kern = TPMG_KERNEL_DEFAULT; kern <= TPMG_KERNEL_TENSOR; kern++) {
     if ((kern == TPMG_KERNEL_THREAD && k != 1) || kern == TPMG_KERNEL_BRICK)
       continue;
-    if ((kern == TPMG_KERNEL_TENSOR || kern == TPMG_KERNEL_TENSOR_TF32) &&
-        !(fused && dim == 3 && k >= 2))
-      continue;
-    if (kern == TPMG_KERNEL_TENSOR_TF32 && p != TPMG_FLOAT)
+    if (kern == TPMG_KERNEL_TENSOR && !(fused && dim == 3 && k >= 2))
       continue;
     kernels[n++] = (tpmg_kernel)kern;
   }
   return n;
-}
-
-/* TENSOR_TF32 rounds every operand to tf32 (10-bit mantissa, unit roundoff
- * 2^-11 = 4.9e-4): its smoother is compared within that rounding's reach (the
- * largest difference measured on the H200 over these cases, 3D Q2..Q8, was
- * TF32_SEEN, in a whole smoothing step; the tolerance leaves a factor of
- * about 4); the other kernels within the precision's usual tolerance. */
-#define TF32_SEEN 1.1e-2
-static void compare_kernel(const gpu_pair *pr, int64_t n, void *v[2], tpmg_kernel kern,
-                           const char *what, int dim, int k, int level) {
-  if (kern == TPMG_KERNEL_TENSOR_TF32)
-    gpu_compare_within(pr, n, v, what, dim, k, level, 4 * TF32_SEEN);
-  else
-    gpu_compare(pr, n, v, what, dim, k, level);
 }
 
 /* A copy of hx with NaN on the interiors of the patches of `colour`:
@@ -96,7 +78,7 @@ static void check_op(const gpu_pair *pr, int l, int op, int colour, const double
                                     "patch_fused (boundary)"};
   double *poisoned = op == 3 ? poison_interiors(lvl[0], colour, hx) : NULL;
   tpmg_kernel kernels[MAX_KERNELS];
-  const int n_kernels = kernels_of(dim, k, pr->p, op >= 2, kernels);
+  const int n_kernels = kernels_of(dim, k, op >= 2, kernels);
   void *out[2] = {NULL, NULL};
   for (int run = -1; run < n_kernels; run++) {
     /* run -1: the CPU; then one CUDA run per kernel */
@@ -134,7 +116,7 @@ static void check_op(const gpu_pair *pr, int l, int op, int colour, const double
       char what[96];
       snprintf(what, sizeof(what), "%s colour %d kernel %s", op_names[op], colour,
                kernel_names[kern]);
-      compare_kernel(pr, n, out, kern, what, dim, k, l);
+      gpu_compare(pr, n, out, what, dim, k, l);
       tpmg_vector_destroy(ctx, &out[1]);
     }
   }
@@ -157,7 +139,7 @@ static void check_smoother(const gpu_pair *pr, int l, int variant, uint64_t *see
   }
   /* whole smoothing steps through the public API, forward then reverse */
   tpmg_kernel kernels[MAX_KERNELS];
-  const int n_kernels = kernels_of(dim, k, pr->p, variant >= TPMG_SMOOTHER_FUSED, kernels);
+  const int n_kernels = kernels_of(dim, k, variant >= TPMG_SMOOTHER_FUSED, kernels);
   for (int kk = 0; kk < n_kernels; kk++) {
     tpmg_smoother_options options = tpmg_smoother_options_default();
     options.variant = (tpmg_smoother_variant)variant;
@@ -174,7 +156,7 @@ static void check_smoother(const gpu_pair *pr, int l, int variant, uint64_t *see
       char what[96];
       snprintf(what, sizeof(what), "tpmg_smoother_apply %s kernel %s%s", variant_names[variant],
                kernel_names[kernels[kk]], reverse ? " reverse" : "");
-      compare_kernel(pr, n, x, kernels[kk], what, dim, k, l);
+      gpu_compare(pr, n, x, what, dim, k, l);
     }
     gpu_destroy(pr, x);
     gpu_destroy(pr, b);

@@ -233,30 +233,27 @@ typedef enum {
  *  the same smoothing step up to rounding, at different speeds. The CUDA
  *  backend has each of these for every degree of its table (THREAD: degree 1
  *  only); BRICK is an operator kernel only, which the smoother kernels do not
- *  have (tpmg_smoother_create refuses it); TENSOR and TENSOR_TF32 are smoother
- *  kernels of FUSED and BOUNDARY in 3D for degrees >= 2 (TENSOR_TF32 in float
- *  only), which tpmg_smoother_create checks on every backend. The CPU backend
+ *  have (tpmg_smoother_create refuses it); TENSOR is a smoother kernel of FUSED
+ *  and BOUNDARY in 3D for degrees >= 2, which tpmg_smoother_create checks on
+ *  every backend. The CPU backend
  *  has one implementation and accepts every value it does not refuse. */
 typedef enum {
-  TPMG_KERNEL_DEFAULT = 0,    /**< the fastest measured one for dimension, degree, precision */
-  TPMG_KERNEL_BASIC = 1,      /**< a thread team per patch, 1D matrices read from device memory */
-  TPMG_KERNEL_CONSTANT = 2,   /**< a thread team per patch, 1D matrices passed in the kernel's
-                                   parameters, so that every multiply-add reads its matrix entry
-                                   from the constant cache instead of a load instruction */
-  TPMG_KERNEL_THREAD = 3,     /**< one thread per patch (and per row of the operator), its
-                                   3^dim window in registers; degree 1 only */
-  TPMG_KERNEL_TILED = 4,      /**< CONSTANT with several lines per thread (register tiling) */
-  TPMG_KERNEL_BRICK = 5,      /**< the operator only: a block per brick of cells applies the
-                                   level operator's Kronecker sum direction by direction, each
-                                   window point read once (fewer operations per DoF than the
-                                   vertex-patch gather); not a smoother kernel */
-  TPMG_KERNEL_TENSOR = 6,     /**< the smoother only, FUSED and BOUNDARY in 3D, degree >= 2: the
-                                   patch contractions on the tensor cores (double: FP64; float:
-                                   each operand split into two tf32 numbers, float accuracy) */
-  TPMG_KERNEL_TENSOR_TF32 = 7 /**< TENSOR in float with single tf32 operands (10-bit mantissa):
-                                   one mma per tile, relative errors near 1e-3 per contraction, a
-                                   perturbed smoother, meant for the float V-cycle of mixed
-                                   precision; float only */
+  TPMG_KERNEL_DEFAULT = 0,  /**< the fastest measured one for dimension, degree, precision */
+  TPMG_KERNEL_BASIC = 1,    /**< a thread team per patch, 1D matrices read from device memory */
+  TPMG_KERNEL_CONSTANT = 2, /**< a thread team per patch, 1D matrices passed in the kernel's
+                                 parameters, so that every multiply-add reads its matrix entry
+                                 from the constant cache instead of a load instruction */
+  TPMG_KERNEL_THREAD = 3,   /**< one thread per patch (and per row of the operator), its
+                                 3^dim window in registers; degree 1 only */
+  TPMG_KERNEL_TILED = 4,    /**< CONSTANT with several lines per thread (register tiling) */
+  TPMG_KERNEL_BRICK = 5,    /**< the operator only: a block per brick of cells applies the
+                                 level operator's Kronecker sum direction by direction, each
+                                 window point read once (fewer operations per DoF than the
+                                 vertex-patch gather); not a smoother kernel */
+  TPMG_KERNEL_TENSOR = 6    /**< the smoother only, FUSED and BOUNDARY in 3D, degree >= 2: the
+                                 patch contractions on the tensor cores (double: FP64; float:
+                                 each operand split into two tf32 numbers, float accuracy);
+                                 slower than CONSTANT so far (doc/benchmarks.md) */
 } tpmg_kernel;
 
 /** Options of the smoother. */
@@ -274,9 +271,8 @@ tpmg_smoother_options tpmg_smoother_options_default(void);
  *  @param[in]  options options, or NULL for the defaults
  *  @param[out] smoother owned by the caller, free with tpmg_smoother_destroy
  *  @return TPMG_ERROR_UNSUPPORTED for TPMG_KERNEL_THREAD with a degree other than 1, for
- *          TPMG_KERNEL_BRICK (an operator kernel only), for TPMG_KERNEL_TENSOR and
- *          TENSOR_TF32 outside FUSED and BOUNDARY in 3D with degree >= 2, and for
- *          TENSOR_TF32 in double. */
+ *          TPMG_KERNEL_BRICK (an operator kernel only) and for TPMG_KERNEL_TENSOR outside
+ *          FUSED and BOUNDARY in 3D with degree >= 2. */
 tpmg_status tpmg_smoother_create(tpmg_grid *grid, int level, tpmg_precision precision,
                                  const tpmg_smoother_options *options, tpmg_smoother **smoother);
 

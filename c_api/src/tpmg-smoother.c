@@ -50,18 +50,16 @@ tpmg_status tpmg_smoother_create(tpmg_grid *grid, int level, tpmg_precision prec
              TPMG_ERROR_ARGUMENT, "unknown smoother variant %d", (int)opts.variant);
   TPMG_CHECK(ctx, opts.kernel != TPMG_KERNEL_BRICK, TPMG_ERROR_UNSUPPORTED,
              "smoother kernel BRICK (%d) is an operator kernel only", (int)opts.kernel);
-  TPMG_CHECK(ctx, opts.kernel >= TPMG_KERNEL_DEFAULT && opts.kernel <= TPMG_KERNEL_TENSOR_TF32,
+  TPMG_CHECK(ctx, opts.kernel >= TPMG_KERNEL_DEFAULT && opts.kernel <= TPMG_KERNEL_TENSOR,
              TPMG_ERROR_ARGUMENT, "unknown smoother kernel %d", (int)opts.kernel);
-  if (opts.kernel == TPMG_KERNEL_TENSOR || opts.kernel == TPMG_KERNEL_TENSOR_TF32) {
+  if (opts.kernel == TPMG_KERNEL_TENSOR) {
     TPMG_CHECK(ctx, opts.variant == TPMG_SMOOTHER_FUSED || opts.variant == TPMG_SMOOTHER_BOUNDARY,
                TPMG_ERROR_UNSUPPORTED,
-               "smoother kernels TENSOR and TENSOR_TF32 are for FUSED and BOUNDARY, not variant %d",
+               "smoother kernel TENSOR is for FUSED and BOUNDARY, not variant %d",
                (int)opts.variant);
     TPMG_CHECK(ctx, grid->options.dim == 3 && grid->options.degree >= 2, TPMG_ERROR_UNSUPPORTED,
-               "smoother kernels TENSOR and TENSOR_TF32 need 3D and degree >= 2, not %dD Q%d",
-               grid->options.dim, grid->options.degree);
-    TPMG_CHECK(ctx, opts.kernel != TPMG_KERNEL_TENSOR_TF32 || precision == TPMG_FLOAT,
-               TPMG_ERROR_UNSUPPORTED, "smoother kernel TENSOR_TF32 is for float only");
+               "smoother kernel TENSOR needs 3D and degree >= 2, not %dD Q%d", grid->options.dim,
+               grid->options.degree);
   }
   TPMG_CHECK(ctx, opts.kernel != TPMG_KERNEL_THREAD || grid->options.degree == 1,
              TPMG_ERROR_UNSUPPORTED, "smoother kernel THREAD needs degree 1, not %d",

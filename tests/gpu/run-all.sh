@@ -6,8 +6,9 @@
 #      CPU backend;
 #   3. compute-sanitizer memcheck and racecheck on a small smoother test per
 #      variant (global, separate, fused, boundary; every kernel: default, basic,
-#      constant, tiled, and thread for degree 1), in 2D and 3D, and memcheck
-#      for degrees 1 and 7;
+#      constant, tiled, thread for degree 1, tensor for 3D fused and boundary),
+#      in 2D and 3D, and memcheck for degrees 1 and 7; memcheck of the 3D level
+#      operations (t801) for degrees 1, 3 and 7;
 #   4. a small solve table with tpmg-poisson --backend cuda --json;
 # and a summary last. Logs go to $OUT (if set) or build-gpu/gpu-logs.
 # TPMG_JOBS sets the build parallelism (default 16).
@@ -73,7 +74,7 @@ if [ $built -eq 0 ]; then
       cases+=("memcheck|${dim}D Q$degree fused|sanitizer-memcheck-${dim}d-q$degree.log|t802-gpu-smoother $dim fused $degree 1")
     done
   done
-  for degree in 1 3; do
+  for degree in 1 3 7; do
     cases+=("memcheck|t801-gpu-level 3D Q$degree|sanitizer-memcheck-level-q$degree.log|t801-gpu-level 3 $degree")
   done
   run_case() {
