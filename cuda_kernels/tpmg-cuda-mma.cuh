@@ -14,52 +14,61 @@
  * agrees with float arithmetic to a few units of its rounding (t802: 2.9e-6
  * relative; double 1e-15).
  *
- * Measured (doc/benchmarks.md): correct, but 0.3 to 0.7 times CONSTANT's
- * speed. The tensor pipe is active 10-16% of the time; Nsight Compute counts
- * more instructions than CONSTANT's (float, one colour: Q3 101 M against 55 M,
- * Q7 145 M against 101 M). Each thread handles its fragment elements one by
- * one: a load with its own address and range check, the split into tf32,
- * and one store per output element, which costs more than the multiply-adds
- * that the mma replace. One mma per tile on single tf32 operands (8d82b28,
- * TENSOR_TF32) ran 1.2-1.6 times faster than this and still slower than
- * CONSTANT.
- *
  * Contractions as matrix products. A stage contracts one direction of a
  * tensor held in shared memory: every line along that direction (a row of the
- * product's A operand, 16 lines per tile, lines of several patches
- * concatenated) times a 1D matrix (the B operand, K x N, the same for every
- * line). A stage may read two input lines per row (their K's concatenated, each
- * padded to a multiple of 8) and write two output lines (N's likewise). The B
- * operands of all stages are built once per block in shared memory in the
- * fragment order of mma.sync (two words per lane, one 8- or 16-byte load), from
- * the unit patch's matrices (reference_data) with the level's scale factors.
- * The fast diagonalization uses the dense eigenvector matrix S (columns even
- * first, as reference_data's even/odd split; the same for every direction) and
- * its transpose: 2k-1 padded to 8s.
+ * product's A operand, 16 rows per tile, rows of several patches
+ * concatenated) times a 1D matrix (the B operand, the same for every line). A
+ * stage may read two input lines per row (their K's concatenated) and write
+ * two output lines. The B operands of all stages are built once per block in
+ * shared memory in the fragment order of mma.sync (two words per lane, one 8-
+ * or 16-byte load), from the unit patch's matrices (reference_data) with the
+ * level's scale factors. The fast diagonalization uses the dense eigenvector
+ * matrix S (columns even first, as reference_data's even/odd split; the same
+ * for every direction) and its transpose.
  *
- * The stages of one patch (P = 2k+1 window points, R = I = 2k-1 interior
- * points per direction), with the CONSTANT kernels' factorization
- * (tpmg-cuda-tensor.cuh, apply_patch_rows):
- *   load   X = xbar, the window from device memory          [P][P][P]
- *   z      Z = (M_z X, K_z X) rows 1..R                       [2][R][P][P]
- *   y      Y = (c_2 M_y Z_K + c_1 K_y Z_M, M_y Z_M)           [2][R][R][P]
- *   x      U = b_I - (M_x Y_a + c_0 K_x Y_b)                  [R][R][R]
- *   then S^T along z, y, x; the eigenvalue scaling; S along x, y, z, the last
- *   one adding to (BOUNDARY: storing into) x_I in device memory.
- * X, Y and the odd diagonalization stages share one region of shared memory,
- * Z, U and the even stages another.
+ * Layout: every stage finds its input lines contiguous (the contracted
+ * direction fastest), padded with zeros to a multiple of 8 values (mma_pad),
+ * at a stride that keeps ldmatrix and the stores free of bank conflicts
+ * (mma_stride). So a float A fragment is one ldmatrix.x4 per 8 columns, a
+ * double one four 8-byte loads, with no range checks. Each stage writes its
+ * output in the layout of the next one: its rows are ordered with the next
+ * stage's direction fastest, so the 8 rows of a fragment's row group store to
+ * 8 consecutive values of the next stage's lines (or, where the next stage
+ * contracts the same direction, each thread stores two consecutive values);
+ * the padding of the next lines is zeroed in the same phase (mma_zero) or
+ * written as the zero columns of the product.
  *
- * Counts per patch (3D, T_s = lines / 16 rounded up, KS and NT the 8-padded
- * K and N over 8): mma tiles z 2 T(P²) ceil(P/8) ceil(R/8), y 4 T(RP)
- * ceil(P/8) ceil(R/8), x 2 T(R²) ceil(P/8) ceil(R/8), diagonalization 6 T(I²)
- * ceil(I/8)²; times 3 for TENSOR in float. Q3: 36 tiles (27 DoFs), Q7: 680
- * (343 DoFs). Shared memory per value of a line: one load (A) and per output
- * one store; B fragments: one 8/16-byte load per tile and pass.
+ * The stages of one patch (P = 2k+1 window points, R = 2k-1 interior points
+ * per direction), the CONSTANT kernels' factorization (tpmg-cuda-tensor.cuh,
+ * apply_patch_rows), then the fast diagonalization:
+ *   load  X line (x, y): the window's z column from device memory
+ *   S1 z  Z = (M_z X, K_z X) rows 1..R,   line (p, z', x), along y
+ *   S2 y  Y = (c_2 M_y Z_K + c_1 K_y Z_M, M_y Z_M),   line (q, z', y'), along x
+ *   S3 x  U = b_I - (M_x Y_a + c_0 K_x Y_b),   line (z, y), along x
+ *   S4 x  S^T,   line (x, z), along y
+ *   S5 y  S^T,   line (x, y), along z
+ *   S6 z  S^T, then times 1 / (Π h_d (λ_x + λ_y + λ_z)),   line (x, y), along z
+ *   S7 z  S,   line (z, x), along y
+ *   S8 y  S,   line (z, y), along x
+ *   S9 x  S, added to (BOUNDARY: stored into) x_I in device memory.
+ * X, Y, S4, S6, S8's outputs share one region of shared memory, Z, U and the
+ * others another.
+ *
+ * Counts per patch (3D, T(n) = n / 16 rounded up, KP = pad(P) / 8, KR =
+ * pad(R) / 8): mma tiles S1 2 T(P²) KP KR, S2 4 T(RP) KP KR, S3 2 T(R²) KP
+ * KR, S4..S9 6 T(R²) KR²; times 3 in float. Q3: 36 tiles (27 DoFs), Q7: 680
+ * (343 DoFs). Shared memory: each line value loaded once (A) and stored once.
  *
  * Blocks: mma_threads threads; `teams` patches at a time, enough for two
- * 16-line tiles per warp in the smallest stage, as many as fit 64 KB; a
+ * 16-row tiles per warp in the smallest stage, as many as fit 64 KB; a
  * persistent grid (as many blocks as fit the GPU) strides over the patch
- * groups, so the B fragments are built once per block. */
+ * groups, so the B fragments are built once per block.
+ *
+ * History: the first version (8d82b28) addressed every fragment element on
+ * its own (a strided load with a range check, a store per value) and ran at
+ * 0.3 to 0.7 times CONSTANT; Nsight Compute counted more instructions than
+ * CONSTANT's (float, one colour: Q3 101 M against 55 M, Q7 145 M against
+ * 101 M) with the tensor pipe active 10-16% of the time. */
 #ifndef TPMG_CUDA_MMA_CUH
 #define TPMG_CUDA_MMA_CUH
 
@@ -76,6 +85,14 @@ constexpr int mma_threads = 256;
 template <typename T> struct mma_word;
 template <> struct mma_word<double> { using type = double; };
 template <> struct mma_word<float> { using type = uint32_t; };
+
+/* a / b: in float by the fast approximate division (2 ulp), in double exact. */
+__device__ __forceinline__ float mma_divide(float a, float b) {
+  return __fdividef(a, b);
+}
+__device__ __forceinline__ double mma_divide(double a, double b) {
+  return a / b;
+}
 
 /* Products per tile: one in double, three in float (split operands). */
 template <typename T> constexpr int mma_passes = sizeof(T) == 4 ? 3 : 1;
@@ -116,7 +133,7 @@ __device__ __forceinline__ void mma_tile(float (&c)[4], const uint32_t (&a)[4],
 /* The shape of one stage: Kin values per input line (parts_in lines per row),
  * Nout per output line (parts_out), and its B operand's size in words (per
  * hi / lo copy): fragments [parts_out][NT][parts_in][KS][32 lanes][2]. */
-template <int Kin, int parts_in, int Nout, int parts_out> struct mma_stage {
+template <int Kin, int parts_in, int Nout, int parts_out> struct mma_shape {
   static constexpr int KS = (Kin + 7) / 8, NT = (Nout + 7) / 8;
   static constexpr int words = parts_out * NT * parts_in * KS * 64;
 };
@@ -147,36 +164,94 @@ __device__ void mma_fill(typename mma_word<T>::type *hi, typename mma_word<T>::t
   }
 }
 
-/* One stage over `lines` rows: out(row)(po, n, value) for every existing row
- * and n < Nout, value = sum over parts p and k < Kin of in(row, p)[k stride] B.
- * Warps take 16-row tiles in turn. */
-template <typename Stage, int passes, int lines, typename T, typename In, typename Out>
-__device__ __forceinline__ void mma_contract(const typename mma_word<T>::type *bhi,
-                                             const typename mma_word<T>::type *blo, const In &in,
-                                             const Out &out) {
+/* Shared-memory lines: n values padded to a multiple of 8 (the k-steps; the
+ * padding holds zeros) and a stride with stride / 4 odd, so that 8
+ * consecutive lines, or 8 lines an odd multiple of the stride apart, start in
+ * 8 different 16-byte bank groups: ldmatrix, 16-byte stores and the 8-lane
+ * row groups of the fragments are free of bank conflicts (in double, in
+ * 8-byte units, for the half-warps). */
+constexpr int mma_pad(int n) {
+  return (n + 7) / 8 * 8;
+}
+constexpr int mma_stride(int n, bool tight = false) {
+  return tight || mma_pad(n) / 4 % 2 == 1 ? mma_pad(n) : mma_pad(n) + 4;
+}
+
+__device__ __forceinline__ uint32_t shared_address(const void *p) {
+  return uint32_t(__cvta_generic_to_shared(p));
+}
+
+/* The A fragments of one 16-row tile, k-steps 0..KS-1 of PI parts (part p at
+ * row + p * part_stride): float by ldmatrix.x4 (lane l gives the address of
+ * row (l % 8) + 8 ((l / 8) % 2), columns 4 (l / 16) on), split into tf32 hi
+ * and lo; double by one 8-byte load per element. `row(r)`: row r's line. */
+template <int passes, int PI, int KS, typename Row>
+__device__ __forceinline__ void mma_load_a(const Row &row, int tile, int rows, int part_stride,
+                                           uint32_t (&hi)[PI][KS][4], uint32_t (&lo)[PI][KS][4]) {
+  const int lane = threadIdx.x % 32;
+  const int r = min(tile * 16 + lane % 8 + 8 * ((lane / 8) % 2), rows - 1);
+  const float *p0 = row(r) + 4 * (lane / 16);
+#pragma unroll
+  for (int p = 0; p < PI; ++p)
+#pragma unroll
+    for (int ks = 0; ks < KS; ++ks) {
+      uint32_t a[4];
+      asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+                   : "=r"(a[0]), "=r"(a[1]), "=r"(a[2]), "=r"(a[3])
+                   : "r"(shared_address(p0 + p * part_stride + 8 * ks)));
+      /* hi: the raw bits (the tensor cores read the top 19, a truncation);
+       * lo: the exact remainder, read truncated too: 2 instructions where
+       * cvt.rna takes about 7 on sm_90 */
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        hi[p][ks][i] = a[i];
+        lo[p][ks][i] =
+            passes == 3
+                ? __float_as_uint(__uint_as_float(a[i]) - __uint_as_float(a[i] & 0xffffe000u))
+                : 0u;
+      }
+    }
+}
+template <int passes, int PI, int KS, typename Row>
+__device__ __forceinline__ void mma_load_a(const Row &row, int tile, int rows, int part_stride,
+                                           double (&hi)[PI][KS][4], double (&lo)[PI][KS][4]) {
+  const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+  const double *p0 = row(min(tile * 16 + g, rows - 1)) + t,
+               *p1 = row(min(tile * 16 + g + 8, rows - 1)) + t;
+#pragma unroll
+  for (int p = 0; p < PI; ++p)
+#pragma unroll
+    for (int ks = 0; ks < KS; ++ks) {
+      const int o = p * part_stride + 8 * ks;
+      hi[p][ks][0] = p0[o];
+      hi[p][ks][1] = p1[o];
+      hi[p][ks][2] = p0[o + 4];
+      hi[p][ks][3] = p1[o + 4];
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+        lo[p][ks][i] = 0;
+    }
+}
+
+/* One stage over `rows` rows (16 per tile, warps take tiles in turn): row r
+ * is PI lines of KS * 8 values in shared memory (part p at row(r) + p *
+ * part_stride), times the B operand of PO parts of NT * 8 columns. out(r)
+ * makes a row's store (its address arithmetic once per row and tile), called
+ * for each existing row, part po and column pair n = 8 nt + 2 (lane % 4) as
+ * store(po, n, value of n, value of n + 1). */
+template <typename T, int passes, int PI, int KS, int PO, int NT, int rows, typename Row,
+          typename Out>
+__device__ __forceinline__ void mma_stage(const typename mma_word<T>::type *bhi,
+                                          const typename mma_word<T>::type *blo, int part_stride,
+                                          const Row &row, const Out &out) {
   using W = typename mma_word<T>::type;
-  constexpr int KS = Stage::shape::KS, NT = Stage::shape::NT, PI = Stage::parts_in,
-                PO = Stage::parts_out, tiles = (lines + 15) / 16;
+  constexpr int tiles = (rows + 15) / 16;
   const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
   for (int tile = threadIdx.x / 32; tile < tiles; tile += blockDim.x / 32) {
-    const int row[2] = {tile * 16 + g, tile * 16 + g + 8};
-    const bool ok[2] = {row[0] < lines, row[1] < lines};
     W ahi[PI][KS][4], alo[PI][KS][4];
-#pragma unroll
-    for (int h = 0; h < 2; ++h)
-#pragma unroll
-      for (int p = 0; p < PI; ++p) {
-        const T *src = in(ok[h] ? row[h] : 0, p);
-#pragma unroll
-        for (int ks = 0; ks < KS; ++ks)
-#pragma unroll
-          for (int q = 0; q < 2; ++q) {
-            const int kk = ks * 8 + t + 4 * q;
-            const T v = ok[h] && kk < Stage::Kin ? src[kk * In::stride] : T(0);
-            mma_split<passes>(v, ahi[p][ks][h + 2 * q], alo[p][ks][h + 2 * q]);
-          }
-      }
-    const auto out0 = out(ok[0] ? row[0] : 0), out1 = out(ok[1] ? row[1] : 0);
+    mma_load_a<passes>(row, tile, rows, part_stride, ahi, alo);
+    const int r0 = tile * 16 + g, r1 = r0 + 8;
+    const auto store0 = out(min(r0, rows - 1)), store1 = out(min(r1, rows - 1));
 #pragma unroll
     for (int po = 0; po < PO; ++po)
 #pragma unroll
@@ -195,44 +270,67 @@ __device__ __forceinline__ void mma_contract(const typename mma_word<T>::type *b
             }
             mma_tile(acc, ahi[p][ks], bh);
           }
-#pragma unroll
-        for (int i = 0; i < 4; ++i) {
-          const int h = i / 2, n = nt * 8 + 2 * t + i % 2;
-          if (ok[h] && n < Stage::Nout) {
-            if (h == 0)
-              out0(po, n, acc[i]);
-            else
-              out1(po, n, acc[i]);
-          }
-        }
+        if (r0 < rows)
+          store0(po, nt * 8 + 2 * t, acc[0], acc[1]);
+        if (r1 < rows)
+          store1(po, nt * 8 + 2 * t, acc[2], acc[3]);
       }
   }
 }
 
-/* The fixed sizes of the tensor-core fused step for degree k, value type T. */
-template <int k, typename T, int passes> struct mma_config {
-  static constexpr int P = 2 * k + 1, R = 2 * k - 1, I = R;
-  template <int Kin_, int PI_, int Nout_, int PO_> struct stage {
-    static constexpr int Kin = Kin_, parts_in = PI_, Nout = Nout_, parts_out = PO_;
-    using shape = mma_stage<Kin_, PI_, Nout_, PO_>;
+/* Zero positions first..last-1 of `lines` lines of stride ls in each of the
+ * `teams` patches (patch stride pv) from `base`: the padding of a stage's
+ * output lines that its rows do not reach. */
+template <int teams, int lines, int ls, int first, int last, typename T>
+__device__ __forceinline__ void mma_zero(T *base, int pv) {
+  constexpr int width = last - first, per_patch = lines * width;
+  if constexpr (width > 0)
+    for (int e = threadIdx.x; e < teams * per_patch; e += blockDim.x) {
+      const int j = e / per_patch, l = e % per_patch;
+      base[j * pv + (l / width) * ls + first + l % width] = T(0);
+    }
+}
+
+/* The fixed sizes of the tensor-core fused step for degree k, value type T
+ * (see the stage list at the top: X, Y, F5, F7, F9 in region a, Z, U, F6, F8
+ * in region b). */
+template <int k, typename T> struct mma_config {
+  static constexpr int P = 2 * k + 1, R = 2 * k - 1;
+  /* the patch's values with conflict-free (tight: unpadded) strides */
+  static constexpr int patch_values_of(bool tight) {
+    const int lp = mma_stride(P, tight), lr = mma_stride(R, tight);
+    const int a = P * P * lp > 2 * R * R * lp ? P * P * lp : 2 * R * R * lp;
+    return (a > R * R * lr ? a : R * R * lr) +
+           (2 * R * P * lp > R * R * lr ? 2 * R * P * lp : R * R * lr);
+  }
+  /* 3D Q8 in double: 238 KB with conflict-free strides, more than a block may
+   * have (227 KB); 212 KB with tight ones */
+  static constexpr bool tight = size_t(patch_values_of(false)) * sizeof(T) > 180 * 1024;
+  static constexpr int QP = mma_pad(P), LP = mma_stride(P, tight), QR = mma_pad(R),
+                       LR = mma_stride(R, tight);
+  static constexpr int KP = QP / 8, KR = QR / 8; /* k-steps, and 8-column tiles of R outputs */
+  static constexpr int passes = mma_passes<T>;
+  template <int KS_, int PI_, int NT_, int PO_> struct stage {
+    static constexpr int Kin = 8 * KS_, parts_in = PI_, Nout = 8 * NT_, parts_out = PO_;
+    using shape = mma_shape<8 * KS_, PI_, 8 * NT_, PO_>;
   };
-  using z_stage = stage<P, 1, R, 2>;
-  using y_stage = stage<P, 2, R, 2>;
-  using x_stage = stage<P, 2, R, 1>;
-  using s_stage = stage<I, 1, I, 1>;
+  using z_stage = stage<KP, 1, KR, 2>;
+  using y_stage = stage<KP, 2, KR, 2>;
+  using x_stage = stage<KP, 2, KR, 1>;
+  using s_stage = stage<KR, 1, KR, 1>;
   static constexpr int max2(int a, int b) {
     return a > b ? a : b;
   }
-  /* per patch: region a (X, Y, odd diagonalization stages), region b (Z, U, even) */
-  static constexpr int a_values = max2(max2(P * P * P, 2 * R * R * P), I *I *I);
-  static constexpr int b_values = max2(2 * R * P * P, I *I *I);
+  static constexpr int a_values = max2(max2(P * P * LP, 2 * R * R * LP), R *R *LR);
+  static constexpr int b_values = max2(2 * R * P * LP, R *R *LR);
   static constexpr int patch_values = a_values + b_values;
   static constexpr size_t patch_bytes = size_t(patch_values) * sizeof(T);
-  static constexpr int by_lines = (mma_threads + R * R - 1) / (R * R); /* 2 tiles per warp */
+  /* patches per block: two 16-row tiles per warp in the smallest stage (R^2
+   * rows a patch), as many as fit 64 KB, at least one */
+  static constexpr int by_rows = (mma_threads + R * R - 1) / (R * R);
   static constexpr int by_memory = int(64 * 1024 / patch_bytes);
-  static constexpr int teams = by_lines < by_memory ? by_lines : (by_memory > 0 ? by_memory : 1);
-  /* B fragments: z, y, x, S^T, S; hi and (3 passes) lo copies */
-  static constexpr int copies = passes == 3 ? 2 : 1;
+  static constexpr int teams = by_rows < by_memory ? by_rows : (by_memory > 0 ? by_memory : 1);
+  static constexpr int copies = passes == 3 ? 2 : 1; /* B fragments: hi, and lo in float */
   static constexpr int fragment_words =
       copies * (z_stage::shape::words + y_stage::shape::words + x_stage::shape::words +
                 2 * s_stage::shape::words);
@@ -241,59 +339,60 @@ template <int k, typename T, int passes> struct mma_config {
   static constexpr size_t bytes = fragment_bytes + size_t(teams) * patch_bytes;
 };
 
-/* A line of a tensor in shared memory, for mma_contract: part p of row r
- * starts at base + ... (see the stages) with a constant stride. */
-template <int s> struct mma_lines { static constexpr int stride = s; };
-
 template <int k, typename T, bool boundary>
 __global__ void __launch_bounds__(mma_threads)
     patch_fused_mma_kernel(const tpmg_level lvl, const item_grid grid, const T *__restrict__ b,
                            T *x, const __grid_constant__ reference_data<k, T> c) {
-  constexpr int passes = mma_passes<T>;
-  using config = mma_config<k, T, passes>;
+  using config = mma_config<k, T>;
   using W = typename mma_word<T>::type;
-  constexpr int P = config::P, R = config::R, I = config::I, H = k - 1, teams = config::teams,
-                PV = config::patch_values, AV = config::a_values;
-  extern __shared__ __align__(16) unsigned char tpmg_cuda_shared[];
-  W *frag = reinterpret_cast<W *>(tpmg_cuda_shared);
-  constexpr int copies = config::copies;
-  W *fz = frag, *fy = fz + copies * config::z_stage::shape::words,
-    *fx = fy + copies * config::y_stage::shape::words,
-    *fs = fx + copies * config::x_stage::shape::words,
-    *fst = fs + copies * config::s_stage::shape::words;
+  constexpr int P = config::P, R = config::R, H = k - 1, QP = config::QP, LP = config::LP,
+                QR = config::QR, LR = config::LR, KP = config::KP, KR = config::KR,
+                teams = config::teams, PV = config::patch_values, AV = config::a_values,
+                passes = config::passes, copies = config::copies;
   constexpr int zw = config::z_stage::shape::words, yw = config::y_stage::shape::words,
                 xw = config::x_stage::shape::words, sw = config::s_stage::shape::words;
+  extern __shared__ __align__(16) unsigned char tpmg_cuda_shared[];
+  W *fz = reinterpret_cast<W *>(tpmg_cuda_shared);
+  W *fy = fz + copies * zw, *fx = fy + copies * yw, *fs = fx + copies * xw, *fst = fs + copies * sw;
   T *shared = reinterpret_cast<T *>(tpmg_cuda_shared + config::fragment_bytes);
+  T *const A = shared, *const B = shared + AV; /* regions a and b of patch 0 */
   __shared__ team_info<teams> info;
+  __shared__ T lambda[3][QR]; /* the level's eigenvalues per direction, 1 in the padding */
 
-  /* the B operands: patch rows 1..R of the unit matrices, the level's scale
-   * factors, the eigenvectors with the even ones first */
+  /* the B operands: patch rows 1..R of the unit matrices with the level's
+   * scale factors; the eigenvectors with the even ones first */
   const auto S = [&](int i, int j) -> T {
-    if (j < k) {
-      const int ii = i <= H ? i : I - 1 - i;
-      return c.eigen_even[ii * k + j];
-    }
+    if (i >= R || j >= R)
+      return T(0);
+    if (j < k)
+      return c.eigen_even[(i <= H ? i : R - 1 - i) * k + j];
     const int o = j - k;
     if (i == H)
       return T(0);
-    return i < H ? c.eigen_odd[i * H + o] : -c.eigen_odd[(I - 1 - i) * H + o];
+    return i < H ? c.eigen_odd[i * H + o] : -c.eigen_odd[(R - 1 - i) * H + o];
+  };
+  const auto row_entry = [&](const T *m, int n, int kk) -> T {
+    return n < R && kk < P ? m[(n + 1) * P + kk] : T(0);
   };
   mma_fill<typename config::z_stage, passes, T>(fz, fz + zw, [&](int, int kk, int po, int n) {
-    return po == 0 ? c.mass[(n + 1) * P + kk] : c.stiffness[(n + 1) * P + kk];
+    return row_entry(po == 0 ? c.mass : c.stiffness, n, kk);
   });
   mma_fill<typename config::y_stage, passes, T>(fy, fy + yw, [&](int p, int kk, int po, int n) {
-    const T m = c.mass[(n + 1) * P + kk], s = c.stiffness[(n + 1) * P + kk];
     if (p == 0) /* from M_z X: a = c_1 K_y (.), b = M_y (.) */
-      return po == 0 ? c.coefficient[1] * s : m;
-    return po == 0 ? c.coefficient[2] * m : T(0); /* from K_z X: a = c_2 M_y (.) */
+      return po == 0 ? c.coefficient[1] * row_entry(c.stiffness, n, kk) : row_entry(c.mass, n, kk);
+    return po == 0 ? c.coefficient[2] * row_entry(c.mass, n, kk) : T(0); /* from K_z X */
   });
   mma_fill<typename config::x_stage, passes, T>(fx, fx + xw, [&](int p, int kk, int, int n) {
-    return p == 0 ? c.mass[(n + 1) * P + kk] : c.coefficient[0] * c.stiffness[(n + 1) * P + kk];
+    return p == 0 ? row_entry(c.mass, n, kk) : c.coefficient[0] * row_entry(c.stiffness, n, kk);
   });
   mma_fill<typename config::s_stage, passes, T>(fs, fs + sw,
                                                 [&](int, int kk, int, int n) { return S(kk, n); });
   mma_fill<typename config::s_stage, passes, T>(fst, fst + sw,
                                                 [&](int, int kk, int, int n) { return S(n, kk); });
+  for (int e = threadIdx.x; e < 3 * QR; e += blockDim.x) {
+    const int d = e / QR, i = e % QR;
+    lambda[d][i] = i < R ? c.lambda_even_odd[i] * c.inverse_h2[d] : T(1);
+  }
 
   const tpmg_index n0 = lvl.n[0], n1 = lvl.n[1], n2 = lvl.n[2];
   const tpmg_index groups = (grid.total + teams - 1) / teams;
@@ -312,153 +411,154 @@ __global__ void __launch_bounds__(mma_threads)
       info.active[t] = active;
     }
     __syncthreads();
-    /* load: X = the window, Dirichlet and outside points zero (BOUNDARY: the
-     * patch interior zero too, not loaded) */
-    for (int e = threadIdx.x; e < teams * P * P * P; e += blockDim.x) {
-      const int j = e / (P * P * P), l = e % (P * P * P);
-      const int zz = l / (P * P), yy = (l / P) % P, xx = l % P;
-      T v = T(0);
-      const tpmg_index gx = info.start[j][0] + xx, gy = info.start[j][1] + yy,
-                       gz = info.start[j][2] + zz;
-      const bool hole =
-          boundary && xx > 0 && xx < P - 1 && yy > 0 && yy < P - 1 && zz > 0 && zz < P - 1;
-      if (info.active[j] && !hole && inside(gx, n0) && inside(gy, n1) && inside(gz, n2))
-        v = x[gx + n0 * (gy + n1 * gz)];
-      shared[j * PV + l] = v;
-    }
-    __syncthreads();
-    /* z: rows (y, x) of X; Z[po][n][y][x] */
-    {
-      struct in_t : mma_lines<P * P> {
-        T *s;
-        __device__ const T *operator()(int r, int) const {
-          return s + (r / (P * P)) * PV + r % (P * P);
+    /* load: X line (x, y) = the window's z column, zeros outside the level,
+     * on Dirichlet points, in the padding (BOUNDARY: in the patch interior);
+     * neighbouring threads on neighbouring x */
+    for (int e = threadIdx.x; e < teams * P * P; e += blockDim.x) {
+      const int j = e / (P * P), l = e % (P * P), yy = l / P, xx = l % P;
+      const tpmg_index gx = info.start[j][0] + xx, gy = info.start[j][1] + yy;
+      const bool column = info.active[j] && inside(gx, n0) && inside(gy, n1);
+      const bool inner = boundary && xx > 0 && xx < P - 1 && yy > 0 && yy < P - 1;
+      /* the window's z points strictly inside the level: first..last-1 */
+      const tpmg_index z0g = info.start[j][2];
+      const int first = z0g > 0 ? 0 : int(1 - z0g), last = z0g + P < n2 ? P : int(n2 - 1 - z0g);
+      const tpmg_index plane = n0 * n1;
+      const T *src = x + gx + n0 * gy + plane * z0g;
+      T *dst = A + j * PV + (xx * P + yy) * LP;
+#pragma unroll
+      for (int z0 = 0; z0 < QP; z0 += 16 / sizeof(T)) {
+        T v[16 / sizeof(T)];
+#pragma unroll
+        for (int i = 0; i < int(16 / sizeof(T)); ++i) {
+          const int zz = z0 + i;
+          const bool hole = inner && zz > 0 && zz < P - 1;
+          v[i] = zz < P && column && !hole && zz >= first && zz < last ? src[plane * zz] : T(0);
         }
-      } in{{}, shared};
-      const auto out = [&](int r) {
-        T *o = shared + (r / (P * P)) * PV + AV + r % (P * P);
-        return [o](int po, int n, T v) { o[(po * R + n) * P * P] = v; };
-      };
-      mma_contract<typename config::z_stage, passes, teams * P * P, T>(fz, fz + zw, in, out);
+        if constexpr (sizeof(T) == 4)
+          *reinterpret_cast<float4 *>(dst + z0) = make_float4(v[0], v[1], v[2], v[3]);
+        else
+          *reinterpret_cast<double2 *>(dst + z0) = make_double2(v[0], v[1]);
+      }
     }
     __syncthreads();
-    /* y: rows (z, x) of Z_M and Z_K; Y[po][z][n][x] */
-    {
-      struct in_t : mma_lines<P> {
-        T *s;
-        __device__ const T *operator()(int r, int p) const {
-          const int j = r / (R * P), l = r % (R * P), zz = l / P, xx = l % P;
-          return s + j * PV + AV + (p * R + zz) * P * P + xx;
-        }
-      } in{{}, shared};
-      const auto out = [&](int r) {
-        const int j = r / (R * P), l = r % (R * P), zz = l / P, xx = l % P;
-        T *o = shared + j * PV + zz * R * P + xx;
-        return [o](int po, int n, T v) { o[po * R * R * P + n * P] = v; };
-      };
-      mma_contract<typename config::y_stage, passes, teams * R * P, T>(fy, fy + yw, in, out);
-    }
+    /* S1, z: rows (x, y) of X; Z line (p, z', x) = (p R + z') P + x along y */
+    mma_zero<teams, 2 * R * P, LP, P, QP>(B, PV);
+    mma_stage<T, passes, 1, KP, 2, KR, teams * P * P>(
+        fz, fz + zw, 0,
+        [&](int r) -> const T * { return A + (r / (P * P)) * PV + (r % (P * P)) * LP; },
+        [&](int r) {
+          const unsigned j = unsigned(r) / (P * P), l = unsigned(r) % (P * P);
+          T *o = B + j * PV + (l / P) * LP + l % P;
+          return [o](int po, int n, T v0, T v1) {
+            T *q = o + (po * R + n) * P * LP;
+            if (n < R)
+              q[0] = v0;
+            if (n + 1 < R)
+              q[P * LP] = v1;
+          };
+        });
     __syncthreads();
-    /* x: rows (z, y) of Y_a and Y_b; U[z][y][n] = b_I - (.) */
-    {
-      struct in_t : mma_lines<1> {
-        T *s;
-        __device__ const T *operator()(int r, int p) const {
-          const int j = r / (R * R), l = r % (R * R);
-          return s + j * PV + p * R * R * P + l * P;
-        }
-      } in{{}, shared};
-      const auto out = [&](int r) {
-        const int j = r / (R * R), l = r % (R * R), zz = l / R, yy = l % R;
-        T *o = shared + j * PV + AV + l * R;
-        const bool active = info.active[j];
-        const T *bl = b + info.base[j] + n0 * (yy + n1 * zz);
-        return [o, active, bl](int, int n, T v) { o[n] = (active ? bl[n] : T(0)) - v; };
-      };
-      mma_contract<typename config::x_stage, passes, teams * R * R, T>(fx, fx + xw, in, out);
-    }
-    /* the fast diagonalization: S^T along z, y, x, the eigenvalue scaling, S
-     * along x, y, z; lines (a, c) of the I^3 tensor, u in region b, v in a */
-    const auto along = [&](int d, int off, int r) -> T * {
-      /* line r's first point in direction d (0: x, 1: y, 2: z) */
-      const int j = r / (I * I), l = r % (I * I), hi = l / I, lo = l % I;
-      T *base = shared + j * PV + off;
-      if (d == 2)
-        return base + l; /* (y, x) */
-      if (d == 1)
-        return base + hi * I * I + lo; /* (z, x) */
-      return base + l * I;             /* (z, y) */
-    };
-    constexpr int SL = teams * I * I;
-    struct in_z : mma_lines<I * I> {
-      const decltype(along) *f;
-      int off;
-      __device__ const T *operator()(int r, int) const {
-        return (*f)(2, off, r);
-      }
-    };
-    struct in_y : mma_lines<I> {
-      const decltype(along) *f;
-      int off;
-      __device__ const T *operator()(int r, int) const {
-        return (*f)(1, off, r);
-      }
-    };
-    struct in_x : mma_lines<1> {
-      const decltype(along) *f;
-      int off;
-      __device__ const T *operator()(int r, int) const {
-        return (*f)(0, off, r);
-      }
-    };
-    const auto store = [&](int d, int off) {
-      return [&, d, off](int r) {
-        T *o = along(d, off, r);
-        const int stride = d == 2 ? I * I : d == 1 ? I : 1;
-        return [o, stride](int, int n, T v) { o[n * stride] = v; };
-      };
-    };
+    /* S2, y: rows (z', x) of Z_M, Z_K; Y line (q, z', y') = q R^2 + z' R + y' along x */
+    mma_zero<teams, 2 * R * R, LP, P, QP>(A, PV);
+    mma_stage<T, passes, 2, KP, 2, KR, teams * R * P>(
+        fy, fy + yw, R * P * LP,
+        [&](int r) -> const T * { return B + (r / (R * P)) * PV + (r % (R * P)) * LP; },
+        [&](int r) {
+          const unsigned j = unsigned(r) / (R * P), l = unsigned(r) % (R * P);
+          T *o = A + j * PV + (l / P) * R * LP + l % P;
+          return [o](int po, int n, T v0, T v1) {
+            T *q = o + (po * R * R + n) * LP;
+            if (n < R)
+              q[0] = v0;
+            if (n + 1 < R)
+              q[LP] = v1;
+          };
+        });
     __syncthreads();
-    mma_contract<typename config::s_stage, passes, SL, T>(fs, fs + sw, in_z{{}, &along, AV},
-                                                          store(2, 0));
+    /* S3, x: rows (z', y') of Y_a, Y_b; U line (z, y) = z R + y along x,
+     * U = b_I - (.), zeros in the padding */
+    mma_stage<T, passes, 2, KP, 1, KR, teams * R * R>(
+        fx, fx + xw, R * R * LP,
+        [&](int r) -> const T * { return A + (r / (R * R)) * PV + (r % (R * R)) * LP; },
+        [&](int r) {
+          const unsigned j = unsigned(r) / (R * R), l = unsigned(r) % (R * R);
+          const T *bl = info.active[j] ? b + info.base[j] + n0 * (l % R + n1 * (l / R)) : nullptr;
+          T *o = B + j * PV + l * LR;
+          return [o, bl](int, int n, T v0, T v1) {
+            o[n] = n < R ? (bl ? bl[n] : T(0)) - v0 : T(0);
+            o[n + 1] = n + 1 < R ? (bl ? bl[n + 1] : T(0)) - v1 : T(0);
+          };
+        });
     __syncthreads();
-    mma_contract<typename config::s_stage, passes, SL, T>(fs, fs + sw, in_y{{}, &along, 0},
-                                                          store(1, AV));
-    __syncthreads();
-    {
-      const auto scaled = [&](int r) {
-        T *o = along(0, 0, r);
-        const int l = r % (I * I);
-        const T zy =
-            c.lambda_even_odd[l / I] * c.inverse_h2[2] + c.lambda_even_odd[l % I] * c.inverse_h2[1];
-        return [o, zy, &c](int, int n, T v) {
-          o[n] = v * c.solve_scale / (zy + c.lambda_even_odd[n] * c.inverse_h2[0]);
+    /* the fast diagonalization: S^T along x, y, z, the eigenvalue scaling, S
+     * along z, y, x; rows (u, v), v the next stage's direction */
+    const auto r_line = [&](T *region, int r) -> const T * {
+      return region + (unsigned(r) / (R * R)) * PV + (unsigned(r) % (R * R)) * LR;
+    };
+    /* stores (u, v, n) into line n R + u (swap: u R + n), position v */
+    const auto r_store = [&](T *region, bool swap) {
+      return [=](int r) {
+        const unsigned j = unsigned(r) / (R * R), l = unsigned(r) % (R * R), u = l / R, v = l % R;
+        T *o = region + j * PV + (swap ? u * R : u) * LR + v;
+        const int step = swap ? LR : R * LR; /* from line n to n + 1 */
+        return [o, step](int, int n, T v0, T v1) {
+          T *q = o + n * step;
+          if (n < R)
+            q[0] = v0;
+          if (n + 1 < R)
+            q[step] = v1;
         };
       };
-      mma_contract<typename config::s_stage, passes, SL, T>(fs, fs + sw, in_x{{}, &along, AV},
-                                                            scaled);
-    }
+    };
+    constexpr int SR = teams * R * R;
+    /* S4, x: rows (z, y) of U; F5 line (x, z) = x R + z along y */
+    mma_zero<teams, R * R, LR, R, QR>(A, PV);
+    mma_stage<T, passes, 1, KR, 1, KR, SR>(
+        fs, fs + sw, 0, [&](int r) { return r_line(B, r); }, r_store(A, false));
     __syncthreads();
-    mma_contract<typename config::s_stage, passes, SL, T>(fst, fst + sw, in_x{{}, &along, 0},
-                                                          store(0, AV));
+    /* S5, y: rows (x, z) of F5; F6 line (x, y) = x R + y along z */
+    mma_zero<teams, R * R, LR, R, QR>(B, PV);
+    mma_stage<T, passes, 1, KR, 1, KR, SR>(
+        fs, fs + sw, 0, [&](int r) { return r_line(A, r); }, r_store(B, true));
     __syncthreads();
-    mma_contract<typename config::s_stage, passes, SL, T>(fst, fst + sw, in_y{{}, &along, AV},
-                                                          store(1, 0));
+    /* S6, z: rows (x, y) of F6, scaled; F7 line (x, y) along z, all QR values */
+    mma_stage<T, passes, 1, KR, 1, KR, SR>(
+        fs, fs + sw, 0, [&](int r) { return r_line(B, r); },
+        [&](int r) {
+          const unsigned j = unsigned(r) / (R * R), l = unsigned(r) % (R * R);
+          const T xy = lambda[0][l / R] + lambda[1][l % R], scale = c.solve_scale;
+          T *o = A + j * PV + l * LR;
+          return [o, xy, scale](int, int n, T v0, T v1) {
+            o[n] = mma_divide(v0 * scale, xy + lambda[2][n]);
+            o[n + 1] = mma_divide(v1 * scale, xy + lambda[2][n + 1]);
+          };
+        });
     __syncthreads();
-    {
-      const auto update = [&](int r) {
-        const int j = r / (I * I), l = r % (I * I);
-        T *o = x + info.base[j] + l % I + n0 * (l / I);
-        const bool active = info.active[j];
-        const tpmg_index plane = n0 * n1;
-        return [o, active, plane](int, int n, T v) {
-          if (active)
-            update_interior<boundary>(o[n * plane], v);
-        };
-      };
-      mma_contract<typename config::s_stage, passes, SL, T>(fst, fst + sw, in_z{{}, &along, 0},
-                                                            update);
-    }
+    /* S7, z: rows (x, y) of F7; F8 line (z, x) = z R + x along y */
+    mma_zero<teams, R * R, LR, R, QR>(B, PV);
+    mma_stage<T, passes, 1, KR, 1, KR, SR>(
+        fst, fst + sw, 0, [&](int r) { return r_line(A, r); }, r_store(B, false));
+    __syncthreads();
+    /* S8, y: rows (z, x) of F8; F9 line (z, y) = z R + y along x */
+    mma_zero<teams, R * R, LR, R, QR>(A, PV);
+    mma_stage<T, passes, 1, KR, 1, KR, SR>(
+        fst, fst + sw, 0, [&](int r) { return r_line(B, r); }, r_store(A, true));
+    __syncthreads();
+    /* S9, x: rows (z, y) of F9; x_I += (BOUNDARY: =) the result */
+    mma_stage<T, passes, 1, KR, 1, KR, SR>(
+        fst, fst + sw, 0, [&](int r) { return r_line(A, r); },
+        [&](int r) {
+          const unsigned j = unsigned(r) / (R * R), l = unsigned(r) % (R * R);
+          T *o = info.active[j] ? x + info.base[j] + n0 * (l % R + n1 * (l / R)) : nullptr;
+          return [o](int, int n, T v0, T v1) {
+            if (!o)
+              return;
+            if (n < R)
+              update_interior<boundary>(o[n], v0);
+            if (n + 1 < R)
+              update_interior<boundary>(o[n + 1], v1);
+          };
+        });
   }
 }
 
@@ -467,15 +567,21 @@ __global__ void __launch_bounds__(mma_threads)
 template <int k, typename T, bool boundary>
 tpmg_status launch_fused_mma(tpmg_context *ctx, const tpmg_level *lvl, const item_grid &grid,
                              const reference_data<k, T> &c, const T *b, T *x) {
-  using config = mma_config<k, T, mma_passes<T>>;
+  using config = mma_config<k, T>;
   if (grid.total <= 0)
     return TPMG_SUCCESS;
   auto kernel = patch_fused_mma_kernel<k, T, boundary>;
   static int per_sm = 0; /* blocks per multiprocessor, the same for every call */
   if (per_sm == 0) {
-    if (config::bytes > 48 * 1024)
-      TPMG_CUDA_CALL(ctx, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                               int(config::bytes)));
+    if (config::bytes > 48 * 1024) {
+      const cudaError_t error = cudaFuncSetAttribute(
+          kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(config::bytes));
+      if (error != cudaSuccess)
+        return tpmg_error_set(ctx, TPMG_ERROR_UNSUPPORTED, __FILE__, __LINE__,
+                              "tensor-core smoother, degree %d: %zu bytes of shared memory per "
+                              "block are more than the device allows (%s)",
+                              k, config::bytes, cudaGetErrorString(error));
+    }
     int blocks = 0;
     TPMG_CUDA_CALL(ctx, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, mma_threads,
                                                                       config::bytes));
