@@ -59,10 +59,10 @@
  * KR, S4..S9 6 T(R²) KR²; times 3 in float. Q3: 36 tiles (27 DoFs), Q7: 680
  * (343 DoFs). Shared memory: each line value loaded once (A) and stored once.
  *
- * Blocks: mma_threads threads; `teams` patches at a time, enough for two
- * 16-row tiles per warp in the smallest stage, as many as fit 64 KB; a
- * persistent grid (as many blocks as fit the GPU) strides over the patch
- * groups, so the B fragments are built once per block.
+ * Blocks: 8 or 16 warps (mma_config::threads); `teams` patches at a time, enough for 16
+ * tiles in the smallest stage, as many as fit 64 KB; a persistent grid (as
+ * many blocks as fit the GPU) strides over the patch groups, so the B
+ * fragments are built once per block.
  *
  * History: the first version (8d82b28) addressed every fragment element on
  * its own (a strided load with a range check, a store per value) and ran at
@@ -78,8 +78,6 @@
 #include "tpmg-cuda.cuh"
 
 namespace tpmg_cuda {
-
-constexpr int mma_threads = 256;
 
 /* An operand word: a double, or the bits of a tf32 number. */
 template <typename T> struct mma_word;
@@ -252,11 +250,17 @@ __device__ __forceinline__ void mma_stage(const typename mma_word<T>::type *bhi,
     mma_load_a<passes>(row, tile, rows, part_stride, ahi, alo);
     const int r0 = tile * 16 + g, r1 = r0 + 8;
     const auto store0 = out(min(r0, rows - 1)), store1 = out(min(r1, rows - 1));
+    /* all products first, then all stores: the PO NT accumulator chains are
+     * independent, and the conditional stores would otherwise keep the
+     * compiler from interleaving them */
+    T acc[PO][NT][4];
 #pragma unroll
     for (int po = 0; po < PO; ++po)
 #pragma unroll
       for (int nt = 0; nt < NT; ++nt) {
-        T acc[4] = {T(0), T(0), T(0), T(0)};
+#pragma unroll
+        for (int i = 0; i < 4; ++i)
+          acc[po][nt][i] = T(0);
 #pragma unroll
         for (int p = 0; p < PI; ++p)
 #pragma unroll
@@ -265,15 +269,20 @@ __device__ __forceinline__ void mma_stage(const typename mma_word<T>::type *bhi,
             const W bh[2] = {bhi[f], bhi[f + 1]};
             if (passes == 3) {
               const W bl[2] = {blo[f], blo[f + 1]};
-              mma_tile(acc, alo[p][ks], bh);
-              mma_tile(acc, ahi[p][ks], bl);
+              mma_tile(acc[po][nt], alo[p][ks], bh);
+              mma_tile(acc[po][nt], ahi[p][ks], bl);
             }
-            mma_tile(acc, ahi[p][ks], bh);
+            mma_tile(acc[po][nt], ahi[p][ks], bh);
           }
+      }
+#pragma unroll
+    for (int po = 0; po < PO; ++po)
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt) {
         if (r0 < rows)
-          store0(po, nt * 8 + 2 * t, acc[0], acc[1]);
+          store0(po, nt * 8 + 2 * t, acc[po][nt][0], acc[po][nt][1]);
         if (r1 < rows)
-          store1(po, nt * 8 + 2 * t, acc[2], acc[3]);
+          store1(po, nt * 8 + 2 * t, acc[po][nt][2], acc[po][nt][3]);
       }
   }
 }
@@ -325,11 +334,22 @@ template <int k, typename T> struct mma_config {
   static constexpr int b_values = max2(2 * R * P * LP, R *R *LR);
   static constexpr int patch_values = a_values + b_values;
   static constexpr size_t patch_bytes = size_t(patch_values) * sizeof(T);
-  /* patches per block: two 16-row tiles per warp in the smallest stage (R^2
-   * rows a patch), as many as fit 64 KB, at least one */
-  static constexpr int by_rows = (mma_threads + R * R - 1) / (R * R);
+  /* patches per block: 256 rows (16 tiles) in the smallest stage (R^2 rows a
+   * patch), as many as fit 64 KB, at least one */
+  static constexpr int by_rows = (256 + R * R - 1) / (R * R);
   static constexpr int by_memory = int(64 * 1024 / patch_bytes);
   static constexpr int teams = by_rows < by_memory ? by_rows : (by_memory > 0 ? by_memory : 1);
+  /* warps per block, the faster of 8 and 16 in two runs on the H200
+   * (tpmg-bench, fused step, 3D, k = 2..8, GDoF/s):
+   *   float   8 warps  3.28 4.40 4.78 3.74 5.26 4.69 3.21
+   *          16 warps  3.58 4.75 5.01 4.71 4.78 6.27 4.83
+   *   double  8 warps  2.91 4.52 3.91 2.91 3.69 2.47 2.51
+   *          16 warps  2.64 3.87 2.43 1.83 2.61 3.49 3.13
+   * Sixteen win where one block (and in float Q7 registers) is all a
+   * multiprocessor holds and a patch's 11 to 19 tiles per stage then take
+   * one round instead of two; eight where a block holds few tiles (double
+   * Q4, Q5: 6, 8 in the first stage) or two blocks fit. */
+  static constexpr int threads = 32 * (sizeof(T) == 8 ? (k >= 7 ? 16 : 8) : (k == 6 ? 8 : 16));
   static constexpr int copies = passes == 3 ? 2 : 1; /* B fragments: hi, and lo in float */
   static constexpr int fragment_words =
       copies * (z_stage::shape::words + y_stage::shape::words + x_stage::shape::words +
@@ -340,7 +360,7 @@ template <int k, typename T> struct mma_config {
 };
 
 template <int k, typename T, bool boundary>
-__global__ void __launch_bounds__(mma_threads)
+__global__ void __launch_bounds__(mma_config<k, T>::threads)
     patch_fused_mma_kernel(const tpmg_level lvl, const item_grid grid, const T *__restrict__ b,
                            T *x, const __grid_constant__ reference_data<k, T> c) {
   using config = mma_config<k, T>;
@@ -583,8 +603,8 @@ tpmg_status launch_fused_mma(tpmg_context *ctx, const tpmg_level *lvl, const ite
                               k, config::bytes, cudaGetErrorString(error));
     }
     int blocks = 0;
-    TPMG_CUDA_CALL(ctx, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, mma_threads,
-                                                                      config::bytes));
+    TPMG_CUDA_CALL(ctx, cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                            &blocks, kernel, config::threads, config::bytes));
     if (blocks < 1)
       return tpmg_error_set(ctx, TPMG_ERROR_UNSUPPORTED, __FILE__, __LINE__,
                             "tensor-core smoother, degree %d: %zu bytes of shared memory per "
@@ -598,7 +618,7 @@ tpmg_status launch_fused_mma(tpmg_context *ctx, const tpmg_level *lvl, const ite
   const tpmg_index groups = (grid.total + config::teams - 1) / config::teams;
   const tpmg_index most = tpmg_index(per_sm) * sms;
   const unsigned blocks = unsigned(groups < most ? groups : most);
-  kernel<<<blocks, mma_threads, config::bytes, stream_of(ctx)>>>(*lvl, grid, b, x, c);
+  kernel<<<blocks, config::threads, config::bytes, stream_of(ctx)>>>(*lvl, grid, b, x, c);
   cudaError_t error = cudaGetLastError();
   if (error != cudaSuccess)
     return cuda_error(ctx, error, "patch_fused_mma_kernel", __FILE__, __LINE__);
