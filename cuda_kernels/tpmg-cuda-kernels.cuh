@@ -399,26 +399,6 @@ template <int dim, int k, typename T> constexpr tpmg_kernel default_operator_ker
   return dim == 2 && k == 9 && sizeof(T) == 8 ? TPMG_KERNEL_TILED : TPMG_KERNEL_BRICK;
 }
 
-/* The threads of a block-linear kernel fill in patch t < teams of the block
- * (item blockIdx.x teams + t of `grid`); all threads then synchronize. */
-template <int dim, int teams>
-__device__ __forceinline__ void setup_teams(const tpmg_level &lvl, const item_grid &grid,
-                                            team_info<teams> &info) {
-  for (int t = threadIdx.x; t < teams; t += blockDim.x) {
-    const tpmg_index item = tpmg_index(blockIdx.x) * teams + t;
-    const bool active = item < grid.total;
-    tpmg_index start[3] = {0, 0, 0}, index[3];
-    if (active)
-      item_start(grid, item, start, index);
-#pragma unroll
-    for (int d = 0; d < 3; ++d)
-      info.start[t][d] = start[d];
-    info.base[t] = interior_base<dim>(lvl, start);
-    info.active[t] = active;
-  }
-  __syncthreads();
-}
-
 template <int dim, int k, typename T>
 using residual_config =
     team_config<ipow(2 * k + 1, dim - 1), 2 * (2 * k - 1) * ipow(2 * k + 1, dim - 1), T>;
@@ -533,7 +513,7 @@ __global__ void __launch_bounds__(residual_linear<dim, k, T, W>::threads,
   __shared__ team_info<teams> info;
   T *shared = block_shared<T>();
   const auto mat = matrices_of<T>(lvl, constants);
-  setup_teams<dim>(lvl, grid, info);
+  setup_teams<dim>(lvl, grid, blockIdx.x, info);
   apply_patch_rows_linear<dim, k, 1, I, teams, W, boundary>(lvl, mat, x, info, shared,
                                                             config::values);
   for (int l = threadIdx.x; l < teams * IV; l += S) {
@@ -561,7 +541,7 @@ __global__ void __launch_bounds__(residual_linear<dim, k, T, W>::threads,
   __shared__ team_info<teams> info;
   T *shared = block_shared<T>();
   const auto mat = matrices_of<T>(lvl, constants);
-  setup_teams<dim>(lvl, grid, info);
+  setup_teams<dim>(lvl, grid, blockIdx.x, info);
   apply_patch_rows_linear<dim, k, 1, I, teams, W>(lvl, mat, x, info, shared, config::values);
   for (int l = threadIdx.x; l < teams * IV; l += S) {
     const int j = l / IV, p = l % IV;
@@ -584,7 +564,7 @@ __global__ void __launch_bounds__(solve_linear<dim, k, T, W>::threads,
   __shared__ team_info<teams> info;
   T *shared = block_shared<T>();
   const auto mat = matrices_of<T>(lvl, constants);
-  setup_teams<dim>(lvl, grid, info);
+  setup_teams<dim>(lvl, grid, blockIdx.x, info);
   for (int l = threadIdx.x; l < teams * IV; l += S) {
     const int j = l / IV, p = l % IV;
     if (info.active[j])
@@ -848,7 +828,7 @@ __global__ void __launch_bounds__(laplace_linear<dim, k, T, W>::threads,
   __shared__ team_info<teams> info;
   T *shared = block_shared<T>();
   const auto mat = matrices_of<T>(lvl, constants);
-  setup_teams<dim>(lvl, grid, info);
+  setup_teams<dim>(lvl, grid, blockIdx.x, info);
   apply_patch_rows_linear<dim, k, k, k, teams, W>(lvl, mat, src, info, shared, config::values);
   for (int l = threadIdx.x; l < teams * RV; l += S) {
     const int j = l / RV, p = l % RV;

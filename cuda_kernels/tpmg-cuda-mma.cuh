@@ -59,10 +59,10 @@
  * KR, S4..S9 6 T(R²) KR²; times 3 in float. Q3: 36 tiles (27 DoFs), Q7: 680
  * (343 DoFs). Shared memory: each line value loaded once (A) and stored once.
  *
- * Blocks: 8 or 16 warps (mma_config::threads); `teams` patches at a time, enough for 16
- * tiles in the smallest stage, as many as fit 64 KB; a persistent grid (as
- * many blocks as fit the GPU) strides over the patch groups, so the B
- * fragments are built once per block.
+ * Blocks: 8 or 16 warps (mma_config::threads); `teams` patches at a time,
+ * enough for 16 tiles in the smallest stage, as many as fit 64 KB; a
+ * persistent grid (as many blocks as fit the GPU) strides over the patch
+ * groups, so the B fragments are built once per block.
  *
  * History: the first version (8d82b28) addressed every fragment element on
  * its own (a strided load with a range check, a store per value) and ran at
@@ -95,8 +95,9 @@ __device__ __forceinline__ double mma_divide(double a, double b) {
 /* Products per tile: one in double, three in float (split operands). */
 template <typename T> constexpr int mma_passes = sizeof(T) == 4 ? 3 : 1;
 
-/* v = hi (+ lo): double as is; float rounded to tf32, and with passes == 3
- * the remainder as a second tf32 number. */
+/* v = hi (+ lo) for the B operands: double as is; float rounded to tf32, and
+ * with passes == 3 the remainder as a second tf32 number (the A operands are
+ * split more cheaply in mma_load_a). */
 template <int passes> __device__ __forceinline__ void mma_split(double v, double &hi, double &lo) {
   hi = v;
   lo = 0;
@@ -137,12 +138,13 @@ template <int Kin, int parts_in, int Nout, int parts_out> struct mma_shape {
 };
 
 /* Fill the B fragments of a stage (all threads of the block): entry (k, n) of
- * part (p, po) is B(p, k, po, n), zero in the padding. Lane l holds, for
- * mma.sync's B (8 x 8, column-major), rows l % 4 and l % 4 + 4 of column l / 4. */
+ * part (p, po) is entry(p, k, po, n), which returns zero in the padding. Lane
+ * l holds, for mma.sync's B (8 x 8, column-major), rows l % 4 and l % 4 + 4
+ * of column l / 4. */
 template <typename Stage, int passes, typename T, typename F>
 __device__ void mma_fill(typename mma_word<T>::type *hi, typename mma_word<T>::type *lo,
                          F &&entry) {
-  constexpr int parts_in = Stage::parts_in, parts_out = Stage::parts_out;
+  constexpr int parts_in = Stage::parts_in;
   for (int w = threadIdx.x; w < Stage::shape::words; w += blockDim.x) {
     int f = w;
     const int j = f % 2, lane = (f / 2) % 32;
@@ -153,9 +155,8 @@ __device__ void mma_fill(typename mma_word<T>::type *hi, typename mma_word<T>::t
     f /= parts_in;
     const int nt = f % Stage::shape::NT, po = f / Stage::shape::NT;
     const int kk = ks * 8 + lane % 4 + 4 * j, n = nt * 8 + lane / 4;
-    const T v = kk < Stage::Kin && n < Stage::Nout && po < parts_out ? entry(p, kk, po, n) : T(0);
     typename mma_word<T>::type h, l;
-    mma_split<passes>(v, h, l);
+    mma_split<passes>(entry(p, kk, po, n), h, l);
     hi[w] = h;
     if (passes == 3)
       lo[w] = l;
@@ -320,7 +321,7 @@ template <int k, typename T> struct mma_config {
   static constexpr int KP = QP / 8, KR = QR / 8; /* k-steps, and 8-column tiles of R outputs */
   static constexpr int passes = mma_passes<T>;
   template <int KS_, int PI_, int NT_, int PO_> struct stage {
-    static constexpr int Kin = 8 * KS_, parts_in = PI_, Nout = 8 * NT_, parts_out = PO_;
+    static constexpr int parts_in = PI_;
     using shape = mma_shape<8 * KS_, PI_, 8 * NT_, PO_>;
   };
   using z_stage = stage<KP, 1, KR, 2>;
@@ -418,19 +419,7 @@ __global__ void __launch_bounds__(mma_config<k, T>::threads)
   const tpmg_index groups = (grid.total + teams - 1) / teams;
   for (tpmg_index group = blockIdx.x; group < groups; group += gridDim.x) {
     __syncthreads(); /* the fragments are built, the last group is done */
-    for (int t = threadIdx.x; t < teams; t += blockDim.x) {
-      const tpmg_index item = group * teams + t;
-      const bool active = item < grid.total;
-      tpmg_index start[3] = {0, 0, 0}, index[3];
-      if (active)
-        item_start(grid, item, start, index);
-#pragma unroll
-      for (int d = 0; d < 3; ++d)
-        info.start[t][d] = start[d];
-      info.base[t] = start[0] + 1 + n0 * (start[1] + 1 + n1 * (start[2] + 1));
-      info.active[t] = active;
-    }
-    __syncthreads();
+    setup_teams<3>(lvl, grid, group, info);
     /* load: X line (x, y) = the window's z column, zeros outside the level,
      * on Dirichlet points, in the padding (BOUNDARY: in the patch interior);
      * neighbouring threads on neighbouring x */

@@ -801,6 +801,28 @@ template <int teams> struct team_info {
   bool active[teams];
 };
 
+/* The threads of a block fill in patch t < teams of patch group `group`
+ * (item group teams + t of `grid`); all threads then synchronize. */
+template <int dim, int teams>
+__device__ __forceinline__ void setup_teams(const tpmg_level &lvl, const item_grid &grid,
+                                            tpmg_index group, team_info<teams> &info) {
+  for (int t = threadIdx.x; t < teams; t += blockDim.x) {
+    const tpmg_index item = group * teams + t;
+    const bool active = item < grid.total;
+    tpmg_index start[3] = {0, 0, 0}, index[3];
+    if (active)
+      item_start(grid, item, start, index);
+#pragma unroll
+    for (int d = 0; d < 3; ++d)
+      info.start[t][d] = start[d];
+    /* the first interior point */
+    const tpmg_index z = dim == 3 ? start[2] + 1 : 0;
+    info.base[t] = start[0] + 1 + lvl.n[0] * (start[1] + 1 + lvl.n[1] * z);
+    info.active[t] = active;
+  }
+  __syncthreads();
+}
+
 /* Linear thread indexing (paper §4.2.1, Table 5) with W lines per thread: in a
  * stage with L lines per patch, the block's line g (of teams L) is line g % L of
  * patch g / L, and thread t < A = teams L / W (rounded up) owns lines t + w A,

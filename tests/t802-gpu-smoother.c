@@ -3,7 +3,8 @@
  * BOUNDARY) for every colour through the backend tables, and
  * tpmg_smoother_apply of each variant (forward and reverse colour order)
  * through the public API, each with every kernel of the CUDA backend (default,
- * basic, constant, tiled, and thread for degree 1), on random inputs, for dim 2
+ * basic, constant, tiled, thread for degree 1, tensor for FUSED and BOUNDARY in
+ * 3D from degree 2 on), on random inputs, for dim 2
  * and 3, every degree of the table and both precisions. CUDA outputs are
  * poisoned with NaN first; entries an operation must not write stay NaN on
  * both sides. BOUNDARY's patch_fused gets x with NaN on the interiors of the

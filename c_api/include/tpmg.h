@@ -235,8 +235,8 @@ typedef enum {
  *  only); BRICK is an operator kernel only, which the smoother kernels do not
  *  have (tpmg_smoother_create refuses it); TENSOR is a smoother kernel of FUSED
  *  and BOUNDARY in 3D for degrees >= 2, which tpmg_smoother_create checks on
- *  every backend. The CPU backend
- *  has one implementation and accepts every value it does not refuse. */
+ *  every backend. The CPU backend has one implementation and accepts every
+ *  value that tpmg_smoother_create does not refuse. */
 typedef enum {
   TPMG_KERNEL_DEFAULT = 0,  /**< the fastest measured one for dimension, degree, precision */
   TPMG_KERNEL_BASIC = 1,    /**< a thread team per patch, 1D matrices read from device memory */
