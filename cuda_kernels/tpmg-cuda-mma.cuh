@@ -331,8 +331,9 @@ template <int k, typename T> struct mma_config {
   static constexpr int max2(int a, int b) {
     return a > b ? a : b;
   }
-  static constexpr int a_values = max2(max2(P * P * LP, 2 * R * R * LP), R *R *LR);
-  static constexpr int b_values = max2(2 * R * P * LP, R *R *LR);
+  static constexpr int lines_r = R * R * LR; /* the I^3 tensors of the diagonalization */
+  static constexpr int a_values = max2(max2(P * P * LP, 2 * R * R * LP), lines_r);
+  static constexpr int b_values = max2(2 * R * P * LP, lines_r);
   static constexpr int patch_values = a_values + b_values;
   static constexpr size_t patch_bytes = size_t(patch_values) * sizeof(T);
   /* patches per block: 256 rows (16 tiles) in the smallest stage (R^2 rows a
@@ -341,7 +342,8 @@ template <int k, typename T> struct mma_config {
   static constexpr int by_memory = int(64 * 1024 / patch_bytes);
   static constexpr int teams = by_rows < by_memory ? by_rows : (by_memory > 0 ? by_memory : 1);
   /* warps per block, the faster of 8 and 16 in two runs on the H200
-   * (tpmg-bench, fused step, 3D, k = 2..8, GDoF/s):
+   * (tpmg-bench, fused step, 3D, k = 2..8, GDoF/s; 8 warps measured before
+   * mma_stage interleaved its accumulator chains, 770f0f9):
    *   float   8 warps  3.28 4.40 4.78 3.74 5.26 4.69 3.21
    *          16 warps  3.58 4.75 5.01 4.71 4.78 6.27 4.83
    *   double  8 warps  2.91 4.52 3.91 2.91 3.69 2.47 2.51
