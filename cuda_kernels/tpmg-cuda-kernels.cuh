@@ -231,13 +231,6 @@ __device__ __forceinline__ tpmg_index interior_base(const tpmg_level &lvl,
   return start[0] + 1 + lvl.n[0] * (start[1] + 1 + lvl.n[1] * z);
 }
 
-/* Global offset of point l of an E^dim tensor (x fastest) with strides n0, n0 n1. */
-template <int dim, int E>
-__device__ __forceinline__ tpmg_index tensor_offset(const tpmg_level &lvl, int l) {
-  const int x = l % E, y = (l / E) % E, z = dim == 3 ? l / (E * E) : 0;
-  return x + lvl.n[0] * (y + lvl.n[1] * z);
-}
-
 /* ---- the unit patch's 1D data, kernel parameters ------------------------ */
 
 /* Build reference_data<k, T> as tpmg-grid.c builds a level's data, with h = 1. */
@@ -356,12 +349,13 @@ inline tpmg_status unsupported_kernel(const tpmg_context *ctx, tpmg_kernel kerne
 /* ---- smoother ----------------------------------------------------------- */
 /* Where TPMG_KERNEL_CONSTANT uses the block-linear kernels rather than the team
  * kernels (both with the unit patch's matrices in the parameters), as measured
- * on the H200 (doc/benchmarks.md): in 3D for degrees up to 3, where several
- * small patches share a block and linear indexing fills the warps, and in
- * double from degree 6 on (smoother) or for degree 8, where the launch bounds
- * give a third block per SM; the team kernels are faster elsewhere. */
-template <int dim, int k, typename T> constexpr bool linear_smoother() {
-  return dim == 3 && (k <= 3 || k == 8 || (k >= 6 && sizeof(T) == 8));
+ * on the H200 (doc/benchmarks.md): in 3D, where their stages are free of bank
+ * conflicts (tpmg-cuda-tensor.cuh). Before those layouts the team kernels were
+ * faster at 3D k = 4..7 in float and k = 4, 5 in double; with them the linear
+ * fused step is 1-19% faster than the team one there (the separate variant's
+ * residual 4-7% slower in float at k = 5..7). */
+template <int dim> constexpr bool linear_smoother() {
+  return dim == 3;
 }
 template <int dim, int k, typename T> constexpr bool linear_operator() {
   return dim == 3 && k <= 3;
@@ -370,10 +364,12 @@ template <int dim, int k, typename T> constexpr bool linear_operator() {
 /* The implementation TPMG_KERNEL_DEFAULT stands for: the fastest measured on
  * the H200 (doc/benchmarks.md), for the smoother (by its fused step) and the
  * operator. Smoother: TILED where it beat CONSTANT by more than 1% in the same
- * run (the medians repeat within 0.2%): in 3D in float for k = 2, 3 and in
- * double for k = 2. At higher degrees two lines per thread double the
- * registers (3D Q7 float fused: 125 instead of 62) and halve the warps per SM,
- * which costs more than the halved constant-bank loads save.
+ * run (the medians repeat within 0.2%): in 3D in float for k = 2, 3, 4 (with
+ * the conflict-free layouts; 3D fused step, 5e7 DoFs, GDoF/s: 16.2 / 16.1 /
+ * 14.2 against 14.4 / 15.5 / 13.7). At higher degrees two lines per thread
+ * double the registers (3D Q7 float fused: 115 instead of 62) and halve the
+ * warps per SM, which costs more than the halved constant-bank loads save; in
+ * double TILED no longer wins at k = 2 (11.5 against 11.6).
  * Operator: BRICK (tpmg-cuda-brick.cuh) wherever it beat the former default
  * (THREAD for k = 1, TILED or CONSTANT) by more than 1% in the same run, which
  * is everywhere but 2D double Q9 (BRICK 51.2, TILED 53.5 GDoF/s; TILED stays).
@@ -392,8 +388,7 @@ template <int dim, int k, typename T> constexpr bool linear_operator() {
 template <int dim, int k, typename T> constexpr tpmg_kernel default_smoother_kernel() {
   if (k == 1)
     return TPMG_KERNEL_THREAD;
-  return dim == 3 && (k == 2 || (k == 3 && sizeof(T) == 4)) ? TPMG_KERNEL_TILED
-                                                            : TPMG_KERNEL_CONSTANT;
+  return dim == 3 && k <= 4 && sizeof(T) == 4 ? TPMG_KERNEL_TILED : TPMG_KERNEL_CONSTANT;
 }
 template <int dim, int k, typename T> constexpr tpmg_kernel default_operator_kernel() {
   return dim == 2 && k == 9 && sizeof(T) == 8 ? TPMG_KERNEL_TILED : TPMG_KERNEL_BRICK;
@@ -497,8 +492,10 @@ constexpr int tiled_lines = 2;
 template <int dim, int k, typename T, int W = 1>
 using residual_linear =
     linear_config<dim, ipow(2 * k + 1, dim - 1), 2 * (2 * k - 1) * ipow(2 * k + 1, dim - 1), T, W>;
+/* the local solves in 3D alternate between two tensors of I^3 values */
 template <int dim, int k, typename T, int W = 1>
-using solve_linear = linear_config<dim, ipow(2 * k - 1, dim - 1), ipow(2 * k - 1, dim), T, W>;
+using solve_linear =
+    linear_config<dim, ipow(2 * k - 1, dim - 1), (dim - 1) * ipow(2 * k - 1, dim), T, W>;
 
 /* FUSED and BOUNDARY, TPMG_KERNEL_CONSTANT (W = 1) and TILED (W lines per
  * thread): as patch_fused_kernel with the unit patch's matrices in the
@@ -509,23 +506,15 @@ __global__ void __launch_bounds__(residual_linear<dim, k, T, W>::threads,
     patch_fused_linear_kernel(const tpmg_level lvl, const item_grid grid, const T *__restrict__ b,
                               T *x, const __grid_constant__ reference_data<k, T> constants) {
   using config = residual_linear<dim, k, T, W>;
-  constexpr int I = 2 * k - 1, IV = ipow(I, dim), teams = config::teams, S = config::threads;
+  constexpr int I = 2 * k - 1, teams = config::teams;
   __shared__ team_info<teams> info;
   T *shared = block_shared<T>();
   const auto mat = matrices_of<T>(lvl, constants);
   setup_teams<dim>(lvl, grid, blockIdx.x, info);
   apply_patch_rows_linear<dim, k, 1, I, teams, W, boundary>(lvl, mat, x, info, shared,
                                                             config::values);
-  for (int l = threadIdx.x; l < teams * IV; l += S) {
-    const int j = l / IV, p = l % IV;
-    if (info.active[j]) {
-      T *s1 = shared + j * config::values;
-      s1[p] = b[info.base[j] + tensor_offset<dim, I>(lvl, p)] - s1[p];
-    }
-  }
-  __syncthreads();
-  fast_diagonalization_linear<dim, k, teams, W, boundary>(lvl, mat, info, shared, config::values,
-                                                          x);
+  fast_diagonalization_linear<dim, k, teams, W, boundary, true>(lvl, mat, info, shared,
+                                                                config::values, b, x);
 }
 
 /* SEPARATE's first half, TPMG_KERNEL_CONSTANT and TILED. */
@@ -547,7 +536,7 @@ __global__ void __launch_bounds__(residual_linear<dim, k, T, W>::threads,
     const int j = l / IV, p = l % IV;
     if (info.active[j]) {
       const tpmg_index g = info.base[j] + tensor_offset<dim, I>(lvl, p);
-      r[g] = b[g] - shared[j * config::values + p];
+      r[g] = b[g] - shared[j * config::values + rows_index<dim, I>(p)];
     }
   }
 }
@@ -560,18 +549,13 @@ __global__ void __launch_bounds__(solve_linear<dim, k, T, W>::threads,
                               T *__restrict__ x,
                               const __grid_constant__ reference_data<k, T> constants) {
   using config = solve_linear<dim, k, T, W>;
-  constexpr int I = 2 * k - 1, IV = ipow(I, dim), teams = config::teams, S = config::threads;
+  constexpr int teams = config::teams;
   __shared__ team_info<teams> info;
   T *shared = block_shared<T>();
   const auto mat = matrices_of<T>(lvl, constants);
   setup_teams<dim>(lvl, grid, blockIdx.x, info);
-  for (int l = threadIdx.x; l < teams * IV; l += S) {
-    const int j = l / IV, p = l % IV;
-    if (info.active[j])
-      shared[j * config::values + p] = r[info.base[j] + tensor_offset<dim, I>(lvl, p)];
-  }
-  __syncthreads();
-  fast_diagonalization_linear<dim, k, teams, W>(lvl, mat, info, shared, config::values, x);
+  fast_diagonalization_linear<dim, k, teams, W, false, false>(lvl, mat, info, shared,
+                                                              config::values, r, x);
 }
 
 /* Degree 1, one thread per patch of a colour (the patch interior is its
@@ -659,7 +643,7 @@ tpmg_status patch_fused_variant(tpmg_context *ctx, const tpmg_level *lvl, tpmg_p
           ctx, "patch_fused_linear_kernel (tiled)",
           patch_fused_linear_kernel<dim, k, T, W, boundary>, grid.total, *lvl, grid,
           static_cast<const T *>(b), static_cast<T *>(x), c);
-    if constexpr (!linear_smoother<dim, k, T>())
+    if constexpr (!linear_smoother<dim>())
       return launch_teams<residual_config<dim, k, T>>(
           ctx, "patch_fused_kernel", patch_fused_kernel<dim, k, T, reference_data<k, T>, boundary>,
           grid.total, *lvl, grid, static_cast<const T *>(b), static_cast<T *>(x), c);
@@ -711,7 +695,7 @@ tpmg_status patch_residual(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precis
           ctx, "patch_residual_linear_kernel (tiled)", patch_residual_linear_kernel<dim, k, T, W>,
           grid.total, *lvl, grid, static_cast<const T *>(b), static_cast<const T *>(x),
           static_cast<T *>(r), c);
-    if constexpr (!linear_smoother<dim, k, T>())
+    if constexpr (!linear_smoother<dim>())
       return launch_teams<residual_config<dim, k, T>>(
           ctx, "patch_residual_kernel", patch_residual_kernel<dim, k, T, reference_data<k, T>>,
           grid.total, *lvl, grid, static_cast<const T *>(b), static_cast<const T *>(x),
@@ -755,7 +739,7 @@ tpmg_status patch_solve(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision
       return launch_linear<solve_linear<dim, k, T, W>>(
           ctx, "patch_solve_linear_kernel (tiled)", patch_solve_linear_kernel<dim, k, T, W>,
           grid.total, *lvl, grid, static_cast<const T *>(r), static_cast<T *>(x), c);
-    if constexpr (!linear_smoother<dim, k, T>())
+    if constexpr (!linear_smoother<dim>())
       return launch_teams<solve_config<dim, k, T>>(
           ctx, "patch_solve_kernel", patch_solve_kernel<dim, k, T, reference_data<k, T>>,
           grid.total, *lvl, grid, static_cast<const T *>(r), static_cast<T *>(x), c);
@@ -844,7 +828,7 @@ __global__ void __launch_bounds__(laplace_linear<dim, k, T, W>::threads,
       g = g * lvl.n[d] + gd;
     }
     if (exists)
-      dst[g] = interior ? shared[j * config::values + p] : src[g];
+      dst[g] = interior ? shared[j * config::values + rows_index<dim, k>(p)] : src[g];
   }
 }
 

@@ -251,6 +251,13 @@ __device__ __forceinline__ bool inside(tpmg_index g, tpmg_index n) {
   return g > 0 && g < n - 1;
 }
 
+/* Global offset of point l of an E^dim tensor (x fastest) with strides n0, n0 n1. */
+template <int dim, int E>
+__device__ __forceinline__ tpmg_index tensor_offset(const tpmg_level &lvl, int l) {
+  const int x = l % E, y = (l / E) % E, z = dim == 3 ? l / (E * E) : 0;
+  return x + lvl.n[0] * (y + lvl.n[1] * z);
+}
+
 /* The start (first global index per direction) of item `item` of a grid of
  * count[0] x count[1] x count[2] items whose starts are offset + step * t_d. */
 struct item_grid {
@@ -854,12 +861,45 @@ __device__ __forceinline__ stage_lines<W> lines_of(int L, const team_info<teams>
   return o;
 }
 
+/* Shared-memory layouts free of bank conflicts (paper §4.2.2, for the
+ * block-linear kernels in 3D). A stage along direction d gives each thread one
+ * line (a row of the 1D contraction's input and output) and reads and writes it
+ * element by element, so one warp instruction touches element i of 32
+ * neighbouring lines. That is conflict-free when those lines start at
+ * consecutive words (the stride within the line is then any), or at words
+ * c apart for an odd c (the line contiguous). Every tensor between two stages
+ * is laid out for both: with the line index of the writing stage ordered so
+ * that its lines start at consecutive words and the reading stage's lines at
+ * multiples of the odd line length, or the other way round. Lines of length N
+ * (P = 2k+1 or R, odd for the smoother), point (x, y, z):
+ *   residual, z stage: x + P y + P^2 z     (xbar read along z, as x fastest
+ *                                           in device memory: line y P + x);
+ *   x stage:           y + P z + P R x     (line z P + y: reads at P line,
+ *                                           writes at line);
+ *   y stage:           rows_index below    (line x R + z: reads at P line,
+ *                                           writes at line);
+ * and the fast diagonalization (fast_diagonalization_linear) continues from
+ * rows_index. Only warps that span two patches of a block (degree <= 3, where
+ * a block holds several) still meet conflicts, between their two patches.
+ * The former stage order z, y, x in [z][y][x] layouts had 2- to 5-way
+ * conflicts in the y stage; doc/bank-conflicts.py counts both. */
+
+/* Where the block-linear residual leaves point p (x fastest) of its R^dim rows:
+ * in 2D at p, in 3D at z + R (x + R y). */
+template <int dim, int R> __device__ __forceinline__ int rows_index(int p) {
+  if constexpr (dim == 2)
+    return p;
+  else
+    return p / (R * R) + R * (p % R + R * ((p / R) % R));
+}
+
 /* apply_patch_rows for `teams` patches per block of at least teams P^(dim-1) / W
  * threads (the largest stage), W lines per thread (see stage_lines).
  * Patch j's tensors: s1 = shared + j values, s2 = s1 + values / 2; the result
- * (R^dim values) replaces s1. Counts per patch as apply_patch_rows; per thread
- * and matrix entry, W multiply-adds. boundary: the window's interior read as
- * zero without a load, as in apply_patch_rows. */
+ * (R^dim values, at rows_index) replaces s1. In 3D the stages run along z, x,
+ * y in the conflict-free layouts above. Counts per patch as apply_patch_rows;
+ * per thread and matrix entry, W multiply-adds. boundary: the window's
+ * interior read as zero without a load, as in apply_patch_rows. */
 template <int dim, int k, int row0, int R, int teams, int W, bool boundary = false, typename T,
           typename Matrices>
 __device__ void apply_patch_rows_linear(const tpmg_level &lvl, const Matrices &mat, const T *src,
@@ -926,7 +966,7 @@ __device__ void apply_patch_rows_linear(const tpmg_level &lvl, const Matrices &m
     const tpmg_index n2 = lvl.n[2];
     const auto Mz = mat.mass(2), Kz = mat.stiffness(2), My = mat.mass(1), Ky = mat.stiffness(1),
                Mx = mat.mass(0), Kx = mat.stiffness(0);
-    /* z: s1 = M_z xbar, s2 = K_z xbar, [R][P][P] */
+    /* z: s1 = M_z xbar, s2 = K_z xbar, point (x, y, z) at x + P y + P^2 z */
     {
       const stage_lines<W> ln = lines_of<W>(P * P, info);
       if (ln.any) {
@@ -957,7 +997,9 @@ __device__ void apply_patch_rows_linear(const tpmg_level &lvl, const Matrices &m
       }
     }
     __syncthreads();
-    /* y: a = M_y K_z + K_y M_z, b = M_y M_z, [R][R][P] in place of s1, s2 */
+    /* x: a = c_z M_x (K_z xbar) + c_x K_x (M_z xbar), b = M_x (M_z xbar), point
+     * (x, y, z) at y + P z + P R x, in place of s1, s2. Line (y, z) = rank
+     * z P + y starts at P rank in s1, s2 and at rank in a, b */
     {
       const stage_lines<W> ln = lines_of<W>(R * P, info);
       T a[W][R], b[W][R];
@@ -966,34 +1008,34 @@ __device__ void apply_patch_rows_linear(const tpmg_level &lvl, const Matrices &m
 #pragma unroll
         for (int w = 0; w < W; ++w) {
           const T *s1 = shared + ln.patch[w] * values, *s2 = s1 + values / 2;
-          const int z = ln.line[w] / P, x = ln.line[w] % P;
+          const int l = ln.line[w];
 #pragma unroll
-          for (int y = 0; y < P; ++y) {
-            t1[w][y] = ln.mine[w] ? s1[z * P * P + y * P + x] : T(0);
-            t2[w][y] = ln.mine[w] ? s2[z * P * P + y * P + x] : T(0);
+          for (int x = 0; x < P; ++x) {
+            t1[w][x] = ln.mine[w] ? s1[l * P + x] : T(0);
+            t2[w][x] = ln.mine[w] ? s2[l * P + x] : T(0);
           }
         }
-        mat_vec<R, P, P, row0, false, B>(My, t1, b);
+        mat_vec<R, P, P, row0, false, B>(Mx, t1, b);
 #pragma unroll
         for (int w = 0; w < W; ++w) {
           scale_line(mat.coefficient(2), t2[w]);
-          scale_line(mat.coefficient(1), t1[w]);
+          scale_line(mat.coefficient(0), t1[w]);
         }
-        mat_vec<R, P, P, row0, false, B>(My, t2, a);
-        mat_vec<R, P, P, row0, true, B>(Ky, t1, a);
+        mat_vec<R, P, P, row0, false, B>(Mx, t2, a);
+        mat_vec<R, P, P, row0, true, B>(Kx, t1, a);
       }
       __syncthreads();
 #pragma unroll
       for (int w = 0; w < W; ++w)
         if (ln.mine[w]) {
           T *s1 = shared + ln.patch[w] * values, *s2 = s1 + values / 2;
-          const int z = ln.line[w] / P, x = ln.line[w] % P;
-          store_line(s1 + z * R * P + x, P, a[w]);
-          store_line(s2 + z * R * P + x, P, b[w]);
+          store_line(s1 + ln.line[w], P * R, a[w]);
+          store_line(s2 + ln.line[w], P * R, b[w]);
         }
       __syncthreads();
     }
-    /* x: out = M_x a + K_x b, [R][R][R] */
+    /* y: out = M_y a + c_y K_y b, in the layout of rows_index. Line (x, z) =
+     * rank x R + z starts at P rank in a, b and at rank in out */
     const stage_lines<W> ln = lines_of<W>(R * R, info);
     T o[W][R];
     if (ln.any) {
@@ -1003,33 +1045,47 @@ __device__ void apply_patch_rows_linear(const tpmg_level &lvl, const Matrices &m
         const T *s1 = shared + ln.patch[w] * values, *s2 = s1 + values / 2;
         const int l = ln.line[w];
 #pragma unroll
-        for (int x = 0; x < P; ++x) {
-          t1[w][x] = ln.mine[w] ? s1[l * P + x] : T(0);
-          t2[w][x] = ln.mine[w] ? s2[l * P + x] : T(0);
+        for (int y = 0; y < P; ++y) {
+          t1[w][y] = ln.mine[w] ? s1[l * P + y] : T(0);
+          t2[w][y] = ln.mine[w] ? s2[l * P + y] : T(0);
         }
-        scale_line(mat.coefficient(0), t2[w]);
+        scale_line(mat.coefficient(1), t2[w]);
       }
-      mat_vec<R, P, P, row0, false, B>(Mx, t1, o);
-      mat_vec<R, P, P, row0, true, B>(Kx, t2, o);
+      mat_vec<R, P, P, row0, false, B>(My, t1, o);
+      mat_vec<R, P, P, row0, true, B>(Ky, t2, o);
     }
     __syncthreads();
 #pragma unroll
     for (int w = 0; w < W; ++w)
       if (ln.mine[w])
-        store_line(shared + ln.patch[w] * values + ln.line[w] * R, 1, o[w]);
+        store_line(shared + ln.patch[w] * values + ln.line[w], R * R, o[w]);
     __syncthreads();
   }
 }
 
 /* fast_diagonalization_even_odd for `teams` patches per block of at least
- * teams I^(dim-1) / W threads, W lines per thread (I^(dim-1) lines per patch in every stage); patch
- * j's residual at shared + j values, its interior at global info.base[j]. Begins without a barrier
- * (the caller synchronizes), ends with the global update (boundary: a store, see
- * update_interior). */
-template <int dim, int k, int teams, int W, bool boundary = false, typename T, typename Matrices>
+ * teams I^(dim-1) / W threads, W lines per thread (I^(dim-1) lines per patch in
+ * every stage); patch j's tensors at u = shared + j values and, in 3D, u +
+ * values / 2 (values >= 2 I^3), its interior at global info.base[j]. The
+ * right-hand side of the local solves is rhs - u with `fused` (rhs = b, u = A
+ * xbar from apply_patch_rows_linear, at rows_index), else rhs (the residual r
+ * in device memory; u is not read). Begins without a barrier (the caller
+ * synchronizes after writing u), ends with the global update (boundary: a
+ * store, see update_interior).
+ * 3D: stages along z, y, x (forward, the division, backward), y, z, each line
+ * of a stage read and written in the conflict-free layouts described before
+ * rows_index, alternating between u (A: z + I x + I^2 y) and u + values / 2 (B:
+ * y + I z + I^2 x): z lines (x, y) = rank y I + x start at I rank in A (and
+ * read rhs along z, x fastest across the threads); y lines (x, z) = rank x I +
+ * z at rank in A and at I rank in B; x lines (y, z) = rank z I + y at rank in
+ * B. Counts per patch: shared memory 4 I^3 writes, 5 I^3 reads; device memory
+ * I^3 words of rhs read (2D: as even_odd_stages, after rhs (- u) is formed in
+ * u by one more pass). */
+template <int dim, int k, int teams, int W, bool boundary, bool fused, typename T,
+          typename Matrices>
 __device__ void fast_diagonalization_linear(const tpmg_level &lvl, const Matrices &mat,
                                             const team_info<teams> &info, T *shared, int values,
-                                            T *x) {
+                                            const T *__restrict__ rhs, T *x) {
   constexpr int I = 2 * k - 1, L = dim == 2 ? I : I * I;
   const stage_lines<W> ln = lines_of<W>(L, info);
   owned_lines<W, T> o;
@@ -1041,7 +1097,84 @@ __device__ void fast_diagonalization_linear(const tpmg_level &lvl, const Matrice
     o.u[w] = shared + ln.patch[w] * values;
     o.base[w] = info.base[ln.patch[w]];
   }
-  even_odd_stages<dim, k, boundary>(lvl, mat, o, x);
+  if constexpr (dim == 2) {
+    constexpr int IV = I * I;
+    for (int l = threadIdx.x; l < teams * IV; l += blockDim.x) {
+      const int j = l / IV, p = l % IV;
+      if (info.active[j]) {
+        T *u = shared + j * values + p;
+        const T r = rhs[info.base[j] + tensor_offset<dim, I>(lvl, p)];
+        *u = fused ? r - *u : r;
+      }
+    }
+    __syncthreads();
+    even_odd_stages<dim, k, boundary>(lvl, mat, o, x);
+  } else {
+    const tpmg_index n0 = lvl.n[0], n1 = lvl.n[1];
+    const auto Se = mat.eigen_even(), So = mat.eigen_odd();
+    const int half = values / 2;
+    const auto z_at = [&](int l) { return o.rank[l] * I; };          /* A, stride 1 */
+    const auto y_at = [&](int l) { return o.rank[l]; };              /* A, stride I^2 */
+    const auto y_in_b = [&](int l) { return half + o.rank[l] * I; }; /* B, stride 1 */
+    const auto x_in_b = [&](int l) { return half + o.rank[l]; };     /* B, stride I^2 */
+    if (o.any) {
+      T v[W][I], w[W][I];
+#pragma unroll
+      for (int l = 0; l < W; ++l) {
+        const T *g = rhs + o.base[l] + o.rank[l] % I + n0 * (o.rank[l] / I);
+        const T *u = o.u[l] + z_at(l);
+#pragma unroll
+        for (int z = 0; z < I; ++z)
+          v[l][z] = o.work[l] ? (fused ? g[n0 * n1 * z] - u[z] : g[n0 * n1 * z]) : T(0);
+      }
+      even_odd_forward<k>(Se, So, v, w);
+      store_lines(o, 1, z_at, w);
+    }
+    __syncthreads();
+    if (o.any) {
+      T v[W][I], w[W][I];
+      load_lines(o, I * I, y_at, v);
+      even_odd_forward<k>(Se, So, v, w);
+      store_lines(o, 1, y_in_b, w);
+    }
+    __syncthreads();
+    if (o.any) {
+      T v[W][I], w[W][I];
+      load_lines(o, I * I, x_in_b, v);
+      even_odd_forward<k>(Se, So, v, w);
+#pragma unroll
+      for (int l = 0; l < W; ++l) {
+        const T lambda_zy = mat.lambda(2, o.rank[l] / I) + mat.lambda(1, o.rank[l] % I);
+#pragma unroll
+        for (int i = 0; i < I; ++i)
+          w[l][i] = w[l][i] * mat.solve_scale() / (lambda_zy + mat.lambda(0, i));
+      }
+      even_odd_backward<k>(Se, So, w, v);
+      store_lines(o, I * I, x_in_b, v);
+    }
+    __syncthreads();
+    if (o.any) {
+      T v[W][I], w[W][I];
+      load_lines(o, 1, y_in_b, v);
+      even_odd_backward<k>(Se, So, v, w);
+      store_lines(o, I * I, y_at, w);
+    }
+    __syncthreads();
+    if (o.any) {
+      T v[W][I], w[W][I];
+      load_lines(o, 1, z_at, v);
+      even_odd_backward<k>(Se, So, v, w);
+#pragma unroll
+      for (int l = 0; l < W; ++l) {
+        if (o.work[l]) {
+          T *p = x + o.base[l] + o.rank[l] % I + n0 * (o.rank[l] / I);
+#pragma unroll
+          for (int z = 0; z < I; ++z)
+            update_interior<boundary>(p[n0 * n1 * z], w[l][z]);
+        }
+      }
+    }
+  }
 }
 
 /* ---- degree 1: one thread per patch or row ------------------------------ */
