@@ -7,7 +7,8 @@
 #   3. compute-sanitizer memcheck and racecheck on a small smoother test per
 #      variant (global, separate, fused, boundary; every kernel: default, basic,
 #      constant, tiled, thread for degree 1, tensor for 3D fused and boundary),
-#      in 2D and 3D, and memcheck for degrees 1 and 7; memcheck of the 3D level
+#      in 2D and 3D, racecheck for 3D fused and separate at degree 5, and
+#      memcheck for degrees 1 and 7; memcheck of the 3D level
 #      operations (t801) for degrees 1, 3 and 7;
 #   4. a small solve table with tpmg-poisson --backend cuda --json;
 # and a summary last. Logs go to $OUT (if set) or build-gpu/gpu-logs.
@@ -67,6 +68,11 @@ if [ $built -eq 0 ]; then
         cases+=("$tool|${dim}D $variant|sanitizer-$tool-${dim}d-$variant.log|t802-gpu-smoother $dim $variant 2 2")
       done
     done
+  done
+  # the conflict-free 3D stages with one patch per block, whose local solve
+  # alternates between two tensors
+  for variant in fused separate; do
+    cases+=("racecheck|3D $variant Q5|sanitizer-racecheck-3d-$variant-q5.log|t802-gpu-smoother 3 $variant 5 1")
   done
   # degree 1 (the THREAD kernels) and a high degree (the largest kernel parameters)
   for dim in 2 3; do
