@@ -418,8 +418,9 @@ template <bool boundary, typename T> __device__ __forceinline__ void update_inte
  * the ends of the float range). In float by the hardware's approximate
  * reciprocal (MUFU.RCP, rcp.approx.f32: within about one ulp) instead of the
  * IEEE division, a sequence of about ten instructions with a slow-path branch:
- * fused step +2..+13% in 3D, -3..+8% in 2D (H200). In double by the division:
- * a reciprocal from float refined by two Newton steps made 3D k = 4, 7, 8 3-7%
+ * the 3D fused step +2..+13% (H200; the 2D team kernels, which keep the
+ * division, lost up to 11% with it at k = 9, 10). In double by the division: a
+ * reciprocal from float refined by two Newton steps made 3D k = 4, 7, 8 2-7%
  * and 2D k = 8..10 6-43% slower (more registers). */
 __device__ __forceinline__ float scaled_quotient(float w, float s, float d) {
   return w * s * __fdividef(1.0f, d);
@@ -690,9 +691,10 @@ __device__ __forceinline__ void store_lines(const owned_lines<W, T> &o, int stri
       store_line(o.u[l] + offset(l), stride, v[l]);
 }
 
-/* fast_diagonalization with the reference eigenvectors split into even and
- * odd ones (TPMG_KERNEL_CONSTANT and TILED): the same stages, half the
- * multiply-adds (3D: 6 I (k^2 + (k-1)^2) I^2 instead of 6 I^4). The eigenvalue
+/* fast_diagonalization in 2D with the reference eigenvectors split into even
+ * and odd ones (TPMG_KERNEL_CONSTANT and TILED; 3D: fast_diagonalization_linear):
+ * the same stages, half the multiply-adds (4 I (k^2 + (k-1)^2) I instead of
+ * 4 I^3). The eigenvalue
  * of a line index (even first) is the reference one over h_d^2. Each thread
  * transforms its W lines `o` together (one read of each eigenvector entry for
  * W lines). Every thread of the block calls it (barriers inside); shared by
@@ -705,98 +707,42 @@ __device__ void even_odd_stages(const tpmg_level &lvl, const Matrices &mat,
   constexpr int I = 2 * k - 1;
   const tpmg_index n0 = lvl.n[0], n1 = lvl.n[1];
   const auto Se = mat.eigen_even(), So = mat.eigen_odd();
-  if constexpr (dim == 2) {
-    const auto column = [&](int l) { return o.rank[l]; };
-    const auto row = [&](int l) { return o.rank[l] * I; };
-    if (o.any) {
-      T v[W][I], w[W][I];
-      load_lines(o, I, column, v);
-      even_odd_forward<k>(Se, So, v, w);
-      store_lines(o, I, column, w);
+  static_assert(dim == 2, "3D: fast_diagonalization_linear");
+  const auto column = [&](int l) { return o.rank[l]; };
+  const auto row = [&](int l) { return o.rank[l] * I; };
+  if (o.any) {
+    T v[W][I], w[W][I];
+    load_lines(o, I, column, v);
+    even_odd_forward<k>(Se, So, v, w);
+    store_lines(o, I, column, w);
+  }
+  __syncthreads();
+  if (o.any) {
+    T v[W][I], w[W][I];
+    load_lines(o, 1, row, v);
+    even_odd_forward<k>(Se, So, v, w);
+#pragma unroll
+    for (int l = 0; l < W; ++l) {
+      const T lambda_y = mat.lambda(1, o.rank[l]);
+#pragma unroll
+      for (int i = 0; i < I; ++i)
+        w[l][i] = w[l][i] * mat.solve_scale() / (lambda_y + mat.lambda(0, i));
     }
-    __syncthreads();
-    if (o.any) {
-      T v[W][I], w[W][I];
-      load_lines(o, 1, row, v);
-      even_odd_forward<k>(Se, So, v, w);
+    even_odd_backward<k>(Se, So, w, v);
+    store_lines(o, 1, row, v);
+  }
+  __syncthreads();
+  if (o.any) {
+    T v[W][I], w[W][I];
+    load_lines(o, I, column, v);
+    even_odd_backward<k>(Se, So, v, w);
 #pragma unroll
-      for (int l = 0; l < W; ++l) {
-        const T lambda_y = mat.lambda(1, o.rank[l]);
+    for (int l = 0; l < W; ++l) {
+      if (o.work[l]) {
+        T *p = x + o.base[l] + o.rank[l];
 #pragma unroll
-        for (int i = 0; i < I; ++i)
-          w[l][i] = scaled_quotient(w[l][i], mat.solve_scale(), lambda_y + mat.lambda(0, i));
-      }
-      even_odd_backward<k>(Se, So, w, v);
-      store_lines(o, 1, row, v);
-    }
-    __syncthreads();
-    if (o.any) {
-      T v[W][I], w[W][I];
-      load_lines(o, I, column, v);
-      even_odd_backward<k>(Se, So, v, w);
-#pragma unroll
-      for (int l = 0; l < W; ++l) {
-        if (o.work[l]) {
-          T *p = x + o.base[l] + o.rank[l];
-#pragma unroll
-          for (int y = 0; y < I; ++y)
-            update_interior<boundary>(p[n0 * y], w[l][y]);
-        }
-      }
-    }
-  } else {
-    /* line `rank` = (a, b): (y, x) for z-lines, (z, x) for y-lines, (z, y) for x */
-    const auto z_line = [&](int l) { return o.rank[l]; };
-    const auto y_line = [&](int l) { return (o.rank[l] / I) * I * I + o.rank[l] % I; };
-    const auto x_line = [&](int l) { return o.rank[l] * I; };
-    if (o.any) {
-      T v[W][I], w[W][I];
-      load_lines(o, I * I, z_line, v);
-      even_odd_forward<k>(Se, So, v, w);
-      store_lines(o, I * I, z_line, w);
-    }
-    __syncthreads();
-    if (o.any) {
-      T v[W][I], w[W][I];
-      load_lines(o, I, y_line, v);
-      even_odd_forward<k>(Se, So, v, w);
-      store_lines(o, I, y_line, w);
-    }
-    __syncthreads();
-    if (o.any) {
-      T v[W][I], w[W][I];
-      load_lines(o, 1, x_line, v);
-      even_odd_forward<k>(Se, So, v, w);
-#pragma unroll
-      for (int l = 0; l < W; ++l) {
-        const T lambda_zy = mat.lambda(2, o.rank[l] / I) + mat.lambda(1, o.rank[l] % I);
-#pragma unroll
-        for (int i = 0; i < I; ++i)
-          w[l][i] = scaled_quotient(w[l][i], mat.solve_scale(), lambda_zy + mat.lambda(0, i));
-      }
-      even_odd_backward<k>(Se, So, w, v);
-      store_lines(o, 1, x_line, v);
-    }
-    __syncthreads();
-    if (o.any) {
-      T v[W][I], w[W][I];
-      load_lines(o, I, y_line, v);
-      even_odd_backward<k>(Se, So, v, w);
-      store_lines(o, I, y_line, w);
-    }
-    __syncthreads();
-    if (o.any) {
-      T v[W][I], w[W][I];
-      load_lines(o, I * I, z_line, v);
-      even_odd_backward<k>(Se, So, v, w);
-#pragma unroll
-      for (int l = 0; l < W; ++l) {
-        if (o.work[l]) {
-          T *p = x + o.base[l] + o.rank[l] % I + n0 * (o.rank[l] / I);
-#pragma unroll
-          for (int z = 0; z < I; ++z)
-            update_interior<boundary>(p[n0 * n1 * z], w[l][z]);
-        }
+        for (int y = 0; y < I; ++y)
+          update_interior<boundary>(p[n0 * y], w[l][y]);
       }
     }
   }
@@ -806,7 +752,7 @@ template <int dim, int k, bool boundary, typename T, typename Matrices>
 __device__ void fast_diagonalization_even_odd(const tpmg_level &lvl, const Matrices &mat,
                                               bool active, int rank, T *u, tpmg_index base, T *x) {
   constexpr int I = 2 * k - 1;
-  const bool work = active && rank < (dim == 2 ? I : I * I);
+  const bool work = active && rank < I;
   const owned_lines<1, T> o = {{work}, {rank}, {u}, {base}, work};
   even_odd_stages<dim, k, boundary>(lvl, mat, o, x);
 }
@@ -895,8 +841,8 @@ __device__ __forceinline__ stage_lines<W> lines_of(int L, const team_info<teams>
  * and the fast diagonalization (fast_diagonalization_linear) continues from
  * rows_index. Only warps that span two patches of a block (degree <= 3, where
  * a block holds several) still meet conflicts, between their two patches.
- * The former stage order z, y, x in [z][y][x] layouts had 2- to 5-way
- * conflicts in the y stage; doc/bank-conflicts.py counts both. */
+ * The former stage order z, y, x in [z][y][x] layouts had up to 2- to 4-way
+ * conflicts in the y stages; doc/bank-conflicts.py counts both. */
 
 /* Where the block-linear residual leaves point p (x fastest) of its R^dim rows:
  * in 2D at p, in 3D at z + R (x + R y). */
