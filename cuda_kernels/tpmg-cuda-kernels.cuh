@@ -367,7 +367,7 @@ template <int dim, int k, typename T> constexpr bool linear_operator() {
  * run (the medians repeat within 0.2%): in 3D in float for k = 2, 3, 4 (with
  * the conflict-free layouts; 3D fused step, 5e7 DoFs, GDoF/s: 16.2 / 16.1 /
  * 14.2 against 14.4 / 15.5 / 13.7). At higher degrees two lines per thread
- * double the registers (3D Q7 float fused: 115 instead of 62) and halve the
+ * double the registers (3D Q7 float fused: 115 instead of 64) and halve the
  * warps per SM, which costs more than the halved constant-bank loads save; in
  * double TILED no longer wins at k = 2 (11.5 against 11.6).
  * Operator: BRICK (tpmg-cuda-brick.cuh) wherever it beat the former default
