@@ -1,8 +1,13 @@
 #!/usr/bin/env python3
-"""Shared-memory wavefronts of the 3D block-linear fused smoothing step
-(TPMG_KERNEL_CONSTANT's linear kernels and TILED), counted per thread block for
+"""Shared-memory wavefronts of the fused smoothing step, counted per thread
+block: in 3D for the block-linear kernels (TPMG_KERNEL_CONSTANT and TILED) with
 the stage layouts before and after the conflict-free ones of
-cuda_kernels/tpmg-cuda-tensor.cuh (see the comment before rows_index there).
+cuda_kernels/tpmg-cuda-tensor.cuh (see the comment before rows_index there),
+in 2D for CONSTANT's team kernels.
+
+The 2D team kernels of CONSTANT keep one layout; their stages are conflict-free
+within a patch (lines start at consecutive words or an odd line length apart),
+and the second table counts what warps that span several patches add.
 
 Model: a warp instruction reads or writes element i of the lines of its active
 lanes; one wavefront serves at most one distinct 4-byte word per bank (32
@@ -120,6 +125,43 @@ def fused_step(k, size, W, conflict_free):
     return (total, ideal), teams
 
 
+def team_fused_step_2d(k, size, gap):
+    """The 2D team kernel of CONSTANT (patch_fused_kernel): a team of P threads
+    per patch, teams = 128 // P per block, patch j's tensors at j (values +
+    gap), the warps taking the block's threads in order (thread x of team j is
+    j P + x)."""
+    P, R = 2 * k + 1, 2 * k - 1
+    h = R * P
+    values = 2 * h + gap
+    teams = min(128 // P, 48 * 1024 // (2 * h * size))
+    total = ideal = 0
+
+    def access(active, address):
+        nonlocal total, ideal
+        for warp in range(0, teams * P, 32):
+            a = [(t // P) * values + address(t % P) for t in range(warp, min(warp + 32, teams * P))
+                 if t % P < active and address(t % P) is not None]
+            if a:
+                total += wavefronts(a, size)
+                ideal += max(1, math.ceil(len(a) * size / 128))
+
+    for r in range(R):  # y stage: column x, rows r at x + P r (s1 and s2)
+        access(P, lambda x: x + r * P)
+        access(P, lambda x: h + x + r * P)
+    for i in range(P):  # x stage: row y read at y P + i (s1 and s2)
+        access(R, lambda y: y * P + i)
+        access(R, lambda y: h + y * P + i)
+    for i in range(R):  # ... written at y R + i
+        access(R, lambda y: y * R + i)
+    for first in range(0, R * R, P):  # b - s1, read and written
+        for _ in range(2):
+            access(P, lambda x: first + x if first + x < R * R else None)
+    for i in range(R):  # solve: columns (load, store), rows (load, store), columns
+        for address in (lambda x: x + i * R,) * 2 + (lambda x: x * R + i,) * 2 + (lambda x: x + i * R,):
+            access(R, address)
+    return total, ideal, teams
+
+
 def main():
     print("3D fused step, shared-memory wavefronts per block: measured / ideal")
     print("(ideal: no bank conflicts), former stages -> conflict-free stages")
@@ -132,6 +174,17 @@ def main():
                 (new, new_ideal), _ = fused_step(k, size, W, True)
                 print(f"  {k}  {teams:13d}  {old:5d} ({old / old_ideal:.2f}x)  "
                       f"{new:5d} ({new / new_ideal:.2f}x)  {new / old:.2f}")
+    print("\n2D fused step, CONSTANT's team kernels: wavefronts per block as built")
+    print("(no gap between the patches' tensors) -> with the best gap of 0..31 words")
+    print("(measured on the H200 with these gaps: -0.3% to +1.1%, so not kept)")
+    print("  k  patches/block  float                       double")
+    for k in range(2, 11):
+        cells = []
+        for size in (4, 8):
+            old, ideal, teams = team_fused_step_2d(k, size, 0)
+            new, gap = min((team_fused_step_2d(k, size, g)[0], g) for g in range(32))
+            cells.append(f"{old:5d} ({old / ideal:.2f}x) -> {new / ideal:.2f}x, gap {gap:2d}")
+        print(f"  {k:2d} {teams:13d}  {cells[0]}   {cells[1]}")
 
 
 if __name__ == "__main__":
