@@ -1038,9 +1038,9 @@ __device__ void apply_patch_rows_linear(const tpmg_level &lvl, const Matrices &m
  * y + I z + I^2 x): z lines (x, y) = rank y I + x start at I rank in A (and
  * read rhs along z, x fastest across the threads); y lines (x, z) = rank x I +
  * z at rank in A and at I rank in B; x lines (y, z) = rank z I + y at rank in
- * B. Counts per patch: shared memory 4 I^3 writes, 5 I^3 reads; device memory
- * I^3 words of rhs read (2D: as even_odd_stages, after rhs (- u) is formed in
- * u by one more pass). */
+ * B. Counts per patch: shared memory 4 I^3 writes, 5 I^3 reads (4 without
+ * `fused`); device memory I^3 words of rhs read (2D: as even_odd_stages, after
+ * rhs (- u) is formed in u by one more pass). */
 template <int dim, int k, int teams, int W, bool boundary, bool fused, typename T,
           typename Matrices>
 __device__ void fast_diagonalization_linear(const tpmg_level &lvl, const Matrices &mat,
