@@ -582,30 +582,26 @@ tpmg_status launch_fused_mma(tpmg_context *ctx, const tpmg_level *lvl, const ite
   if (grid.total <= 0)
     return TPMG_SUCCESS;
   auto kernel = patch_fused_mma_kernel<k, T, boundary>;
-  static int per_sm = 0; /* blocks per multiprocessor, the same for every call */
-  if (per_sm == 0) {
-    if (config::bytes > 48 * 1024) {
-      const cudaError_t error = cudaFuncSetAttribute(
-          kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(config::bytes));
-      if (error != cudaSuccess)
-        return tpmg_error_set(ctx, TPMG_ERROR_UNSUPPORTED, __FILE__, __LINE__,
-                              "tensor-core smoother, degree %d: %zu bytes of shared memory per "
-                              "block are more than the device allows (%s)",
-                              k, config::bytes, cudaGetErrorString(error));
-    }
-    int blocks = 0;
-    TPMG_CUDA_CALL(ctx, cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-                            &blocks, kernel, config::threads, config::bytes));
-    if (blocks < 1)
+  /* per launch, on the context's device: function attributes belong to the
+   * device's context, so a value kept from another device would be wrong */
+  if (config::bytes > 48 * 1024) {
+    const cudaError_t error = cudaFuncSetAttribute(
+        kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(config::bytes));
+    if (error != cudaSuccess)
       return tpmg_error_set(ctx, TPMG_ERROR_UNSUPPORTED, __FILE__, __LINE__,
                             "tensor-core smoother, degree %d: %zu bytes of shared memory per "
-                            "block do not fit a multiprocessor",
-                            k, config::bytes);
-    per_sm = blocks;
+                            "block are more than the device allows (%s)",
+                            k, config::bytes, cudaGetErrorString(error));
   }
-  int device = 0, sms = 0;
-  TPMG_CUDA_CALL(ctx, cudaGetDevice(&device));
-  TPMG_CUDA_CALL(ctx, cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  int per_sm = 0, sms = 0; /* blocks per multiprocessor, multiprocessors */
+  TPMG_CUDA_CALL(ctx, cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                          &per_sm, kernel, config::threads, config::bytes));
+  if (per_sm < 1)
+    return tpmg_error_set(ctx, TPMG_ERROR_UNSUPPORTED, __FILE__, __LINE__,
+                          "tensor-core smoother, degree %d: %zu bytes of shared memory per "
+                          "block do not fit a multiprocessor",
+                          k, config::bytes);
+  TPMG_CUDA_CALL(ctx, cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, ctx->device));
   const tpmg_index groups = (grid.total + config::teams - 1) / config::teams;
   const tpmg_index most = tpmg_index(per_sm) * sms;
   const unsigned blocks = unsigned(groups < most ? groups : most);
