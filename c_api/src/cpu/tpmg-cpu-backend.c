@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "tpmg-cpu-simd.h"
 #include "tpmg-cpu.h"
 
 /* Dot products sum this many contiguous blocks, fixed by n alone, one after the
@@ -29,14 +30,50 @@
 #include "tpmg-cpu-backend.c"
 #undef TPMG_CPU_SCALAR
 
-/* What init allocates: the stopwatch's start mark. */
-typedef struct {
-  double stopwatch_start;
-} tpmg_cpu_data;
-
+/* The kernels' width: TPMG_CPU_SIMD (scalar, avx2 or avx512) if set, else the
+ * widest this processor supports. An unknown name is TPMG_ERROR_ARGUMENT, a
+ * width the processor lacks TPMG_ERROR_UNSUPPORTED. */
 static tpmg_status cpu_init(tpmg_context *ctx) {
-  ctx->backend_data = calloc(1, sizeof(tpmg_cpu_data));
-  return ctx->backend_data ? TPMG_SUCCESS : TPMG_ERROR_MEMORY;
+  static const char *const names[] = {"scalar", "avx2", "avx512"};
+  const int n_names = (int)(sizeof(names) / sizeof(names[0]));
+  int simd = -1;
+  const char *env = getenv("TPMG_CPU_SIMD");
+  if (env && *env) {
+    for (int s = 0; s < n_names; ++s)
+      if (!strcmp(env, names[s]))
+        simd = s;
+    if (simd < 0)
+      return TPMG_ERROR_ARGUMENT;
+    if (!tpmg_cpu_simd_supported(simd))
+      return TPMG_ERROR_UNSUPPORTED;
+  } else {
+    for (int s = 0; s < n_names; ++s)
+      if (tpmg_cpu_simd_supported(s))
+        simd = s;
+  }
+  tpmg_cpu_data *data = calloc(1, sizeof(tpmg_cpu_data));
+  if (!data)
+    return TPMG_ERROR_MEMORY;
+  data->simd = simd;
+  ctx->backend_data = data;
+  return TPMG_SUCCESS;
+}
+
+tpmg_status tpmg_cpu_scratch(tpmg_context *ctx, size_t bytes, size_t *stride, char **ptr) {
+  const size_t alignment = 64, threads = (size_t)ctx->n_threads;
+  *ptr = NULL;
+  *stride = 0;
+  if (bytes == 0)
+    return TPMG_SUCCESS;
+  if (bytes > (SIZE_MAX - alignment) / threads)
+    return tpmg_error_set(ctx, TPMG_ERROR_MEMORY, __FILE__, __LINE__,
+                          "cannot allocate %zu bytes of scratch for %zu threads", bytes, threads);
+  *stride = (bytes + alignment - 1) / alignment * alignment;
+  *ptr = aligned_alloc(alignment, *stride * threads);
+  if (!*ptr)
+    return tpmg_error_set(ctx, TPMG_ERROR_MEMORY, __FILE__, __LINE__,
+                          "allocating %zu bytes of scratch for %zu threads failed", bytes, threads);
+  return TPMG_SUCCESS;
 }
 
 static void cpu_finalize(tpmg_context *ctx) {

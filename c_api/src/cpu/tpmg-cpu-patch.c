@@ -16,9 +16,14 @@
  * read as zero, so that r_j = R_j b - A_IB x_B, and x_I = A_j^{-1} r_j stored
  * instead of added: the old x_I is never read.
  *
- * This file includes itself once per scalar type (see tpmg-cpu.h). */
+ * This file includes itself once per scalar type (see tpmg-cpu.h) and, in
+ * that part, once per instruction set for its batched kernels (see
+ * tpmg-cpu-simd.h). */
 #ifndef TPMG_CPU_SCALAR
 
+#include <omp.h>
+
+#include "tpmg-cpu-simd.h"
 #include "tpmg-cpu.h"
 
 /* What a pass over the patches of one colour does. */
@@ -55,7 +60,7 @@ tpmg_status tpmg_cpu_patch_solve(tpmg_context *ctx, const tpmg_level *lvl, tpmg_
   return patch_pass_double(ctx, lvl, PATCH_SOLVE, colour, r, NULL, NULL, x);
 }
 
-#else /* precision-generic part */
+#elif !defined(TPMG_CPU_ISA) /* precision-generic part */
 
 #include "tpmg-cpu.h"
 
@@ -72,6 +77,7 @@ typedef struct {
   const T *b;
   const T *x;
   T *x_out;
+  T *r_out; /* PATCH_RESIDUAL's output */
   int boundary;
 } TPMG_CPU_NAME(patch_data);
 
@@ -146,6 +152,22 @@ static TPMG_CPU_NAME(patch_solve_kernel) *const
         TPMG_CPU_FOR_EACH_DEGREE(TPMG_CPU_ENTRY)};
 #undef TPMG_CPU_ENTRY
 
+/* Lane vectors of a batched pass's scratch: xbar (P^dim), two tensors of
+ * I P^(dim-1) (also y and the solve's work), one of I^2 P (3D) and r (I^dim),
+ * with P = 2k+1 points and I = 2k-1 interior ones per direction. */
+static size_t TPMG_CPU_NAME(patch_scratch)(int dim, int k) {
+  const size_t p = (size_t)(2 * k + 1), i = (size_t)(2 * k - 1);
+  return dim == 3 ? p * p * p + 2 * i * p * p + i * i * p + i * i * i : p * p + 2 * i * p + i * i;
+}
+
+/* Batched passes: W patches at a time, scratch the calling thread's block. */
+typedef void TPMG_CPU_NAME(patch_batch_kernel)(const TPMG_CPU_NAME(patch_data) *, int mode,
+                                               int colour, tpmg_index first, char *scratch);
+
+#define TPMG_CPU_SELF "tpmg-cpu-patch.c"
+#include "tpmg-cpu-simd.h"
+#undef TPMG_CPU_SELF
+
 /* One pass of `mode` over the patches of a colour; b is r for PATCH_SOLVE. */
 static tpmg_status TPMG_CPU_NAME(patch_pass)(tpmg_context *ctx, const tpmg_level *lvl, int mode,
                                              int colour, const T *b, const T *x, T *r_out,
@@ -161,6 +183,7 @@ static tpmg_status TPMG_CPU_NAME(patch_pass)(tpmg_context *ctx, const tpmg_level
   data.x = x;
   data.x_out = x_out;
   data.boundary = mode == PATCH_BOUNDARY;
+  data.r_out = r_out;
   for (int d = 0; d < dim; ++d) {
     const T *mass = level_data->patch_mass[d], *stiffness = level_data->patch_stiffness[d];
     const T *vectors = level_data->eigenvectors[d];
@@ -187,6 +210,29 @@ static tpmg_status TPMG_CPU_NAME(patch_pass)(tpmg_context *ctx, const tpmg_level
   const tpmg_index m0 = tpmg_level_patches_1d(lvl, 0, colour);
   const tpmg_index m1 = tpmg_level_patches_1d(lvl, 1, colour);
   const tpmg_index m2 = dim == 3 ? tpmg_level_patches_1d(lvl, 2, colour) : 1;
+#if TPMG_CPU_HAVE_SIMD
+  if (tpmg_cpu_simd(ctx) != TPMG_CPU_SIMD_SCALAR) {
+    const int avx512 = tpmg_cpu_simd(ctx) == TPMG_CPU_SIMD_AVX512;
+    const size_t vector_bytes = avx512 ? 64 : 32, lanes = vector_bytes / sizeof(T);
+    TPMG_CPU_NAME(patch_batch_kernel) *batch =
+        avx512 ? TPMG_CPU_SIMD_NAME(patch_batch_kernels, avx512)[dim - 2][k]
+               : TPMG_CPU_SIMD_NAME(patch_batch_kernels, avx2)[dim - 2][k];
+    char *scratch;
+    size_t stride;
+    TPMG_CALL(tpmg_cpu_scratch(ctx, TPMG_CPU_NAME(patch_scratch)(dim, k) * vector_bytes, &stride,
+                               &scratch));
+    const tpmg_index n_batches = (m0 * m1 * m2 + (tpmg_index)lanes - 1) / (tpmg_index)lanes;
+#pragma omp parallel num_threads(ctx->n_threads)
+    {
+      char *mine = scratch + (size_t)omp_get_thread_num() * stride;
+#pragma omp for schedule(static)
+      for (tpmg_index i = 0; i < n_batches; ++i)
+        batch(&data, mode, colour, i * (tpmg_index)lanes, mine);
+    }
+    free(scratch);
+    return TPMG_SUCCESS;
+  }
+#endif
   const int none[3] = {0, 0, 0}, begin[3] = {0, 0, 0};
   const int end[3] = {n_in, n_in, dim == 3 ? n_in : 1};
 #pragma omp parallel for collapse(3) schedule(static) num_threads(ctx->n_threads)
@@ -216,5 +262,93 @@ static tpmg_status TPMG_CPU_NAME(patch_pass)(tpmg_context *ctx, const tpmg_level
       }
   return TPMG_SUCCESS;
 }
+
+#else /* batched part, once per instruction set */
+
+#include "tpmg-cpu-simd.h"
+
+/* The patches first .. first + W - 1 of a colour (in the order t0 fastest, t2
+ * slowest; the last batch repeats its last patch in the unused lanes) through
+ * one pass of `mode`, as patch_residual, patch_solve and the scalar pass do
+ * one at a time. */
+TPMG_CPU_INLINE void TPMG_CPU_VNAME(patch_batch)(const TPMG_CPU_NAME(patch_data) * data, int mode,
+                                                 int colour, tpmg_index first, V *restrict scratch,
+                                                 int dim, int k) {
+  const tpmg_level *lvl = data->lvl;
+  const int n_pts = 2 * k + 1, n_in = 2 * k - 1;
+  const int n_local = dim == 3 ? n_in * n_in * n_in : n_in * n_in;
+  const int line = dim == 3 ? n_in * n_pts * n_pts : n_in * n_pts;
+  V *xbar = scratch, *t0 = xbar + (dim == 3 ? n_pts * n_pts * n_pts : n_pts * n_pts);
+  V *t1 = t0 + line, *t2 = t1 + line, *r = t2 + (dim == 3 ? n_in * n_in * n_pts : 0);
+  const tpmg_index m0 = tpmg_level_patches_1d(lvl, 0, colour);
+  const tpmg_index m1 = tpmg_level_patches_1d(lvl, 1, colour);
+  const tpmg_index m2 = dim == 3 ? tpmg_level_patches_1d(lvl, 2, colour) : 1;
+  const tpmg_index count = m0 * m1 * m2;
+  const int used = count - first < W ? (int)(count - first) : W;
+  tpmg_index origin[W][3], interior[W][3], next[W][3];
+  int lo[W][3], hi[W][3];
+  const int none[W][3] = {{0}};
+  for (int l = 0; l < W; ++l) {
+    const tpmg_index patch = first + (l < used ? l : used - 1);
+    const tpmg_index t[3] = {patch % m0, patch / m0 % m1, patch / (m0 * m1)};
+    const tpmg_index ahead = first + W + l < count ? first + W + l : count - 1;
+    const tpmg_index t_ahead[3] = {ahead % m0, ahead / m0 % m1, ahead / (m0 * m1)};
+    for (int d = 0; d < 3; ++d) {
+      /* vertex v_d = 1 + colour_d + 2 t_d */
+      const tpmg_index v = 1 + ((colour >> d) & 1) + 2 * t[d];
+      origin[l][d] = d < dim ? (v - 1) * k : 0;
+      interior[l][d] = d < dim ? origin[l][d] + 1 : 0;
+      lo[l][d] = d < dim && v == 1;
+      hi[l][d] = d < dim && v == lvl->cells[d] - 1;
+      next[l][d] = d < dim ? (((colour >> d) & 1) + 2 * t_ahead[d]) * k : 0;
+    }
+  }
+  const tpmg_index *n = lvl->n;
+  const int begin[3] = {0, 0, 0}, end[3] = {n_in, n_in, dim == 3 ? n_in : 1};
+  if (first + W < count)
+    TPMG_CPU_VNAME(simd_prefetch)(dim, n_pts, mode == PATCH_SOLVE ? data->b : data->x, n, next);
+  if (mode == PATCH_SOLVE) {
+    TPMG_CPU_VNAME(simd_gather)(dim, n_in, data->b, n, interior, none, none, 0, r);
+  } else {
+    /* r = b_I - Abar xbar */
+    const T *mass[3] = {data->mass[0], data->mass[1], data->mass[2]};
+    const T *stiffness[3] = {data->stiffness[0], data->stiffness[1], data->stiffness[2]};
+    TPMG_CPU_VNAME(simd_gather)(dim, n_pts, data->x, n, origin, lo, hi, data->boundary, xbar);
+    TPMG_CPU_VNAME(simd_kron_laplace)(dim, n_in, n_pts, mass, stiffness, xbar, t0, t1, t2, r);
+    TPMG_CPU_VNAME(simd_gather)(dim, n_in, data->b, n, interior, none, none, 0, xbar);
+    for (int i = 0; i < n_local; ++i)
+      r[i] = xbar[i] - r[i];
+  }
+  if (mode == PATCH_RESIDUAL) {
+    for (int l = 0; l < used; ++l)
+      TPMG_CPU_VNAME(simd_scatter)(dim, n_in, r, l, n, interior[l], begin, end, data->r_out, 0);
+    return;
+  }
+  /* x_I (+)= S (L^-1 (S^T r)): y in t0, the work in t1, z in r */
+  const T *vectors_t[3] = {data->vectors_t[0], data->vectors_t[1], data->vectors_t[2]};
+  const T *vectors[3] = {data->vectors[0], data->vectors[1], data->vectors[2]};
+  TPMG_CPU_VNAME(simd_kron_apply)(dim, n_in, vectors_t, r, t1, t0);
+  for (int i = 0; i < n_local; ++i)
+    t0[i] *= data->inverse_eigenvalues[i];
+  TPMG_CPU_VNAME(simd_kron_apply)(dim, n_in, vectors, t0, t1, r);
+  const int add = !data->boundary;
+  for (int l = 0; l < used; ++l)
+    TPMG_CPU_VNAME(simd_scatter)(dim, n_in, r, l, n, interior[l], begin, end, data->x_out, add);
+}
+
+#define TPMG_CPU_INSTANCE(dim, k)                                                                  \
+  static void TPMG_CPU_VNAME(patch_batch_##dim##d_q##k)(const TPMG_CPU_NAME(patch_data) * data,    \
+                                                        int mode, int colour, tpmg_index first,    \
+                                                        char *scratch) {                           \
+    TPMG_CPU_VNAME(patch_batch)(data, mode, colour, first, (V *)scratch, dim, k);                  \
+  }
+TPMG_CPU_FOR_EACH_DEGREE(TPMG_CPU_INSTANCE)
+#undef TPMG_CPU_INSTANCE
+
+#define TPMG_CPU_ENTRY(dim, k) [dim - 2][k] = TPMG_CPU_VNAME(patch_batch_##dim##d_q##k),
+static TPMG_CPU_NAME(patch_batch_kernel) *const
+    TPMG_CPU_VNAME(patch_batch_kernels)[2][TPMG_MAX_DEGREE_2D + 1] = {
+        TPMG_CPU_FOR_EACH_DEGREE(TPMG_CPU_ENTRY)};
+#undef TPMG_CPU_ENTRY
 
 #endif

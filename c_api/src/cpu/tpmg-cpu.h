@@ -17,6 +17,7 @@
 #define TPMG_CPU_H
 
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tpmg-impl.h"
@@ -32,8 +33,9 @@
 #define TPMG_CPU_FOR_EACH_DEGREE(X)                                                                \
   X(2, 1)                                                                                          \
   X(2, 2)                                                                                          \
-  X(2, 3) X(2, 4) X(2, 5) X(2, 6) X(2, 7) X(2, 8) X(2, 9) X(2, 10) X(3, 1) X(3, 2) X(3, 3) X(3, 4) \
-      X(3, 5) X(3, 6) X(3, 7) X(3, 8)
+  X(2, 3)                                                                                          \
+  X(2, 4) X(2, 5) X(2, 6) X(2, 7) X(2, 8) X(2, 9) X(2, 10) X(3, 1) X(3, 2) X(3, 3) X(3, 4) X(3, 5) \
+      X(3, 6) X(3, 7) X(3, 8)
 
 #if defined(__GNUC__)
 #define TPMG_CPU_INLINE static inline __attribute__((always_inline))
@@ -48,6 +50,21 @@
 #define TPMG_CPU_NAME(name) TPMG_CPU_PASTE(name, TPMG_CPU_SCALAR)
 #define TPMG_CPU_PRECISION (sizeof(T) == sizeof(float) ? TPMG_FLOAT : TPMG_DOUBLE)
 
+/* What the backend keeps behind ctx->backend_data. */
+typedef struct {
+  double stopwatch_start; /* the stopwatch's start mark */
+  int simd;               /* the kernels' width, TPMG_CPU_SIMD_* (tpmg-cpu-simd.h) */
+} tpmg_cpu_data;
+
+static inline int tpmg_cpu_simd(const tpmg_context *ctx) {
+  return ((const tpmg_cpu_data *)ctx->backend_data)->simd;
+}
+
+/* Scratch for the batched kernels: ctx->n_threads blocks of at least `bytes`
+ * each, `*stride` bytes apart, 64-byte aligned, in *ptr (free with free()).
+ * bytes = 0: *ptr = NULL, *stride = 0. */
+tpmg_status tpmg_cpu_scratch(tpmg_context *ctx, size_t bytes, size_t *stride, char **ptr);
+
 /* The operations of the backend table implemented outside tpmg-cpu-backend.c;
  * arguments as in tpmg_backend_ops. */
 tpmg_status tpmg_cpu_laplace(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
@@ -55,9 +72,8 @@ tpmg_status tpmg_cpu_laplace(tpmg_context *ctx, const tpmg_level *lvl, tpmg_prec
 tpmg_status tpmg_cpu_copy_boundary(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
                                    const void *src, void *dst);
 /* The CPU backend has one implementation of each: `kernel` is accepted and ignored. */
-tpmg_status tpmg_cpu_laplace_kernel(tpmg_context *ctx, const tpmg_level *lvl,
-                                    tpmg_precision prec, tpmg_kernel kernel, const void *src,
-                                    void *dst);
+tpmg_status tpmg_cpu_laplace_kernel(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
+                                    tpmg_kernel kernel, const void *src, void *dst);
 tpmg_status tpmg_cpu_patch_fused(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
                                  tpmg_kernel kernel, int colour, int boundary, const void *b,
                                  void *x);
