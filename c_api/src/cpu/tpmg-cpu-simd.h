@@ -180,10 +180,11 @@ TPMG_CPU_INLINE void TPMG_CPU_VNAME(simd_gather)(int dim, int n_pts, const T *re
         }
         continue;
       }
-      for (int l = 0; l < W; ++l) {
-        const T *restrict src = block[l] + line;
-        for (int a0 = 0; a0 < n_pts; ++a0)
-          row[a0][l] = src[a0];
+      for (int a0 = 0; a0 < n_pts; ++a0) {
+        V point;
+        for (int l = 0; l < W; ++l)
+          point[l] = block[l][line + a0];
+        row[a0] = point;
       }
     }
   if (!edge)
