@@ -282,6 +282,22 @@ static work count_apply(int dim, int k, double n_dofs, double n_vertices, int sp
   return w;
 }
 
+/* One operator apply by the CPU backend (c_api/src/cpu/tpmg-cpu-laplace.c):
+ * cell by cell by sum factorization, with n = k + 1 points per direction 7
+ * contractions of n^4 multiply-adds per cell in 3D (M_0 and K_0 in x, M_1
+ * twice and K_1 in y, K_2 and M_2 in z), 4 of n^3 in 2D, over the k^dim DoFs
+ * a cell adds (asymptotically); each matrix entry is loaded from L1 once per
+ * multiply-add (broadcast); DRAM: src read, dst read and written. */
+static work count_cells(int dim, int k) {
+  const double n = k + 1;
+  work w;
+  w.matrix_words = dim == 3 ? 7 * n * n * n * n / (k * k * k) : 4 * n * n * n / (k * k);
+  w.flops = 2 * w.matrix_words;
+  w.shared_words = 0;
+  w.dram_words = 3;
+  return w;
+}
+
 /* One operator apply by the BRICK kernel (cuda_kernels/tpmg-cuda-brick.cuh):
  * per DoF (k+2) (2 w^2 + 3 w + 2) multiply-adds in 3D, (k+2) (2 w + 2) in 2D,
  * w = W / R the window's points per owned point in x and y (R = C k, W = R + k
@@ -575,7 +591,8 @@ static int run_building_blocks(tpmg_context *ctx, const options *o, FILE *csv, d
       const int sparse_a =
           ka == TPMG_KERNEL_CONSTANT || ka == TPMG_KERNEL_TILED || ka == TPMG_KERNEL_THREAD;
       const work wf = count_fused(dim, k, n, n_patches, sparse_f),
-                 wa = ka == TPMG_KERNEL_BRICK
+                 wa = o->backend == TPMG_BACKEND_CPU ? count_cells(dim, k)
+                      : ka == TPMG_KERNEL_BRICK
                           ? count_brick(dim, k, brick_cells(dim, k, o->precision))
                           : count_apply(dim, k, n, n_vertices, sparse_a);
       const double rate_f = n / seconds[bf], rate_a = n / seconds[ba];
@@ -1062,9 +1079,9 @@ int main(int argc, char **argv) {
              backend_names[o.backend], threads, threads == 1 ? "" : "s",
              precision_names[o.precision], o.repeat,
              o.backend == TPMG_BACKEND_CUDA ? "CUDA events" : "wall clock");
-      printf("measured limits: copy %.2f TB/s (read + write)", 1e-12 * lim.copy);
+      printf("measured limits: copy %.3f TB/s (read + write)", 1e-12 * lim.copy);
       if (lim.measured)
-        printf(", shared-memory loads %.2f TB/s, FP64 FMA %.2f TFLOP/s, FP32 FMA %.2f TFLOP/s",
+        printf(", shared-memory loads %.3f TB/s, FP64 FMA %.3f TFLOP/s, FP32 FMA %.3f TFLOP/s",
                1e-12 * lim.shared, 1e-12 * lim.flops[TPMG_DOUBLE], 1e-12 * lim.flops[TPMG_FLOAT]);
       printf("\n");
       exit_status =

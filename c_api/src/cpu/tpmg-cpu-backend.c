@@ -7,6 +7,8 @@
 #ifndef TPMG_CPU_SCALAR
 
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
+#include <math.h>
+#include <omp.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -173,9 +175,16 @@ static tpmg_status cpu_axpys(tpmg_context *ctx, tpmg_precision prec, tpmg_index 
 static tpmg_status cpu_convert(tpmg_context *ctx, tpmg_index n, tpmg_precision src_prec,
                                const void *src, tpmg_precision dst_prec, void *dst) {
   if (src_prec == dst_prec) {
-    const size_t bytes = (size_t)n * tpmg_precision_size(src_prec);
-    if (bytes)
-      memcpy(dst, src, bytes);
+    /* in TPMG_CPU_DOT_BLOCKS pieces on all threads: a STREAM-like copy */
+    const size_t size = tpmg_precision_size(src_prec);
+    const char *s = src;
+    char *d = dst;
+#pragma omp parallel for schedule(static) num_threads(ctx->n_threads) if (n > TPMG_CPU_PARALLEL_MIN)
+    for (int j = 0; j < TPMG_CPU_DOT_BLOCKS; ++j) {
+      const tpmg_index begin = n * j / TPMG_CPU_DOT_BLOCKS, end = n * (j + 1) / TPMG_CPU_DOT_BLOCKS;
+      if (end > begin)
+        memcpy(d + (size_t)begin * size, s + (size_t)begin * size, (size_t)(end - begin) * size);
+    }
   } else if (src_prec == TPMG_DOUBLE) {
     const double *s = src;
     float *d = dst;
@@ -231,16 +240,105 @@ static tpmg_status cpu_coarse_solve(tpmg_context *ctx, const tpmg_level *lvl, tp
   return TPMG_SUCCESS;
 }
 
+static double cpu_wall_clock(void) {
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return (double)now.tv_sec + 1e-9 * (double)now.tv_nsec;
+}
+
 /* The wall clock; the CPU backend's work is done when its calls return. */
 static tpmg_status cpu_stopwatch(tpmg_context *ctx, int start, double *seconds) {
   tpmg_cpu_data *data = ctx->backend_data;
-  struct timespec now;
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  double t = (double)now.tv_sec + 1e-9 * (double)now.tv_nsec;
+  const double t = cpu_wall_clock();
   if (start)
     data->stopwatch_start = t;
   else
     *seconds = t - data->stopwatch_start;
+  return TPMG_SUCCESS;
+}
+
+/* ---- the limits for benchmarks ----------------------------------------- */
+
+/* Independent FMA chains per thread: enough to cover the FMA latency (4 cycles
+ * on Zen 4 and Intel cores) times the FMA units (2). */
+#define TPMG_CPU_FMA_CHAINS 12
+#define TPMG_CPU_FMA_ITERATIONS 10000000
+
+/* The FMA loop of one thread at one width: TPMG_CPU_FMA_CHAINS lane vectors
+ * acc = acc * m + a, `iterations` times; returns a sum of the results so that
+ * the loop is kept. */
+#define TPMG_CPU_FMA_LOOP(name, type, bytes, attributes)                                           \
+  attributes static double name(long iterations, type m, type a) {                                 \
+    typedef type vec __attribute__((vector_size(bytes)));                                          \
+    vec acc[TPMG_CPU_FMA_CHAINS];                                                                  \
+    for (int c = 0; c < TPMG_CPU_FMA_CHAINS; ++c)                                                  \
+      acc[c] = (vec){0} + (type)c;                                                                 \
+    for (long i = 0; i < iterations; ++i)                                                          \
+      for (int c = 0; c < TPMG_CPU_FMA_CHAINS; ++c)                                                \
+        acc[c] = acc[c] * m + a;                                                                   \
+    double sum = 0;                                                                                \
+    for (int c = 0; c < TPMG_CPU_FMA_CHAINS; ++c)                                                  \
+      for (int l = 0; l < (int)(bytes / sizeof(type)); ++l)                                        \
+        sum += acc[c][l];                                                                          \
+    return sum;                                                                                    \
+  }
+TPMG_CPU_FMA_LOOP(fma_loop_double_scalar, double, 8, )
+TPMG_CPU_FMA_LOOP(fma_loop_float_scalar, float, 4, )
+#if TPMG_CPU_HAVE_SIMD
+TPMG_CPU_FMA_LOOP(fma_loop_double_avx2, double, 32, __attribute__((target("avx2,fma"))))
+TPMG_CPU_FMA_LOOP(fma_loop_float_avx2, float, 32, __attribute__((target("avx2,fma"))))
+TPMG_CPU_FMA_LOOP(fma_loop_double_avx512, double, 64, __attribute__((target("avx512f,fma"))))
+TPMG_CPU_FMA_LOOP(fma_loop_float_avx512, float, 64, __attribute__((target("avx512f,fma"))))
+#endif
+#undef TPMG_CPU_FMA_LOOP
+
+/* flop/s of the FMA loop of the context's width in precision prec on all of
+ * its threads at once (the best of 3 runs). */
+static double cpu_fma_rate(tpmg_context *ctx, tpmg_precision prec) {
+  const int simd = tpmg_cpu_simd(ctx);
+  const int bytes = simd == TPMG_CPU_SIMD_AVX512 ? 64 : simd == TPMG_CPU_SIMD_AVX2 ? 32 : 0;
+  const int lanes = bytes ? bytes / (int)tpmg_precision_size(prec) : 1;
+  const long iterations = TPMG_CPU_FMA_ITERATIONS;
+  volatile double sink = 0;
+  double best = 0;
+  for (int run = 0; run < 3; ++run) {
+    int threads = 1;
+    const double start = cpu_wall_clock();
+#pragma omp parallel num_threads(ctx->n_threads) reduction(+ : sink)
+    {
+#pragma omp single
+      threads = omp_get_num_threads();
+      const double m = 1 - 1e-9, a = 1e-9 * (1 + omp_get_thread_num());
+      double sum;
+#if TPMG_CPU_HAVE_SIMD
+      if (simd == TPMG_CPU_SIMD_AVX512)
+        sum = prec == TPMG_FLOAT ? fma_loop_float_avx512(iterations, (float)m, (float)a)
+                                 : fma_loop_double_avx512(iterations, m, a);
+      else if (simd == TPMG_CPU_SIMD_AVX2)
+        sum = prec == TPMG_FLOAT ? fma_loop_float_avx2(iterations, (float)m, (float)a)
+                                 : fma_loop_double_avx2(iterations, m, a);
+      else
+#endif
+        sum = prec == TPMG_FLOAT ? fma_loop_float_scalar(iterations, (float)m, (float)a)
+                                 : fma_loop_double_scalar(iterations, m, a);
+      sink += sum;
+    }
+    const double seconds = cpu_wall_clock() - start;
+    const double rate = 2.0 * TPMG_CPU_FMA_CHAINS * lanes * (double)iterations * threads / seconds;
+    if (rate > best)
+      best = rate;
+  }
+  return best;
+}
+
+/* limits[TPMG_LIMIT_FLOPS_*]: the FMA loop at the context's width on all of
+ * its threads; TPMG_LIMIT_SHARED_BYTES (on-chip memory): NaN, not measured on
+ * the CPU. The copy bandwidth is measured by the caller (a vector copy, which
+ * uses all threads). */
+static tpmg_status cpu_measure_limits(tpmg_context *ctx, double *limits) {
+  limits[TPMG_LIMIT_SHARED_BYTES] = NAN;
+  limits[TPMG_LIMIT_FLOPS_DOUBLE] = cpu_fma_rate(ctx, TPMG_DOUBLE);
+  limits[TPMG_LIMIT_FLOPS_FLOAT] = cpu_fma_rate(ctx, TPMG_FLOAT);
   return TPMG_SUCCESS;
 }
 
@@ -270,7 +368,7 @@ const tpmg_backend_ops tpmg_cpu_backend = {
     .restrict_ = tpmg_cpu_restrict,
     .coarse_solve = cpu_coarse_solve,
     .stopwatch = cpu_stopwatch,
-    .measure_limits = NULL,
+    .measure_limits = cpu_measure_limits,
 };
 
 #else /* precision-generic part */
