@@ -1,7 +1,9 @@
 /* t605-solver-simd: results do not depend on the CPU backend's SIMD width.
  * One context per width that this processor runs (TPMG_CPU_SIMD = scalar,
  * avx2, avx512, read at context creation; a width it lacks is refused with
- * TPMG_ERROR_UNSUPPORTED, an unknown name with TPMG_ERROR_ARGUMENT) computes
+ * TPMG_ERROR_UNSUPPORTED, an unknown name with TPMG_ERROR_ARGUMENT; the backend
+ * names "cpu/scalar", "cpu/avx2", "cpu/avx512" are accepted exactly where the
+ * variable is, an unknown variant refused with TPMG_ERROR_UNSUPPORTED) computes
  * the operator, one smoothing step of each variant (GLOBAL, SEPARATE, FUSED,
  * BOUNDARY), a prolongation and a restriction, in double and float, 2D k =
  * 1..10 and 3D k = 1..8, on anisotropic boxes (and the unit cube) whose colours hold both fewer
@@ -271,6 +273,20 @@ int main(void) {
   }
   if (!ctx[0])
     return ref_exit_code("t605-solver-simd");
+  /* the same widths as backend variants, "cpu/avx2", ...; an unknown one refused */
+  unsetenv("TPMG_CPU_SIMD");
+  for (int w = 0; w <= N_WIDTHS; w++) {
+    char name[32];
+    snprintf(name, sizeof(name), "cpu/%s", w < N_WIDTHS ? width_name[w] : "avx1024");
+    tpmg_context_options by_name = options;
+    by_name.backend = name;
+    tpmg_context *c = NULL;
+    const tpmg_status status = tpmg_context_create(&by_name, &c);
+    const tpmg_status expected = w < N_WIDTHS && ctx[w] ? TPMG_SUCCESS : TPMG_ERROR_UNSUPPORTED;
+    REF_CHECK(status == expected, "backend %s: tpmg_context_create returned %d, expected %d", name,
+              (int)status, (int)expected);
+    tpmg_context_destroy(&c);
+  }
   tpmg_context *bad = NULL;
   setenv("TPMG_CPU_SIMD", "avx1024", 1);
   const tpmg_status status = tpmg_context_create(&options, &bad);

@@ -32,20 +32,24 @@
 #include "tpmg-cpu-backend.c"
 #undef TPMG_CPU_SCALAR
 
-/* The kernels' width: TPMG_CPU_SIMD (scalar, avx2 or avx512) if set, else the
- * widest this processor supports. An unknown name is TPMG_ERROR_ARGUMENT, a
- * width the processor lacks TPMG_ERROR_UNSUPPORTED. */
+/* The kernels' width: the variant of the backend's name ("cpu/scalar",
+ * "cpu/avx2", "cpu/avx512"), else the environment variable TPMG_CPU_SIMD
+ * (scalar, avx2 or avx512) if set, else the widest this processor supports. A
+ * variant that is unknown or that the processor lacks is TPMG_ERROR_UNSUPPORTED;
+ * so is a width named by TPMG_CPU_SIMD that it lacks, and an unknown one
+ * TPMG_ERROR_ARGUMENT. */
 static tpmg_status cpu_init(tpmg_context *ctx) {
   static const char *const names[] = {"scalar", "avx2", "avx512"};
   const int n_names = (int)(sizeof(names) / sizeof(names[0]));
   int simd = -1;
-  const char *env = getenv("TPMG_CPU_SIMD");
-  if (env && *env) {
+  const char *variant = tpmg_backend_variant(ctx), *env = getenv("TPMG_CPU_SIMD");
+  const char *name = variant ? variant : env && *env ? env : NULL;
+  if (name) {
     for (int s = 0; s < n_names; ++s)
-      if (!strcmp(env, names[s]))
+      if (!strcmp(name, names[s]))
         simd = s;
     if (simd < 0)
-      return TPMG_ERROR_ARGUMENT;
+      return variant ? TPMG_ERROR_UNSUPPORTED : TPMG_ERROR_ARGUMENT;
     if (!tpmg_cpu_simd_supported(simd))
       return TPMG_ERROR_UNSUPPORTED;
   } else {
@@ -57,12 +61,12 @@ static tpmg_status cpu_init(tpmg_context *ctx) {
   if (!data)
     return TPMG_ERROR_MEMORY;
   data->simd = simd;
-  ctx->backend_data = data;
+  tpmg_backend_set_data(ctx, data);
   return TPMG_SUCCESS;
 }
 
 tpmg_status tpmg_cpu_scratch(tpmg_context *ctx, size_t bytes, size_t *stride, char **ptr) {
-  const size_t alignment = 64, threads = (size_t)ctx->n_threads;
+  const size_t alignment = 64, threads = (size_t)tpmg_backend_threads(ctx);
   *ptr = NULL;
   *stride = 0;
   if (bytes == 0)
@@ -79,8 +83,8 @@ tpmg_status tpmg_cpu_scratch(tpmg_context *ctx, size_t bytes, size_t *stride, ch
 }
 
 static void cpu_finalize(tpmg_context *ctx) {
-  free(ctx->backend_data);
-  ctx->backend_data = NULL;
+  free(tpmg_backend_data(ctx));
+  tpmg_backend_set_data(ctx, NULL);
 }
 
 /* 64-byte aligned host memory, not initialized. */
@@ -179,7 +183,8 @@ static tpmg_status cpu_convert(tpmg_context *ctx, tpmg_index n, tpmg_precision s
     const size_t size = tpmg_precision_size(src_prec);
     const char *s = src;
     char *d = dst;
-#pragma omp parallel for schedule(static) num_threads(ctx->n_threads) if (n > TPMG_CPU_PARALLEL_MIN)
+#pragma omp parallel for schedule(static)                                                          \
+    num_threads(tpmg_backend_threads(ctx)) if (n > TPMG_CPU_PARALLEL_MIN)
     for (int j = 0; j < TPMG_CPU_DOT_BLOCKS; ++j) {
       const tpmg_index begin = n * j / TPMG_CPU_DOT_BLOCKS, end = n * (j + 1) / TPMG_CPU_DOT_BLOCKS;
       if (end > begin)
@@ -188,13 +193,15 @@ static tpmg_status cpu_convert(tpmg_context *ctx, tpmg_index n, tpmg_precision s
   } else if (src_prec == TPMG_DOUBLE) {
     const double *s = src;
     float *d = dst;
-#pragma omp parallel for schedule(static) num_threads(ctx->n_threads) if (n > TPMG_CPU_PARALLEL_MIN)
+#pragma omp parallel for schedule(static)                                                          \
+    num_threads(tpmg_backend_threads(ctx)) if (n > TPMG_CPU_PARALLEL_MIN)
     for (tpmg_index i = 0; i < n; ++i)
       d[i] = (float)s[i];
   } else {
     const float *s = src;
     double *d = dst;
-#pragma omp parallel for schedule(static) num_threads(ctx->n_threads) if (n > TPMG_CPU_PARALLEL_MIN)
+#pragma omp parallel for schedule(static)                                                          \
+    num_threads(tpmg_backend_threads(ctx)) if (n > TPMG_CPU_PARALLEL_MIN)
     for (tpmg_index i = 0; i < n; ++i)
       d[i] = s[i];
   }
@@ -211,7 +218,7 @@ tpmg_status tpmg_cpu_copy_boundary(tpmg_context *ctx, const tpmg_level *lvl, tpm
   const char *s = src;
   char *d = dst;
 #pragma omp parallel for collapse(2) schedule(static)                                              \
-    num_threads(ctx->n_threads) if (n1 * n2 > 1024)
+    num_threads(tpmg_backend_threads(ctx)) if (n1 * n2 > 1024)
   for (tpmg_index i2 = 0; i2 < n2; ++i2)
     for (tpmg_index i1 = 0; i1 < n1; ++i1) {
       const size_t line = (size_t)(n0 * (i1 + n1 * i2)) * size;
@@ -248,7 +255,7 @@ static double cpu_wall_clock(void) {
 
 /* The wall clock; the CPU backend's work is done when its calls return. */
 static tpmg_status cpu_stopwatch(tpmg_context *ctx, int start, double *seconds) {
-  tpmg_cpu_data *data = ctx->backend_data;
+  tpmg_cpu_data *data = tpmg_backend_data(ctx);
   const double t = cpu_wall_clock();
   if (start)
     data->stopwatch_start = t;
@@ -304,7 +311,7 @@ static double cpu_fma_rate(tpmg_context *ctx, tpmg_precision prec) {
   for (int run = 0; run < 3; ++run) {
     int threads = 1;
     const double start = cpu_wall_clock();
-#pragma omp parallel num_threads(ctx->n_threads) reduction(+ : sink)
+#pragma omp parallel num_threads(tpmg_backend_threads(ctx)) reduction(+ : sink)
     {
 #pragma omp single
       threads = omp_get_num_threads();
@@ -344,6 +351,7 @@ static tpmg_status cpu_measure_limits(tpmg_context *ctx, double *limits) {
 
 const tpmg_backend_ops tpmg_cpu_backend = {
     .name = "cpu",
+    .memory = TPMG_MEMORY_HOST,
     .init = cpu_init,
     .finalize = cpu_finalize,
     .alloc = cpu_alloc,
@@ -377,7 +385,8 @@ const tpmg_backend_ops tpmg_cpu_backend = {
 
 static void TPMG_CPU_NAME(set)(tpmg_context *ctx, tpmg_index n, double value, T *v) {
   const T c = (T)value;
-#pragma omp parallel for schedule(static) num_threads(ctx->n_threads) if (n > TPMG_CPU_PARALLEL_MIN)
+#pragma omp parallel for schedule(static)                                                          \
+    num_threads(tpmg_backend_threads(ctx)) if (n > TPMG_CPU_PARALLEL_MIN)
   for (tpmg_index i = 0; i < n; ++i)
     v[i] = c;
 }
@@ -387,11 +396,13 @@ static void TPMG_CPU_NAME(axpby)(tpmg_context *ctx, tpmg_index n, double a, cons
                                  double b, T *restrict y) {
   const T ta = (T)a, tb = (T)b;
   if (b == 0) {
-#pragma omp parallel for schedule(static) num_threads(ctx->n_threads) if (n > TPMG_CPU_PARALLEL_MIN)
+#pragma omp parallel for schedule(static)                                                          \
+    num_threads(tpmg_backend_threads(ctx)) if (n > TPMG_CPU_PARALLEL_MIN)
     for (tpmg_index i = 0; i < n; ++i)
       y[i] = ta * x[i];
   } else {
-#pragma omp parallel for schedule(static) num_threads(ctx->n_threads) if (n > TPMG_CPU_PARALLEL_MIN)
+#pragma omp parallel for schedule(static)                                                          \
+    num_threads(tpmg_backend_threads(ctx)) if (n > TPMG_CPU_PARALLEL_MIN)
     for (tpmg_index i = 0; i < n; ++i)
       y[i] = ta * x[i] + tb * y[i];
   }
@@ -403,7 +414,8 @@ static void TPMG_CPU_NAME(axpby)(tpmg_context *ctx, tpmg_index n, double a, cons
 static double TPMG_CPU_NAME(dot)(tpmg_context *ctx, tpmg_index n, const T *restrict x,
                                  const T *restrict y) {
   double block_sum[TPMG_CPU_DOT_BLOCKS];
-#pragma omp parallel for schedule(static) num_threads(ctx->n_threads) if (n > TPMG_CPU_PARALLEL_MIN)
+#pragma omp parallel for schedule(static)                                                          \
+    num_threads(tpmg_backend_threads(ctx)) if (n > TPMG_CPU_PARALLEL_MIN)
   for (int j = 0; j < TPMG_CPU_DOT_BLOCKS; ++j) {
     const tpmg_index begin = n * j / TPMG_CPU_DOT_BLOCKS, end = n * (j + 1) / TPMG_CPU_DOT_BLOCKS;
     double lane[TPMG_CPU_DOT_LANES] = {0};
@@ -429,7 +441,8 @@ static double TPMG_CPU_NAME(dot)(tpmg_context *ctx, tpmg_index n, const T *restr
 static void TPMG_CPU_NAME(dots)(tpmg_context *ctx, tpmg_index n, int m, const T *const *x,
                                 const T *restrict y, double *result) {
   double block_sum[TPMG_CPU_DOT_BLOCKS][TPMG_MULTI_MAX + 1];
-#pragma omp parallel for schedule(static) num_threads(ctx->n_threads) if (n > TPMG_CPU_PARALLEL_MIN)
+#pragma omp parallel for schedule(static)                                                          \
+    num_threads(tpmg_backend_threads(ctx)) if (n > TPMG_CPU_PARALLEL_MIN)
   for (int j = 0; j < TPMG_CPU_DOT_BLOCKS; ++j) {
     const tpmg_index begin = n * j / TPMG_CPU_DOT_BLOCKS, end = n * (j + 1) / TPMG_CPU_DOT_BLOCKS;
     double sum[TPMG_MULTI_MAX + 1] = {0};
@@ -457,7 +470,8 @@ static void TPMG_CPU_NAME(axpys)(tpmg_context *ctx, tpmg_index n, int m, const d
   for (int v = 0; v < m; ++v)
     ta[v] = (T)a[v];
   double block_sum[TPMG_CPU_DOT_BLOCKS];
-#pragma omp parallel for schedule(static) num_threads(ctx->n_threads) if (n > TPMG_CPU_PARALLEL_MIN)
+#pragma omp parallel for schedule(static)                                                          \
+    num_threads(tpmg_backend_threads(ctx)) if (n > TPMG_CPU_PARALLEL_MIN)
   for (int j = 0; j < TPMG_CPU_DOT_BLOCKS; ++j) {
     const tpmg_index begin = n * j / TPMG_CPU_DOT_BLOCKS, end = n * (j + 1) / TPMG_CPU_DOT_BLOCKS;
     double sum = 0;
@@ -492,7 +506,8 @@ static void TPMG_CPU_NAME(coarse_solve)(tpmg_context *ctx, const tpmg_level *lvl
       for (tpmg_index j0 = 0; j0 < m0; ++j0)
         b_interior[j0 + m0 * (j1 + m1 * j2)] = b[1 + j0 + n0 * (1 + j1 + n1 * (z0 + j2))];
   memset(x, 0, (size_t)lvl->n_dofs * sizeof(T));
-#pragma omp parallel for schedule(static) num_threads(ctx->n_threads) if (n_interior > 256)
+#pragma omp parallel for schedule(static)                                                          \
+    num_threads(tpmg_backend_threads(ctx)) if (n_interior > 256)
   for (tpmg_index row = 0; row < n_interior; ++row) {
     const T *restrict a = inverse + row * n_interior;
     T sum = 0;

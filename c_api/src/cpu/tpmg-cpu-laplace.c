@@ -130,7 +130,7 @@ static tpmg_status TPMG_CPU_NAME(laplace)(tpmg_context *ctx, const tpmg_level *l
   size_t stride;
   TPMG_CALL(tpmg_cpu_scratch(ctx, scratch_bytes, &stride, &scratch));
   const tpmg_index n_layers = lvl->cells[s], plane = lvl->n_dofs / lvl->n[s];
-#pragma omp parallel num_threads(ctx->n_threads)
+#pragma omp parallel num_threads(tpmg_backend_threads(ctx))
   {
     char *mine = scratch ? scratch + (size_t)omp_get_thread_num() * stride : NULL;
     for (int parity = 0; parity < 2; ++parity) {

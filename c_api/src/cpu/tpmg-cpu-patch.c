@@ -222,7 +222,7 @@ static tpmg_status TPMG_CPU_NAME(patch_pass)(tpmg_context *ctx, const tpmg_level
     TPMG_CALL(tpmg_cpu_scratch(ctx, TPMG_CPU_NAME(patch_scratch)(dim, k) * vector_bytes, &stride,
                                &scratch));
     const tpmg_index n_batches = (m0 * m1 * m2 + (tpmg_index)lanes - 1) / (tpmg_index)lanes;
-#pragma omp parallel num_threads(ctx->n_threads)
+#pragma omp parallel num_threads(tpmg_backend_threads(ctx))
     {
       char *mine = scratch + (size_t)omp_get_thread_num() * stride;
 #pragma omp for schedule(static)
@@ -235,7 +235,7 @@ static tpmg_status TPMG_CPU_NAME(patch_pass)(tpmg_context *ctx, const tpmg_level
 #endif
   const int none[3] = {0, 0, 0}, begin[3] = {0, 0, 0};
   const int end[3] = {n_in, n_in, dim == 3 ? n_in : 1};
-#pragma omp parallel for collapse(3) schedule(static) num_threads(ctx->n_threads)
+#pragma omp parallel for collapse(3) schedule(static) num_threads(tpmg_backend_threads(ctx))
   for (tpmg_index t2 = 0; t2 < m2; ++t2)
     for (tpmg_index t1 = 0; t1 < m1; ++t1)
       for (tpmg_index t0 = 0; t0 < m0; ++t0) {

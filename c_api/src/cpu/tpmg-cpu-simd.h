@@ -156,8 +156,7 @@ TPMG_CPU_INLINE void TPMG_CPU_VNAME(simd_kron_apply)(int dim, int n, const T *co
 TPMG_CPU_INLINE void TPMG_CPU_VNAME(simd_gather)(int dim, int n_pts, const T *restrict x,
                                                  const tpmg_index n[3],
                                                  const tpmg_index origin[][3], const int lo[][3],
-                                                 const int hi[][3], int hollow,
-                                                 V *restrict local) {
+                                                 const int hi[][3], int hollow, V *restrict local) {
   const int n_2 = dim == 3 ? n_pts : 1;
   const T *block[W];
   int edge = 0;

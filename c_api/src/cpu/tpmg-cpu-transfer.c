@@ -237,7 +237,7 @@ static tpmg_status TPMG_CPU_NAME(prolongate_add)(tpmg_context *ctx, const tpmg_l
     /* every fine point is written by one cell: batches in any order */
     const tpmg_index lanes = (tpmg_index)(vector_bytes / sizeof(T));
     const tpmg_index n_batches = (coarse->cells[0] * cells_1 * cells_2 + lanes - 1) / lanes;
-#pragma omp parallel num_threads(ctx->n_threads)
+#pragma omp parallel num_threads(tpmg_backend_threads(ctx))
     {
       char *mine = scratch + (size_t)omp_get_thread_num() * stride;
 #pragma omp for schedule(static)
@@ -247,7 +247,7 @@ static tpmg_status TPMG_CPU_NAME(prolongate_add)(tpmg_context *ctx, const tpmg_l
     free(scratch);
     return TPMG_SUCCESS;
   }
-#pragma omp parallel for collapse(2) schedule(static) num_threads(ctx->n_threads)
+#pragma omp parallel for collapse(2) schedule(static) num_threads(tpmg_backend_threads(ctx))
   for (tpmg_index c2 = 0; c2 < cells_2; ++c2)
     for (tpmg_index c1 = 0; c1 < cells_1; ++c1)
       kernel(&data, c1, c2, NULL);
@@ -267,7 +267,7 @@ static tpmg_status TPMG_CPU_NAME(restriction)(tpmg_context *ctx, const tpmg_leve
   TPMG_CALL(tpmg_cpu_scratch(ctx, TPMG_CPU_NAME(transfer_scratch)(dim, k) * vector_bytes, &stride,
                              &scratch));
   const tpmg_index n_layers = coarse->cells[s], plane = coarse->n_dofs / coarse->n[s];
-#pragma omp parallel num_threads(ctx->n_threads)
+#pragma omp parallel num_threads(tpmg_backend_threads(ctx))
   {
     char *mine = scratch ? scratch + (size_t)omp_get_thread_num() * stride : NULL;
     for (int parity = 0; parity < 2; ++parity) {

@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tpmg-impl.h"
+#include "tpmg-backend.h"
 
 /* Points per direction of the largest local tensor: the vertex patch of Q_10 in 2D. */
 #define TPMG_CPU_MAX_POINTS (2 * TPMG_MAX_DEGREE_2D + 1)
@@ -34,8 +34,9 @@
   X(2, 1)                                                                                          \
   X(2, 2)                                                                                          \
   X(2, 3)                                                                                          \
-  X(2, 4) X(2, 5) X(2, 6) X(2, 7) X(2, 8) X(2, 9) X(2, 10) X(3, 1) X(3, 2) X(3, 3) X(3, 4) X(3, 5) \
-      X(3, 6) X(3, 7) X(3, 8)
+  X(2, 4)                                                                                          \
+  X(2, 5) X(2, 6) X(2, 7) X(2, 8) X(2, 9) X(2, 10) X(3, 1) X(3, 2) X(3, 3) X(3, 4) X(3, 5) X(3, 6) \
+      X(3, 7) X(3, 8)
 
 #if defined(__GNUC__)
 #define TPMG_CPU_INLINE static inline __attribute__((always_inline))
@@ -50,17 +51,17 @@
 #define TPMG_CPU_NAME(name) TPMG_CPU_PASTE(name, TPMG_CPU_SCALAR)
 #define TPMG_CPU_PRECISION (sizeof(T) == sizeof(float) ? TPMG_FLOAT : TPMG_DOUBLE)
 
-/* What the backend keeps behind ctx->backend_data. */
+/* What the backend keeps behind tpmg_backend_data. */
 typedef struct {
   double stopwatch_start; /* the stopwatch's start mark */
   int simd;               /* the kernels' width, TPMG_CPU_SIMD_* (tpmg-cpu-simd.h) */
 } tpmg_cpu_data;
 
 static inline int tpmg_cpu_simd(const tpmg_context *ctx) {
-  return ((const tpmg_cpu_data *)ctx->backend_data)->simd;
+  return ((const tpmg_cpu_data *)tpmg_backend_data(ctx))->simd;
 }
 
-/* Scratch for the batched kernels: ctx->n_threads blocks of at least `bytes`
+/* Scratch for the batched kernels: tpmg_backend_threads(ctx) blocks of at least `bytes`
  * each, `*stride` bytes apart, 64-byte aligned, in *ptr (free with free()).
  * bytes = 0: *ptr = NULL, *stride = 0. */
 tpmg_status tpmg_cpu_scratch(tpmg_context *ctx, size_t bytes, size_t *stride, char **ptr);
