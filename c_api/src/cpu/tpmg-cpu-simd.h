@@ -38,7 +38,10 @@ enum { TPMG_CPU_SIMD_SCALAR = 0, TPMG_CPU_SIMD_AVX2 = 1, TPMG_CPU_SIMD_AVX512 = 
 #define TPMG_CPU_HAVE_SIMD 0
 #endif
 
-#if defined(__GNUC__)
+/* The rows of a contraction unrolled, so that its accumulators stay in
+ * registers; not in sanitizer builds, where the unrolled instances take GCC
+ * minutes to compile. */
+#if defined(__GNUC__) && !defined(__SANITIZE_ADDRESS__)
 #define TPMG_CPU_UNROLL _Pragma("GCC unroll 32")
 #else
 #define TPMG_CPU_UNROLL
