@@ -78,8 +78,11 @@ typedef struct tpmg_solver tpmg_solver;
  *  memory); "cuda" runs every operation on one NVIDIA GPU (device memory). A
  *  backend may offer variants of its kernels as "name/variant": "cuda/basic",
  *  "cuda/constant", "cuda/tiled", "cuda/thread" (doc/design.md); the plain name
- *  takes the fastest measured kernels. Which names a build has:
- *  tpmg_backend_available. */
+ *  takes the fastest measured kernels. The CPU kernels' SIMD width:
+ *  "cpu/scalar", "cpu/avx2", "cpu/avx512" (a width the processor lacks is
+ *  refused); plain "cpu" takes the one named by the environment variable
+ *  TPMG_CPU_SIMD=scalar|avx2|avx512 if set, else the widest the processor runs.
+ *  Which names a build has: tpmg_backend_available. */
 typedef struct {
   const char *backend; /**< backend name; NULL (default) means "cpu". Borrowed: only read
                             during tpmg_context_create */
