@@ -152,6 +152,7 @@ static TPMG_CPU_NAME(patch_solve_kernel) *const
         TPMG_CPU_FOR_EACH_DEGREE(TPMG_CPU_ENTRY)};
 #undef TPMG_CPU_ENTRY
 
+#if TPMG_CPU_HAVE_SIMD
 /* Lane vectors of a batched pass's scratch: xbar (P^dim), two tensors of
  * I P^(dim-1) (also y and the solve's work), one of I^2 P (3D) and r (I^dim),
  * with P = 2k+1 points and I = 2k-1 interior ones per direction. */
@@ -159,6 +160,7 @@ static size_t TPMG_CPU_NAME(patch_scratch)(int dim, int k) {
   const size_t p = (size_t)(2 * k + 1), i = (size_t)(2 * k - 1);
   return dim == 3 ? p * p * p + 2 * i * p * p + i * i * p + i * i * i : p * p + 2 * i * p + i * i;
 }
+#endif
 
 /* Batched passes: W patches at a time, scratch the calling thread's block. */
 typedef void TPMG_CPU_NAME(patch_batch_kernel)(const TPMG_CPU_NAME(patch_data) *, int mode,
