@@ -130,6 +130,8 @@ tpmg_status tpmg_grid_create(tpmg_context *ctx, const tpmg_grid_options *options
   tpmg_grid *g = calloc(1, sizeof(*g));
   TPMG_CHECK(ctx, g, TPMG_ERROR_MEMORY, "allocating the grid failed");
   g->ctx = ctx;
+  g->refs = 1;
+  ctx->refs++;
   g->options = *options;
   if (options->dim == 2) {
     g->options.cells[2] = 1;
@@ -183,13 +185,24 @@ tpmg_status tpmg_grid_create(tpmg_context *ctx, const tpmg_grid_options *options
   return TPMG_SUCCESS;
 }
 
+void tpmg_grid_reference(tpmg_grid *grid) {
+  grid->refs++;
+}
+
+void tpmg_grid_release(tpmg_grid *grid) {
+  if (--grid->refs > 0) return;
+  tpmg_context *ctx = grid->ctx;
+  for (int l = 0; l < TPMG_MAX_LEVELS; ++l)
+    for (int p = 0; p < 2; ++p) tpmg_free(ctx, grid->data_bytes[l][p], grid->data_block[l][p]);
+  free(grid);
+  ctx->refs--;
+}
+
+/* Drops the caller's reference: objects made from the grid keep it alive. */
 tpmg_status tpmg_grid_destroy(tpmg_grid **grid) {
   if (!grid) return TPMG_ERROR_ARGUMENT;
-  tpmg_grid *g = *grid;
-  if (!g) return TPMG_SUCCESS;
-  for (int l = 0; l < TPMG_MAX_LEVELS; ++l)
-    for (int p = 0; p < 2; ++p) tpmg_free(g->ctx, g->data_bytes[l][p], g->data_block[l][p]);
-  free(g);
+  if (!*grid) return TPMG_SUCCESS;
+  tpmg_grid_release(*grid);
   *grid = NULL;
   return TPMG_SUCCESS;
 }

@@ -182,11 +182,15 @@ extern const tpmg_backend_ops tpmg_cuda_backend;
 
 /* ---- objects ----------------------------------------------------------- */
 
+typedef struct tpmg_vector_registry tpmg_vector_registry;
+
 struct tpmg_context {
   tpmg_backend backend;
   int n_threads;
   int device;
   size_t bytes;              /* backend memory allocated through tpmg_malloc */
+  int refs;                  /* the caller's 1 plus one per live grid (tpmg_grid_release) */
+  tpmg_vector_registry *vectors; /* what tpmg_vector_create made (tpmg-vector.c) */
   const tpmg_backend_ops *ops;
   void *backend_data;        /* owned by the backend */
   char error[1024];          /* the last message; mutable through const in tpmg_error_set */
@@ -197,7 +201,8 @@ tpmg_status tpmg_malloc(tpmg_context *ctx, size_t bytes, const char *what, void 
 void tpmg_free(tpmg_context *ctx, size_t bytes, void *ptr);
 
 struct tpmg_grid {
-  tpmg_context *ctx;
+  tpmg_context *ctx;                 /* referenced: ctx->refs counts this grid */
+  int refs;                          /* the caller's handle plus one per object using the grid */
   tpmg_grid_options options;
   int n_levels;                      /* fine_level + 1 */
   tpmg_level levels[TPMG_MAX_LEVELS];
@@ -207,6 +212,26 @@ struct tpmg_grid {
 
 /* Validated access for the object files. */
 tpmg_status tpmg_grid_check_level(const tpmg_grid *grid, int level, int min_level);
+
+/* Lifetimes. An object that uses a grid takes a reference on it when it is
+ * created (tpmg_grid_reference) and drops it as the last step of being freed
+ * (tpmg_grid_release); the grid is freed, and drops its reference on the
+ * context, when its count reaches zero. So the caller may destroy a grid and
+ * its users in any order. The context is not freed by references: its destroy
+ * is refused while anything made from it is live (tpmg_context_destroy). */
+void tpmg_grid_reference(tpmg_grid *grid);
+void tpmg_grid_release(tpmg_grid *grid);
+
+/* The vectors of tpmg_vector_create, registered in their context (tpmg-vector.c).
+ * tpmg_vector_check is the one check of a vector argument: where v is
+ * registered in ctx, its precision must be `precision` and its length at least
+ * n; unregistered pointers (borrowed memory, e.g. a deal.II vector's) pass.
+ * `what` names the call and the argument for the message. */
+tpmg_status tpmg_vector_check(tpmg_context *ctx, const char *what, const void *v,
+                              tpmg_precision precision, tpmg_index n);
+/* The number of live vectors of ctx, and freeing its (empty) registry. */
+size_t tpmg_vector_count(const tpmg_context *ctx);
+void tpmg_vector_registry_free(tpmg_context *ctx);
 
 /* Host-side 1D building blocks (tpmg-basis.c), all in double. */
 void tpmg_basis_gauss_lobatto(int n_points, double *points);       /* on [0,1] */

@@ -5,7 +5,7 @@
 #include "tpmg-impl.h"
 
 struct tpmg_operator {
-  tpmg_grid *grid;
+  tpmg_grid *grid; /* referenced */
   const tpmg_level *level;
   tpmg_precision precision;
 };
@@ -23,6 +23,7 @@ tpmg_status tpmg_operator_create(tpmg_grid *grid, int level, tpmg_precision prec
   o->grid = grid;
   o->level = &grid->levels[level];
   o->precision = precision;
+  tpmg_grid_reference(grid);
   *op = o;
   return TPMG_SUCCESS;
 }
@@ -32,6 +33,10 @@ tpmg_status tpmg_operator_apply(tpmg_operator *op, const void *src, void *dst) {
   tpmg_context *ctx = op->grid->ctx;
   TPMG_CHECK(ctx, src && dst && src != dst, TPMG_ERROR_ARGUMENT,
              "src %p and dst %p must be distinct non-NULL vectors", src, dst);
+  TPMG_CALL(tpmg_vector_check(ctx, "tpmg_operator_apply: src", src, op->precision,
+                              op->level->n_dofs));
+  TPMG_CALL(tpmg_vector_check(ctx, "tpmg_operator_apply: dst", dst, op->precision,
+                              op->level->n_dofs));
   return ctx->ops->laplace(ctx, op->level, op->precision, src, dst);
 }
 
@@ -44,6 +49,8 @@ tpmg_status tpmg_operator_diagonal(tpmg_operator *op, void *diagonal) {
   tpmg_context *ctx = op->grid->ctx;
   TPMG_CHECK(ctx, diagonal, TPMG_ERROR_ARGUMENT, "diagonal is NULL");
   const tpmg_level *lvl = op->level;
+  TPMG_CALL(tpmg_vector_check(ctx, "tpmg_operator_diagonal: diagonal", diagonal, op->precision,
+                              lvl->n_dofs));
   int dim = lvl->dim, k = lvl->degree;
   double mref[(TPMG_MAX_DEGREE_2D + 1) * (TPMG_MAX_DEGREE_2D + 1)];
   double kref[(TPMG_MAX_DEGREE_2D + 1) * (TPMG_MAX_DEGREE_2D + 1)];
@@ -97,7 +104,10 @@ tpmg_status tpmg_operator_diagonal(tpmg_operator *op, void *diagonal) {
 
 tpmg_status tpmg_operator_destroy(tpmg_operator **op) {
   if (!op) return TPMG_ERROR_ARGUMENT;
+  if (!*op) return TPMG_SUCCESS;
+  tpmg_grid *grid = (*op)->grid;
   free(*op);
+  tpmg_grid_release(grid);
   *op = NULL;
   return TPMG_SUCCESS;
 }

@@ -22,7 +22,7 @@
 #include "tpmg-impl.h"
 
 struct tpmg_smoother {
-  tpmg_grid *grid;
+  tpmg_grid *grid; /* referenced */
   const tpmg_level *level;
   tpmg_precision precision;
   tpmg_smoother_options options;
@@ -79,6 +79,7 @@ tpmg_status tpmg_smoother_create(tpmg_grid *grid, int level, tpmg_precision prec
       return status;
     }
   }
+  tpmg_grid_reference(grid);
   *smoother = s;
   return TPMG_SUCCESS;
 }
@@ -90,6 +91,8 @@ tpmg_status tpmg_smoother_apply(tpmg_smoother *smoother, int reverse, const void
              "b %p and x %p must be distinct non-NULL vectors", b, (void *)x);
   const tpmg_level *lvl = smoother->level;
   tpmg_precision p = smoother->precision;
+  TPMG_CALL(tpmg_vector_check(ctx, "tpmg_smoother_apply: b", b, p, lvl->n_dofs));
+  TPMG_CALL(tpmg_vector_check(ctx, "tpmg_smoother_apply: x", x, p, lvl->n_dofs));
   tpmg_kernel kernel = smoother->options.kernel;
   int n_colours = 1 << lvl->dim;
   for (int step = 0; step < n_colours; ++step) {
@@ -118,8 +121,10 @@ tpmg_status tpmg_smoother_destroy(tpmg_smoother **smoother) {
   if (!smoother) return TPMG_ERROR_ARGUMENT;
   tpmg_smoother *s = *smoother;
   if (!s) return TPMG_SUCCESS;
-  tpmg_free(s->grid->ctx, s->residual_bytes, s->residual);
+  tpmg_grid *grid = s->grid;
+  tpmg_free(grid->ctx, s->residual_bytes, s->residual);
   free(s);
+  tpmg_grid_release(grid);
   *smoother = NULL;
   return TPMG_SUCCESS;
 }

@@ -21,7 +21,7 @@
 #include "tpmg-impl.h"
 
 struct tpmg_solver {
-  tpmg_grid *grid;
+  tpmg_grid *grid;             /* referenced */
   tpmg_context *ctx;
   tpmg_solver_options options;
   tpmg_precision q;            /* outer precision */
@@ -87,7 +87,9 @@ tpmg_status tpmg_solver_destroy(tpmg_solver **solver) {
   free(s->g);
   free(s->y);
   free(s->coef);
+  tpmg_grid *grid = s->grid;
   free(s);
+  tpmg_grid_release(grid);
   *solver = NULL;
   return TPMG_SUCCESS;
 }
@@ -103,6 +105,7 @@ tpmg_status tpmg_solver_create(tpmg_grid *grid, const tpmg_solver_options *optio
   tpmg_solver *s = calloc(1, sizeof(*s));
   TPMG_CHECK(ctx, s, TPMG_ERROR_MEMORY, "allocating the solver failed");
   s->grid = grid;
+  tpmg_grid_reference(grid);
   s->ctx = ctx;
   s->options = opts;
   s->q = opts.mode == TPMG_MODE_FLOAT ? TPMG_FLOAT : TPMG_DOUBLE;
@@ -398,6 +401,8 @@ tpmg_status tpmg_solver_solve(tpmg_solver *solver, const void *b, void *x,
   TPMG_CHECK(ctx, b && x && b != x, TPMG_ERROR_ARGUMENT,
              "b %p and x %p must be distinct non-NULL vectors", b, x);
   tpmg_index n = s->level->n_dofs;
+  TPMG_CALL(tpmg_vector_check(ctx, "tpmg_solver_solve: b", b, s->q, n));
+  TPMG_CALL(tpmg_vector_check(ctx, "tpmg_solver_solve: x", x, s->q, n));
   tpmg_solver_type type = s->options.type;
   void *r = s->vectors[0];
 
