@@ -40,9 +40,10 @@ int app_parse_choice(const char *name, const char *text, const char *const *choi
 /* A comma-separated list of 1..max_count numbers; returns the count. */
 int app_parse_list(const char *name, const char *text, double *values, int max_count);
 
-/* Backend by name ("cpu", "cuda"); a backend that is not compiled in or has no
- * device is a usage error that says so. */
-tpmg_backend app_parse_backend(const char *name, const char *text);
+/* Backend by name ("cpu", "cuda", "cuda/tiled", ...): returns text; a name
+ * tpmg does not know, or a backend that is not compiled in or has no device,
+ * is a usage error that says so. */
+const char *app_parse_backend(const char *name, const char *text);
 
 /* Wall clock in seconds (CLOCK_MONOTONIC). */
 double app_now(void);

@@ -20,7 +20,6 @@ static const char *const precision_names[] = {"double", "mixed", "float", NULL};
 static const char *const smoother_names[] = {"global", "separate", "fused", "boundary", NULL};
 static const char *const preconditioning_names[] = {"right", "left", NULL};
 static const char *const rhs_names[] = {"one", "sine", "ones", NULL};
-static const char *const backend_names[] = {"cpu", "cuda"};
 
 typedef struct {
   int dim, degree, level; /* level 0: choose by DoF count */
@@ -35,7 +34,7 @@ typedef struct {
   tpmg_rhs rhs;
   double tolerance; /* 0: the default for the precision */
   int threads;      /* 0: OpenMP's default */
-  tpmg_backend backend;
+  const char *backend;
   int repeat;
   int max_iterations;
   int restart;
@@ -67,7 +66,7 @@ static void print_help(void) {
          "                              (default fused); boundary: fused without reading the\n"
          "                              patch interiors, x_I = A_II^-1 (b_I - A_IB x_B)\n"
          "  --threads n                 CPU threads, >= 1 (default: OpenMP's default)\n"
-         "  --backend cpu|cuda          where the solve runs (default cpu)\n"
+         "  --backend NAME              where the solve runs: cpu, cuda, cuda/VARIANT (default cpu)\n"
          "  --repeat n                  solve n times from x = 0, report the fastest (default 1)\n"
          "  --max-iterations n          iteration limit, >= 1 (default 100)\n"
          "  --restart n                 GMRES restart length, >= 1 (default 30)\n"
@@ -98,7 +97,7 @@ static options parse_options(int argc, char **argv) {
       .smoother = solver_defaults.smoother,
       .preconditioning = solver_defaults.preconditioning,
       .rhs = TPMG_RHS_SINE,
-      .backend = TPMG_BACKEND_CPU,
+      .backend = "cpu",
       .repeat = 1,
       .max_iterations = solver_defaults.max_iterations,
       .restart = solver_defaults.restart,
@@ -405,7 +404,7 @@ int main(int argc, char **argv) {
 
   char group[32];
   printf("tpmg-poisson: %dD Q%d, level %d, %s DoFs, %s backend, %d thread%s\n", o.dim, o.degree,
-         o.level, app_group(n_dofs, group), backend_names[o.backend], threads,
+         o.level, app_group(n_dofs, group), o.backend, threads,
          threads == 1 ? "" : "s");
   if (o.solver == TPMG_SOLVER_GMRES)
     printf("solver gmres(%d), %s preconditioning", restart,
@@ -463,7 +462,7 @@ int main(int argc, char **argv) {
            (long long)n_dofs, solver_names[o.solver], precision_names[o.mode],
            smoother_names[o.smoother], rhs_names[o.rhs]);
     json_string("setup", o.setup, ",");
-    printf("\"backend\":\"%s\",\"threads\":%d,", backend_names[o.backend], threads);
+    printf("\"backend\":\"%s\",\"threads\":%d,", o.backend, threads);
     json_number("tolerance", o.tolerance, ",");
     printf("\"max_iterations\":%d,\"iterations\":%d,\"converged\":%s,", o.max_iterations,
            result.iterations, result.converged ? "true" : "false");
