@@ -17,6 +17,22 @@
  *   memory space is the context's backend's (tpmg_context_memory_type): host
  *   memory for "cpu", device memory for "cuda" (tpmg_vector_create allocates
  *   such memory).
+ * - A vector made by tpmg_vector_create is registered in its context with its
+ *   length and precision. Every call that takes vectors checks those of its
+ *   context that are registered (the exact pointer tpmg_vector_create
+ *   returned): the precision must be the call's and the length at least what
+ *   the call reads or writes, else TPMG_ERROR_ARGUMENT and nothing is written.
+ *   Any other pointer (memory of your own, a deal.II vector's data, a pointer
+ *   into a tpmg vector) is borrowed and cannot be checked: its length and
+ *   precision are the caller's responsibility.
+ * - Lifetimes: the caller owns every object it creates and destroys it with
+ *   its tpmg_X_destroy, which sets the handle to NULL. Objects made from a
+ *   grid (operator, smoother, transfer, coarse solver, multigrid, solver) hold
+ *   a reference on it, so a grid and its users may be destroyed in any order:
+ *   the grid is freed with the last of them. tpmg_context_destroy is refused
+ *   (TPMG_ERROR_ARGUMENT, the context kept) while a grid (also one kept alive
+ *   by its users), a vector of tpmg_vector_create or other backend memory of
+ *   the context lives; destroy the context last.
  * - A level vector holds every DoF of the level, Dirichlet DoFs included, in
  *   global lexicographic order, x fastest: index = i + N_0 (j + N_1 m), where
  *   N_d = n_d 2^level k + 1.
@@ -107,8 +123,13 @@ tpmg_status tpmg_backend_available(const char *name, int *available);
  *  On failure *ctx is NULL and no message can be read: the status says what went wrong. */
 tpmg_status tpmg_context_create(const tpmg_context_options *options, tpmg_context **ctx);
 
-/** Destroy a context; every object made from it must be destroyed first.
- *  @param[in,out] ctx the context; set to NULL. A NULL *ctx is accepted. */
+/** Destroy a context, which must be the last thing destroyed.
+ *  @param[in,out] ctx the context; set to NULL. A NULL *ctx is accepted.
+ *  @return TPMG_ERROR_ARGUMENT, leaving the context as it was, while anything
+ *  made from it lives: a grid (the caller's handle or one kept alive by the
+ *  objects made from it), a vector of tpmg_vector_create, or other backend
+ *  memory; the message counts them ("still live: 1 grid, 2 vectors, 1.2 MB of
+ *  backend memory"). Destroy those, then the context. */
 tpmg_status tpmg_context_destroy(tpmg_context **ctx);
 
 /** The message of the last failed call on this context ("" if none).
@@ -138,10 +159,20 @@ tpmg_status tpmg_context_synchronize(tpmg_context *ctx);
 /* ------------------------------------------------------------------------ */
 
 /** Allocate a vector of n entries in the context's memory space, set to zero.
- *  @param[out] v the vector; owned by the caller, free with tpmg_vector_destroy */
+ *  The vector is registered in the context with n and precision: calls that
+ *  receive this pointer check both (see the conventions above), and the
+ *  context cannot be destroyed while it lives. n = 0 gives a distinct
+ *  non-NULL pointer, to be destroyed as well.
+ *  @param[out] v the vector; owned by the caller, free with tpmg_vector_destroy
+ *                on the same context */
 tpmg_status tpmg_vector_create(tpmg_context *ctx, tpmg_precision precision, tpmg_index n, void **v);
 
-/** Free a vector made by tpmg_vector_create; sets *v to NULL (NULL accepted). */
+/** Free a vector made by tpmg_vector_create on this context; sets *v to NULL
+ *  (NULL accepted).
+ *  @return TPMG_ERROR_ARGUMENT, with nothing freed and *v unchanged, for a
+ *  pointer that is not a live vector of this context (another context's
+ *  vector, memory of the caller's, a pointer into a vector, one destroyed
+ *  already). */
 tpmg_status tpmg_vector_destroy(tpmg_context *ctx, void **v);
 
 /** Copy n entries from host memory into a context vector. */
@@ -196,7 +227,9 @@ tpmg_status tpmg_grid_create(tpmg_context *ctx, const tpmg_grid_options *options
 
 #define TPMG_MAX_COARSE_DOFS 4096
 
-/** Destroy a grid; objects made from it must be destroyed first. *grid = NULL. */
+/** Drop the caller's grid; *grid = NULL (NULL accepted). The grid is freed
+ *  now, or with the last object made from it that still lives: those keep
+ *  working, so objects and grid may be destroyed in any order. */
 tpmg_status tpmg_grid_destroy(tpmg_grid **grid);
 
 /** The options the grid was made with. */
@@ -232,7 +265,8 @@ tpmg_status tpmg_operator_apply(tpmg_operator *op, const void *src, void *dst);
  *  memory (for Jacobi and Chebyshev smoothers, e.g. in the deal.II bridge). */
 tpmg_status tpmg_operator_diagonal(tpmg_operator *op, void *diagonal);
 
-/** Destroy an operator; *op = NULL. */
+/** Destroy an operator and drop its reference on the grid; *op = NULL (NULL
+ *  accepted). */
 tpmg_status tpmg_operator_destroy(tpmg_operator **op);
 
 /* ------------------------------------------------------------------------ */
@@ -301,7 +335,8 @@ tpmg_status tpmg_smoother_create(tpmg_grid *grid, int level, tpmg_precision prec
  *  read as zero and not changed. b and x must not overlap. */
 tpmg_status tpmg_smoother_apply(tpmg_smoother *smoother, int reverse, const void *b, void *x);
 
-/** Destroy a smoother; *smoother = NULL. */
+/** Destroy a smoother and drop its reference on the grid; *smoother = NULL
+ *  (NULL accepted). */
 tpmg_status tpmg_smoother_destroy(tpmg_smoother **smoother);
 
 /* ------------------------------------------------------------------------ */
@@ -321,7 +356,8 @@ tpmg_status tpmg_transfer_prolongate_add(tpmg_transfer *transfer, const void *co
 /** coarse = P^T fine. */
 tpmg_status tpmg_transfer_restrict(tpmg_transfer *transfer, const void *fine, void *coarse);
 
-/** Destroy a transfer; *transfer = NULL. */
+/** Destroy a transfer and drop its reference on the grid; *transfer = NULL
+ *  (NULL accepted). */
 tpmg_status tpmg_transfer_destroy(tpmg_transfer **transfer);
 
 /* ------------------------------------------------------------------------ */
@@ -363,7 +399,8 @@ tpmg_status tpmg_multigrid_precondition(tpmg_multigrid *mg, tpmg_precision preci
 tpmg_status tpmg_multigrid_fmg(tpmg_multigrid *mg, tpmg_precision precision, const void *b,
                                void *x);
 
-/** Destroy a hierarchy; *mg = NULL. */
+/** Destroy a hierarchy (its smoothers, coarse solver and level vectors) and
+ *  drop its reference on the grid; *mg = NULL (NULL accepted). */
 tpmg_status tpmg_multigrid_destroy(tpmg_multigrid **mg);
 
 /* ------------------------------------------------------------------------ */
@@ -382,7 +419,8 @@ tpmg_status tpmg_coarse_create(tpmg_grid *grid, tpmg_precision precision, tpmg_c
  *  level-0 vectors of the solver's precision and must not overlap. */
 tpmg_status tpmg_coarse_apply(tpmg_coarse *coarse, const void *b, void *x);
 
-/** Destroy a coarse solver; *coarse = NULL (NULL accepted). */
+/** Destroy a coarse solver and drop its reference on the grid; *coarse =
+ *  NULL (NULL accepted). */
 tpmg_status tpmg_coarse_destroy(tpmg_coarse **coarse);
 
 /* ------------------------------------------------------------------------ */
@@ -468,7 +506,8 @@ tpmg_status tpmg_solver_solve(tpmg_solver *solver, const void *b, void *x,
  *  backend memory (0 for other solvers). */
 tpmg_status tpmg_solver_restart(const tpmg_solver *solver, int *restart);
 
-/** Destroy a solver; *solver = NULL. */
+/** Destroy a solver (its hierarchy and work vectors) and drop its reference
+ *  on the grid; *solver = NULL (NULL accepted). */
 tpmg_status tpmg_solver_destroy(tpmg_solver **solver);
 
 /* ------------------------------------------------------------------------ */
