@@ -52,7 +52,8 @@ tpmg_status tpmg_context_create(const tpmg_context_options *options, tpmg_contex
   tpmg_context_options opts = options ? *options : tpmg_context_options_default();
   if (opts.backend != TPMG_BACKEND_CPU && opts.backend != TPMG_BACKEND_CUDA)
     return TPMG_ERROR_ARGUMENT;
-  if (opts.n_threads < 0 || opts.device < 0) return TPMG_ERROR_ARGUMENT;
+  if (opts.n_threads < 0 || opts.n_threads > TPMG_MAX_THREADS || opts.device < 0)
+    return TPMG_ERROR_ARGUMENT;
   const tpmg_backend_ops *ops = backend_ops(opts.backend);
   if (!ops) return TPMG_ERROR_UNSUPPORTED;
 
