@@ -1058,7 +1058,7 @@ namespace DealiiCompare
     const MemoryProbe memory;
     const double      start_time = now();
 
-    tpmg::dealii::Context        context(TPMG_BACKEND_CPU, prm.threads);
+    tpmg::dealii::Context        context("cpu", prm.threads);
     tpmg::dealii::Hierarchy<dim> hierarchy(problem.dof_handler, context);
     hierarchy.cross_check(problem.mg_constrained_dofs);
 
@@ -1113,11 +1113,11 @@ namespace DealiiCompare
   // device.
   template <int dim>
   Result
-  run_tpmg_solver(const Problem<dim> &problem, const tpmg_backend backend)
+  run_tpmg_solver(const Problem<dim> &problem, const std::string &backend)
   {
     const Parameters &prm = problem.prm;
     Result            result;
-    result.method = backend == TPMG_BACKEND_CPU ? tpmg_cpu : tpmg_cuda;
+    result.method = backend == "cpu" ? tpmg_cpu : tpmg_cuda;
     if (!tpmg::dealii::Context::is_available(backend))
       {
         result.status = "skipped (no GPU)";
@@ -1192,7 +1192,7 @@ namespace DealiiCompare
     result.converged          = solver_result.converged != 0;
     result.residual_reduction = solver_result.residual_reduction;
     result.l2_error           = problem.l2_error(solution);
-    result.memory_bytes       = backend == TPMG_BACKEND_CPU ?
+    result.memory_bytes       = backend == "cpu" ?
                                   memory.growth_bytes() :
                                   static_cast<double>(context.memory_consumption());
     return result;
@@ -1414,11 +1414,11 @@ namespace DealiiCompare
                 break;
               case tpmg_cpu:
                 results.push_back(
-                  run_tpmg_solver<dim>(problem, TPMG_BACKEND_CPU));
+                  run_tpmg_solver<dim>(problem, "cpu"));
                 break;
               case tpmg_cuda:
                 results.push_back(
-                  run_tpmg_solver<dim>(problem, TPMG_BACKEND_CUDA));
+                  run_tpmg_solver<dim>(problem, "cuda"));
                 break;
             }
           const Result &r = results.back();

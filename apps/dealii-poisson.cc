@@ -128,7 +128,6 @@ namespace DealiiPoisson
                                        nullptr};
   const char *const solver_names[]  = {"gmres", "cg", nullptr};
   const char *const rhs_names[]     = {"one", "sine", nullptr};
-  const char *const backend_names[] = {"cpu", "cuda", nullptr};
 
   struct Parameters
   {
@@ -143,7 +142,7 @@ namespace DealiiPoisson
     double              tolerance      = 1e-9;
     unsigned int        max_iterations = 100;
     unsigned int        restart        = 30;
-    tpmg_backend        backend        = TPMG_BACKEND_CPU;
+    const char         *backend        = "cpu";
     unsigned int        threads        = 0; // 0: OpenMP's and TBB's defaults
     std::string         vtu_file;
     std::string         setup_file;
@@ -178,7 +177,8 @@ namespace DealiiPoisson
       "  --tol t                     relative residual to reach, > 0 (default 1e-9)\n"
       "  --max-iterations n          iteration limit, >= 1 (default 100)\n"
       "  --restart n                 GMRES restart length, >= 1 (default 30)\n"
-      "  --backend cpu|cuda          where tpmg's parts run (default cpu)\n"
+      "  --backend NAME              where tpmg's parts run: cpu, cuda, cuda/VARIANT\n"
+      "                              (default cpu)\n"
       "  --threads n                 threads, >= 1: OpenMP threads of tpmg and TBB threads\n"
       "                              of deal.II (default: their defaults)\n"
       "  --vtu FILE                  write the solution as a VTU file\n"
@@ -840,7 +840,7 @@ namespace DealiiPoisson
       prm.level,
       app_group(n_dofs, group),
       mode_names[static_cast<int>(prm.mode)],
-      backend_names[prm.backend],
+      prm.backend,
       context.n_threads(),
       context.n_threads() == 1 ? "" : "s");
     std::printf("solver %s", solver_names[prm.solver]);
@@ -891,7 +891,7 @@ namespace DealiiPoisson
           mode_names[static_cast<int>(prm.mode)],
           solver_names[prm.solver],
           rhs_names[prm.rhs],
-          backend_names[prm.backend],
+          prm.backend,
           context.n_threads());
         json_number("tolerance", prm.tolerance);
         std::printf("\"max_iterations\":%u,\"iterations\":%u,\"converged\":%s,",

@@ -169,16 +169,15 @@ APP_PARSE_ENUM(rhs, tpmg_rhs)
 APP_PARSE_ENUM(preconditioning, tpmg_preconditioning)
 APP_PARSE_ENUM(precision, tpmg_precision)
 
-tpmg_backend app_parse_backend(const char *name, const char *text) {
-  static const char *const names[] = {"cpu", "cuda", NULL};
-  tpmg_backend backend =
-      app_parse_choice(name, text, names) == 0 ? TPMG_BACKEND_CPU : TPMG_BACKEND_CUDA;
+const char *app_parse_backend(const char *name, const char *text) {
   int available = 0;
-  tpmg_status status = tpmg_backend_available(backend, &available);
-  if (status != TPMG_SUCCESS || !available)
-    app_usage_error("%s %s: backend not available (not compiled in, or no usable device)", name,
-                    text);
-  return backend;
+  if (tpmg_backend_available(text, &available) != TPMG_SUCCESS)
+    app_usage_error("%s %s: no such backend (cpu, cuda, cuda/VARIANT)", name, text);
+  if (!available)
+    app_usage_error("%s %s: backend not available (not compiled in, no usable device, or no "
+                    "such variant)",
+                    name, text);
+  return text;
 }
 
 /* ---- the shared options ---- */
@@ -329,7 +328,7 @@ void app_solver_finish(tpmg_solver_options *s) {
 }
 
 app_machine app_machine_default(void) {
-  app_machine m = {0, TPMG_BACKEND_CPU};
+  app_machine m = {0, NULL};
   return m;
 }
 

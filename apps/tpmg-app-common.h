@@ -73,9 +73,10 @@ tpmg_rhs app_parse_rhs(const char *name, const char *text);
 tpmg_preconditioning app_parse_preconditioning(const char *name, const char *text);
 tpmg_precision app_parse_precision(const char *name, const char *text);
 
-/* Backend by name ("cpu", "cuda"); a backend that is not compiled in or has no
- * device is a usage error that says so. */
-tpmg_backend app_parse_backend(const char *name, const char *text);
+/* Backend by name ("cpu", "cuda", "cuda/tiled", ...): returns text; a name
+ * tpmg does not know, or a backend that is not compiled in or has no device,
+ * is a usage error that says so. */
+const char *app_parse_backend(const char *name, const char *text);
 
 /* ---- the options the programs share ---------------------------------------- */
 
@@ -120,8 +121,8 @@ void app_solver_finish(tpmg_solver_options *s);
 
 /* Where it runs: --threads, --backend. */
 typedef struct {
-  int threads; /* 0: OpenMP's default */
-  tpmg_backend backend;
+  int threads;         /* 0: OpenMP's default */
+  const char *backend; /* NULL: the library's default ("cpu") */
 } app_machine;
 
 app_machine app_machine_default(void);

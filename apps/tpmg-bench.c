@@ -27,7 +27,6 @@
 
 static const char *const precision_names[] = {"double", "float", NULL};
 static const char *const mode_names[] = {"double", "mixed", NULL};
-static const char *const backend_names[] = {"cpu", "cuda"};
 #define N_VARIANTS 4 /* the smoother variants, in tpmg_smoother_variant order */
 static const char *const variant_names[N_VARIANTS] = {"global", "separate", "fused", "boundary"};
 static const char *const kernel_names[7] = {"default", "basic", "constant", "thread",
@@ -41,7 +40,7 @@ typedef struct {
   double dofs;
   tpmg_precision precision;
   tpmg_mode mode; /* --breakdown: double or mixed */
-  tpmg_backend backend;
+  const char *backend;
   int threads;
   int repeat;
   int breakdown;
@@ -76,7 +75,7 @@ static void print_help(void) {
 }
 
 static options parse_options(int argc, char **argv) {
-  options o = {.dofs = DEFAULT_TARGET_DOFS, .repeat = 5, .mode = TPMG_MODE_MIXED};
+  options o = {.backend = "cpu", .dofs = DEFAULT_TARGET_DOFS, .repeat = 5, .mode = TPMG_MODE_MIXED};
   int dofs_given = 0;
   for (int i = 1; i < argc; ++i) {
     const char *arg = argv[i];
@@ -181,7 +180,7 @@ static tpmg_status measure_limits(tpmg_context *ctx, int repeat, double *times, 
   memset(out, 0, sizeof(*out));
   out->shared = out->flops[0] = out->flops[1] = NAN;
   /* 2 GiB each way on a GPU (many times its L2), 32 MiB on the CPU */
-  copy_run c = {ctx, (tpmg_index)1 << (ctx->backend == TPMG_BACKEND_CUDA ? 28 : 22), NULL, NULL};
+  copy_run c = {ctx, (tpmg_index)1 << (ctx->ops->memory == TPMG_MEMORY_DEVICE ? 28 : 22), NULL, NULL};
   tpmg_status status = tpmg_vector_create(ctx, TPMG_DOUBLE, c.n, &c.src);
   if (status == TPMG_SUCCESS)
     status = tpmg_vector_create(ctx, TPMG_DOUBLE, c.n, &c.dst);
@@ -315,9 +314,9 @@ typedef struct {
   tpmg_kernel smoother[MAX_KERNELS], apply[MAX_KERNELS];
 } kernel_list;
 
-static kernel_list kernels_of(tpmg_backend backend) {
+static kernel_list kernels_of(const char *backend) {
   kernel_list l;
-  if (backend == TPMG_BACKEND_CUDA) {
+  if (strcmp(backend, "cuda") == 0) {
     const tpmg_kernel each[4] = {TPMG_KERNEL_BASIC, TPMG_KERNEL_CONSTANT, TPMG_KERNEL_TILED,
                                  TPMG_KERNEL_THREAD};
     l.n_smoother = 6;
@@ -599,7 +598,7 @@ static int run_building_blocks(tpmg_context *ctx, const options *o, FILE *csv, d
                  kernel_names[ka], 1e-9 * rate_a, wa.flops, 100 * fp_a);
       if (csv) {
         fprintf(csv, "%d,%d,%d,%lld,%s,%s,%d,%d", dim, k, level, (long long)n_dofs,
-                precision_names[o->precision], backend_names[o->backend], ctx->n_threads,
+                precision_names[o->precision], o->backend, ctx->n_threads,
                 o->repeat);
         for (int c = 0; c < comp.n; ++c)
           isnan(seconds[c]) ? fprintf(csv, ",") : fprintf(csv, ",%.6g", 1e3 * seconds[c]);
@@ -1044,7 +1043,7 @@ int main(int argc, char **argv) {
   int exit_status = 0;
   if (o.breakdown) {
     printf("tpmg-bench: %s backend, %d thread%s, breakdown, median of %d after one warm-up\n",
-           backend_names[o.backend], threads, threads == 1 ? "" : "s", o.repeat);
+           o.backend, threads, threads == 1 ? "" : "s", o.repeat);
     for (int di = 0; di < n_dims && exit_status == 0; ++di)
       for (int ki = 0; ki < n_degrees[di] && exit_status == 0; ++ki) {
         int cells[3] = {1, 1, 1}, k = degrees[di][ki];
@@ -1059,9 +1058,9 @@ int main(int argc, char **argv) {
     } else {
       printf("tpmg-bench: %s backend, %d thread%s, %s, median of %d after one warm-up "
              "(%s)\n",
-             backend_names[o.backend], threads, threads == 1 ? "" : "s",
+             o.backend, threads, threads == 1 ? "" : "s",
              precision_names[o.precision], o.repeat,
-             o.backend == TPMG_BACKEND_CUDA ? "CUDA events" : "wall clock");
+             strcmp(o.backend, "cpu") ? "CUDA events" : "wall clock");
       printf("measured limits: copy %.2f TB/s (read + write)", 1e-12 * lim.copy);
       if (lim.measured)
         printf(", shared-memory loads %.2f TB/s, FP64 FMA %.2f TFLOP/s, FP32 FMA %.2f TFLOP/s",

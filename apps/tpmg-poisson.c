@@ -49,7 +49,7 @@ static void print_help(void) {
       "                              (default fused); boundary: fused without reading the\n"
       "                              patch interiors, x_I = A_II^-1 (b_I - A_IB x_B)\n"
       "  --threads n                 CPU threads, >= 1 (default: OpenMP's default)\n"
-      "  --backend cpu|cuda          where the solve runs (default cpu)\n"
+      "  --backend NAME              where the solve runs: cpu, cuda, cuda/VARIANT (default cpu)\n"
       "  --repeat n                  solve n times from x = 0, report the fastest (default 1)\n"
       "  --max-iterations n          iteration limit, >= 1 (default 100)\n"
       "  --restart n                 GMRES restart length, >= 1 (default 30)\n"
@@ -126,6 +126,7 @@ typedef struct {
   tpmg_grid_options grid_options;
   tpmg_precision precision; /* of b and x */
   tpmg_index n_dofs;
+  const char *backend; /* the context's backend name */
   int threads, restart, rhs_from_file;
   double setup_seconds, solve_seconds, l2_error;
   size_t memory;
@@ -168,6 +169,7 @@ static int create_context(const options *o, run *r) {
   if (status != TPMG_SUCCESS)
     return app_library_error(NULL, "tpmg_context_create", status);
   RUN_CALL(r, tpmg_context_threads(r->ctx, &r->threads));
+  RUN_CALL(r, tpmg_context_backend(r->ctx, &r->backend));
   return 0;
 }
 
@@ -261,16 +263,12 @@ static int setup(options *o, run *r) {
   return 0;
 }
 
-static const char *backend_name(tpmg_backend backend) {
-  return backend == TPMG_BACKEND_CUDA ? "cuda" : "cpu";
-}
-
 static void print_setup(const options *o, const run *r) {
   char group[32];
   const tpmg_solver_options *s = &o->solver;
   printf("tpmg-poisson: %dD Q%d, level %d, %s DoFs, %s backend, %d thread%s\n", o->problem.dim,
-         o->problem.degree, o->problem.level, app_group(r->n_dofs, group),
-         backend_name(o->machine.backend), r->threads, r->threads == 1 ? "" : "s");
+         o->problem.degree, o->problem.level, app_group(r->n_dofs, group), r->backend, r->threads,
+         r->threads == 1 ? "" : "s");
   if (s->type == TPMG_SOLVER_GMRES)
     printf("solver gmres(%d), %s preconditioning", r->restart,
            tpmg_preconditioning_name(s->preconditioning));
@@ -344,7 +342,7 @@ static void print_json(const options *o, const run *r) {
   app_json_string(&j, "smoother", tpmg_smoother_variant_name(s->smoother));
   app_json_string(&j, "rhs", tpmg_rhs_name(o->problem.rhs));
   app_json_string(&j, "setup", o->setup);
-  app_json_string(&j, "backend", backend_name(o->machine.backend));
+  app_json_string(&j, "backend", r->backend);
   app_json_int(&j, "threads", r->threads);
   app_json_number(&j, "tolerance", s->tolerance);
   app_json_int(&j, "max_iterations", s->max_iterations);

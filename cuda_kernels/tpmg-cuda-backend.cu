@@ -232,19 +232,22 @@ __global__ void coarse_solve_kernel(const tpmg_level lvl, tpmg_index n_interior,
 
 /* Make the context's device current for this host thread. */
 tpmg_status activate(tpmg_context *ctx) {
-  TPMG_CUDA_CALL(ctx, cudaSetDevice(ctx->device));
+  TPMG_CUDA_CALL(ctx, cudaSetDevice(tpmg_backend_device(ctx)));
   return TPMG_SUCCESS;
 }
 
 tpmg_status init(tpmg_context *ctx) {
+  if (tpmg_backend_variant(ctx))
+    return tpmg_error_set(ctx, TPMG_ERROR_UNSUPPORTED, __FILE__, __LINE__,
+                          "the cuda backend has no variant \"%s\"", tpmg_backend_variant(ctx));
   int count = 0;
   cudaError_t error = cudaGetDeviceCount(&count);
   if (error != cudaSuccess)
     return tpmg_error_set(ctx, TPMG_ERROR_UNSUPPORTED, __FILE__, __LINE__,
                           "no usable CUDA device: %s", cudaGetErrorName(error));
-  if (ctx->device >= count)
+  if (tpmg_backend_device(ctx) >= count)
     return tpmg_error_set(ctx, TPMG_ERROR_UNSUPPORTED, __FILE__, __LINE__,
-                          "CUDA device %d requested, %d present", ctx->device, count);
+                          "CUDA device %d requested, %d present", tpmg_backend_device(ctx), count);
   TPMG_CALL(activate(ctx));
   backend_data *data = static_cast<backend_data *>(calloc(1, sizeof(backend_data)));
   TPMG_CHECK(ctx, data, TPMG_ERROR_MEMORY, "allocating the CUDA backend state failed");
@@ -269,15 +272,15 @@ tpmg_status init(tpmg_context *ctx) {
     return cuda_error(ctx, error, "creating the CUDA stream and reduction buffers", __FILE__,
                       __LINE__);
   }
-  ctx->backend_data = data;
+  tpmg_backend_set_data(ctx, data);
   return TPMG_SUCCESS;
 }
 
 void finalize(tpmg_context *ctx) {
-  backend_data *data = static_cast<backend_data *>(ctx->backend_data);
+  backend_data *data = static_cast<backend_data *>(tpmg_backend_data(ctx));
   if (!data)
     return;
-  cudaSetDevice(ctx->device);
+  cudaSetDevice(tpmg_backend_device(ctx));
   cudaStreamSynchronize(data->stream);
   for (int p = 0; p < 2; ++p)
     for (int k = 0; k <= TPMG_MAX_DEGREE_2D; ++k)
@@ -288,7 +291,7 @@ void finalize(tpmg_context *ctx) {
   cudaFree(data->partials);
   cudaStreamDestroy(data->stream);
   free(data);
-  ctx->backend_data = NULL;
+  tpmg_backend_set_data(ctx, NULL);
 }
 
 tpmg_status alloc(tpmg_context *ctx, size_t bytes, void **ptr) {
@@ -300,7 +303,7 @@ tpmg_status alloc(tpmg_context *ctx, size_t bytes, void **ptr) {
 
 void release(tpmg_context *ctx, void *ptr) {
   /* The stream may still use the memory; cudaFree waits for the device. */
-  cudaSetDevice(ctx->device);
+  cudaSetDevice(tpmg_backend_device(ctx));
   cudaFree(ptr);
 }
 
@@ -364,7 +367,7 @@ tpmg_status dot(tpmg_context *ctx, tpmg_precision prec, tpmg_index n, const void
     *result = 0;
     return TPMG_SUCCESS;
   }
-  backend_data *data = static_cast<backend_data *>(ctx->backend_data);
+  backend_data *data = static_cast<backend_data *>(tpmg_backend_data(ctx));
   const tpmg_index blocks = dot_blocks(n);
   const tpmg_index chunk = (n + blocks - 1) / blocks;
   if (prec == TPMG_DOUBLE)
@@ -386,7 +389,7 @@ tpmg_status dot(tpmg_context *ctx, tpmg_precision prec, tpmg_index n, const void
 /* Sum the rows' partials (rows 0..m-1 and the last), copy the results to
  * result[0..m] (the last row's to result[m]). */
 tpmg_status finish_rows(tpmg_context *ctx, tpmg_index blocks, int m, double *result) {
-  backend_data *data = static_cast<backend_data *>(ctx->backend_data);
+  backend_data *data = static_cast<backend_data *>(tpmg_backend_data(ctx));
   dot_final_kernel<<<unsigned(m + 1), dot_threads, 0, data->stream>>>(int(blocks), m,
                                                                       data->partials);
   TPMG_CUDA_LAUNCHED(ctx, "dot_final_kernel");
@@ -417,7 +420,7 @@ tpmg_status dots(tpmg_context *ctx, tpmg_precision prec, tpmg_index n, int m, co
       result[v] = 0;
     return TPMG_SUCCESS;
   }
-  backend_data *data = static_cast<backend_data *>(ctx->backend_data);
+  backend_data *data = static_cast<backend_data *>(tpmg_backend_data(ctx));
   const tpmg_index blocks = dot_blocks(n);
   with_count(m, [&](auto M) {
     if (prec == TPMG_DOUBLE)
@@ -439,7 +442,7 @@ tpmg_status axpys(tpmg_context *ctx, tpmg_precision prec, tpmg_index n, int m, c
       *norm2 = 0;
     return TPMG_SUCCESS;
   }
-  backend_data *data = static_cast<backend_data *>(ctx->backend_data);
+  backend_data *data = static_cast<backend_data *>(tpmg_backend_data(ctx));
   const tpmg_index blocks = dot_blocks(n);
   const unsigned grid = unsigned(blocks);
   with_count(m, [&](auto M) {
@@ -579,7 +582,7 @@ tpmg_status restrict_op(tpmg_context *ctx, const tpmg_level *coarse, const tpmg_
 
 tpmg_status stopwatch(tpmg_context *ctx, int start, double *seconds) {
   TPMG_CALL(activate(ctx));
-  backend_data *data = static_cast<backend_data *>(ctx->backend_data);
+  backend_data *data = static_cast<backend_data *>(tpmg_backend_data(ctx));
   if (start) {
     TPMG_CUDA_CALL(ctx, cudaEventRecord(data->stopwatch[0], data->stream));
     return TPMG_SUCCESS;
@@ -666,9 +669,9 @@ tpmg_status time_launch(tpmg_context *ctx, const char *name, F &&f, double *s) {
 
 tpmg_status measure_limits(tpmg_context *ctx, double *limits) {
   TPMG_CALL(activate(ctx));
-  backend_data *data = static_cast<backend_data *>(ctx->backend_data);
+  backend_data *data = static_cast<backend_data *>(tpmg_backend_data(ctx));
   int sms = 0;
-  TPMG_CUDA_CALL(ctx, cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, ctx->device));
+  TPMG_CUDA_CALL(ctx, cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, tpmg_backend_device(ctx)));
   const unsigned blocks = unsigned(8 * sms); /* 2048 threads per SM */
   const double threads = double(blocks) * limit_threads;
   double *sink = data->partials; /* never written: the sums are never -1 */
@@ -722,6 +725,7 @@ tpmg_status set(tpmg_context *ctx, tpmg_precision prec, tpmg_index n, double val
 
 extern "C" const tpmg_backend_ops tpmg_cuda_backend = {
     "cuda",
+    TPMG_MEMORY_DEVICE,
     tpmg_cuda::init,
     tpmg_cuda::finalize,
     tpmg_cuda::alloc,

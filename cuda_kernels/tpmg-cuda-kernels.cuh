@@ -316,7 +316,7 @@ tpmg_status build_reference(const tpmg_context *ctx, reference_data<k, T> *out) 
  * use) with the level's scale factors. */
 template <int k, typename T>
 tpmg_status level_constants(tpmg_context *ctx, const tpmg_level *lvl, reference_data<k, T> *c) {
-  backend_data *data = static_cast<backend_data *>(ctx->backend_data);
+  backend_data *data = static_cast<backend_data *>(tpmg_backend_data(ctx));
   void *&cached = data->reference[precision_of<T>::value][k];
   if (!cached) {
     auto *fresh = static_cast<reference_data<k, T> *>(malloc(sizeof(reference_data<k, T>)));

@@ -601,7 +601,7 @@ tpmg_status launch_fused_mma(tpmg_context *ctx, const tpmg_level *lvl, const ite
                           "tensor-core smoother, degree %d: %zu bytes of shared memory per "
                           "block do not fit a multiprocessor",
                           k, config::bytes);
-  TPMG_CUDA_CALL(ctx, cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, ctx->device));
+  TPMG_CUDA_CALL(ctx, cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, tpmg_backend_device(ctx)));
   const tpmg_index groups = (grid.total + config::teams - 1) / config::teams;
   const tpmg_index most = tpmg_index(per_sm) * sms;
   const unsigned blocks = unsigned(groups < most ? groups : most);

@@ -33,7 +33,7 @@
 #ifndef TPMG_CUDA_TENSOR_CUH
 #define TPMG_CUDA_TENSOR_CUH
 
-#include "tpmg-impl.h"
+#include "tpmg-backend.h"
 
 namespace tpmg_cuda {
 

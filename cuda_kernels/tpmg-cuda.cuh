@@ -9,7 +9,7 @@
 #include <type_traits>
 #include <utility>
 
-#include "tpmg-impl.h"
+#include "tpmg-backend.h"
 
 namespace tpmg_cuda {
 
@@ -25,7 +25,7 @@ struct backend_data {
 };
 
 inline cudaStream_t stream_of(const tpmg_context *ctx) {
-  return static_cast<const backend_data *>(ctx->backend_data)->stream;
+  return static_cast<const backend_data *>(tpmg_backend_data(ctx))->stream;
 }
 
 inline tpmg_status cuda_error(const tpmg_context *ctx, cudaError_t error, const char *what,

@@ -86,7 +86,7 @@ double ref_norm2(int64_t n, const double *x) {
 
 tpmg_context *ref_context_create(int n_threads) {
   tpmg_context_options options = tpmg_context_options_default();
-  options.backend = TPMG_BACKEND_CPU;
+  options.backend = "cpu";
   options.n_threads = n_threads;
   tpmg_context *ctx = NULL;
   tpmg_status status = tpmg_context_create(&options, &ctx);

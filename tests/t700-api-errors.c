@@ -54,30 +54,47 @@ static void expect(const tpmg_context *ctx, tpmg_status got, tpmg_status s1, tpm
 
 static void context_errors(void) {
   int available = -7;
-  EXPECT_ARG(NULL, tpmg_backend_available(TPMG_BACKEND_CPU, NULL), NULL);
-  EXPECT_ARG(NULL, tpmg_backend_available((tpmg_backend)7, &available), NULL);
-  REF_CHECK(available == -7, "tpmg_backend_available(7): output changed to %d", available);
-  EXPECT_OK(NULL, tpmg_backend_available(TPMG_BACKEND_CPU, &available));
-  REF_CHECK(available == 1, "tpmg_backend_available(CPU): expected 1, got %d", available);
+  EXPECT_ARG(NULL, tpmg_backend_available("cpu", NULL), NULL);
+  EXPECT_ARG(NULL, tpmg_backend_available(NULL, &available), NULL);
+  const char *const unknown[] = {"", "gpu", "CPU", "cpu ", "/cpu", "cudax", "cuda-tiled"};
+  for (size_t i = 0; i < sizeof(unknown) / sizeof(unknown[0]); ++i) {
+    EXPECT_ARG(NULL, tpmg_backend_available(unknown[i], &available), NULL);
+    REF_CHECK(available == -7, "tpmg_backend_available(\"%s\"): output changed to %d", unknown[i],
+              available);
+  }
+  /* a known backend with a variant it does not have: known, not available */
+  EXPECT_OK(NULL, tpmg_backend_available("cpu/fast", &available));
+  REF_CHECK(available == 0, "tpmg_backend_available(cpu/fast): expected 0, got %d", available);
+  EXPECT_OK(NULL, tpmg_backend_available("cpu", &available));
+  REF_CHECK(available == 1, "tpmg_backend_available(cpu): expected 1, got %d", available);
+  char long_name[200];
+  memset(long_name, 'c', sizeof(long_name) - 1);
+  long_name[sizeof(long_name) - 1] = '\0';
+  EXPECT_ARG(NULL, tpmg_backend_available(long_name, &available), NULL);
 
   tpmg_context *ctx = SENTINEL;
   EXPECT_ARG(NULL, tpmg_context_create(NULL, NULL), NULL);
   tpmg_context_options options = tpmg_context_options_default();
-  REF_CHECK(options.backend == TPMG_BACKEND_CPU && options.n_threads == 0 && options.device == 0,
-            "tpmg_context_options_default: expected CPU, 0 threads, device 0, got %d, %d, %d",
-            (int)options.backend, options.n_threads, options.device);
-  options.backend = (tpmg_backend)7;
-  EXPECT(NULL, tpmg_context_create(&options, &ctx), TPMG_ERROR_ARGUMENT, TPMG_ERROR_UNSUPPORTED, NULL);
-  REF_CHECK(ctx == NULL, "tpmg_context_create(backend 7) failed but *ctx is not NULL");
+  REF_CHECK(options.backend == NULL && options.n_threads == 0 && options.device == 0,
+            "tpmg_context_options_default: expected NULL (cpu), 0 threads, device 0, got %s, %d, %d",
+            options.backend ? options.backend : "NULL", options.n_threads, options.device);
+  options.backend = "gpu";
+  EXPECT_ARG(NULL, tpmg_context_create(&options, &ctx), NULL);
+  REF_CHECK(ctx == NULL, "tpmg_context_create(backend gpu) failed but *ctx is not NULL");
+  options.backend = "cpu/fast";
+  ctx = SENTINEL;
+  EXPECT(NULL, tpmg_context_create(&options, &ctx), TPMG_ERROR_UNSUPPORTED, TPMG_ERROR_UNSUPPORTED,
+         NULL);
+  REF_CHECK(ctx == NULL, "tpmg_context_create(backend cpu/fast) failed but *ctx is not NULL");
   options = tpmg_context_options_default();
   options.n_threads = -3;
   ctx = SENTINEL;
   EXPECT_ARG(NULL, tpmg_context_create(&options, &ctx), NULL);
   REF_CHECK(ctx == NULL, "tpmg_context_create(-3 threads) failed but *ctx is not NULL");
-  EXPECT_OK(NULL, tpmg_backend_available(TPMG_BACKEND_CUDA, &available));
+  EXPECT_OK(NULL, tpmg_backend_available("cuda", &available));
   if (!available) {
     options = tpmg_context_options_default();
-    options.backend = TPMG_BACKEND_CUDA;
+    options.backend = "cuda";
     ctx = SENTINEL;
     EXPECT(NULL, tpmg_context_create(&options, &ctx), TPMG_ERROR_UNSUPPORTED, TPMG_ERROR_UNSUPPORTED, NULL);
     REF_CHECK(ctx == NULL, "tpmg_context_create(CUDA unavailable) failed but *ctx is not NULL");
@@ -88,19 +105,26 @@ static void context_errors(void) {
 
   ctx = ref_context_create(0);
   size_t bytes = 12345;
-  tpmg_backend backend = (tpmg_backend)9;
+  const char *backend = SENTINEL;
+  tpmg_memory_type memory = (tpmg_memory_type)9;
   int threads = -9;
   EXPECT_ARG(NULL, tpmg_context_memory(NULL, &bytes), NULL);
   EXPECT_ARG(ctx, tpmg_context_memory(ctx, NULL), NULL);
   EXPECT_ARG(NULL, tpmg_context_backend(NULL, &backend), NULL);
   EXPECT_ARG(ctx, tpmg_context_backend(ctx, NULL), NULL);
+  EXPECT_ARG(NULL, tpmg_context_memory_type(NULL, &memory), NULL);
+  EXPECT_ARG(ctx, tpmg_context_memory_type(ctx, NULL), NULL);
   EXPECT_ARG(NULL, tpmg_context_threads(NULL, &threads), NULL);
   EXPECT_ARG(ctx, tpmg_context_threads(ctx, NULL), NULL);
   EXPECT_ARG(NULL, tpmg_context_synchronize(NULL), NULL);
-  REF_CHECK(bytes == 12345 && backend == (tpmg_backend)9 && threads == -9,
+  REF_CHECK(bytes == 12345 && (void *)backend == SENTINEL && memory == (tpmg_memory_type)9 &&
+                threads == -9,
             "context queries changed their outputs on failure");
   EXPECT_OK(ctx, tpmg_context_backend(ctx, &backend));
-  REF_CHECK(backend == TPMG_BACKEND_CPU, "tpmg_context_backend: expected CPU, got %d", (int)backend);
+  REF_CHECK(strcmp(backend, "cpu") == 0, "tpmg_context_backend: expected cpu, got %s", backend);
+  EXPECT_OK(ctx, tpmg_context_memory_type(ctx, &memory));
+  REF_CHECK(memory == TPMG_MEMORY_HOST, "tpmg_context_memory_type: expected HOST, got %d",
+            (int)memory);
   EXPECT_OK(ctx, tpmg_context_threads(ctx, &threads));
   REF_CHECK(threads >= 1, "tpmg_context_threads: expected >= 1, got %d", threads);
   EXPECT_OK(ctx, tpmg_context_synchronize(ctx));

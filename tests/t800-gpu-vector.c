@@ -10,10 +10,10 @@
 
 static tpmg_context *gpu_context(void) {
   int available = 0;
-  if (tpmg_backend_available(TPMG_BACKEND_CUDA, &available) != TPMG_SUCCESS || !available)
+  if (tpmg_backend_available("cuda", &available) != TPMG_SUCCESS || !available)
     return NULL;
   tpmg_context_options options = tpmg_context_options_default();
-  options.backend = TPMG_BACKEND_CUDA;
+  options.backend = "cuda";
   tpmg_context *ctx = NULL;
   REF_CALL(NULL, tpmg_context_create(&options, &ctx));
   return ctx;

@@ -191,7 +191,7 @@ static void check_thread_refused(const gpu_pair *pr) {
 
 int main(int argc, char **argv) {
   int available = 0;
-  if (tpmg_backend_available(TPMG_BACKEND_CUDA, &available) != TPMG_SUCCESS || !available) {
+  if (tpmg_backend_available("cuda", &available) != TPMG_SUCCESS || !available) {
     printf("SKIPPED: no CUDA device\n");
     return 77;
   }
@@ -209,7 +209,7 @@ int main(int argc, char **argv) {
   tpmg_context_options options = tpmg_context_options_default();
   gpu_pair pr;
   pr.ctx[0] = ref_context_create(0);
-  options.backend = TPMG_BACKEND_CUDA;
+  options.backend = "cuda";
   REF_CALL(NULL, tpmg_context_create(&options, &pr.ctx[1]));
   uint64_t seed = 802;
   /* unequal cells and cell sizes per direction; one coarse cell in x */

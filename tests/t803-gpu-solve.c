@@ -45,14 +45,14 @@ static outcome solve(tpmg_context *ctx, int dim, int k, int levels, tpmg_mode mo
 
 int main(int argc, char **argv) {
   int available = 0;
-  if (tpmg_backend_available(TPMG_BACKEND_CUDA, &available) != TPMG_SUCCESS || !available) {
+  if (tpmg_backend_available("cuda", &available) != TPMG_SUCCESS || !available) {
     printf("SKIPPED: no CUDA device\n");
     return 77;
   }
   const int only_dim = argc > 1 ? atoi(argv[1]) : 0, only_degree = argc > 2 ? atoi(argv[2]) : 0;
   tpmg_context *cpu = ref_context_create(0), *gpu = NULL;
   tpmg_context_options options = tpmg_context_options_default();
-  options.backend = TPMG_BACKEND_CUDA;
+  options.backend = "cuda";
   REF_CALL(NULL, tpmg_context_create(&options, &gpu));
   const tpmg_mode modes[2] = {TPMG_MODE_DOUBLE, TPMG_MODE_MIXED};
   const double tolerance = tpmg_solver_options_default().tolerance;

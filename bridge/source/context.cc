@@ -15,11 +15,13 @@ namespace tpmg::dealii
       ExcTpmgError("tpmg_context_create",
                    status,
                    std::string("backend ") +
-                     (options.backend == TPMG_BACKEND_CUDA ? "cuda" : "cpu") +
+                     (options.backend ? options.backend : "cpu") +
                      " with " + std::to_string(options.n_threads) +
                      " threads, device " + std::to_string(options.device) +
                      (status == TPMG_ERROR_UNSUPPORTED ?
-                        ": not compiled in or no usable device" :
+                        ": not compiled in, no usable device or no such variant" :
+                      status == TPMG_ERROR_ARGUMENT ?
+                        ": no such backend, or a bad thread count or device" :
                         "")));
   }
 
@@ -28,12 +30,12 @@ namespace tpmg::dealii
   namespace
   {
     tpmg_context_options
-    make_options(const tpmg_backend backend,
+    make_options(const std::string &backend,
                  const unsigned int n_threads,
                  const int          device)
     {
       tpmg_context_options options = tpmg_context_options_default();
-      options.backend              = backend;
+      options.backend              = backend.c_str();
       options.n_threads            = static_cast<int>(n_threads);
       options.device               = device;
       return options;
@@ -42,7 +44,7 @@ namespace tpmg::dealii
 
 
 
-  Context::Context(const tpmg_backend backend,
+  Context::Context(const std::string &backend,
                    const unsigned int n_threads,
                    const int          device)
     : Context(make_options(backend, n_threads, device))
@@ -65,12 +67,22 @@ namespace tpmg::dealii
 
 
 
-  tpmg_backend
+  std::string
   Context::backend() const
   {
-    tpmg_backend backend = TPMG_BACKEND_CPU;
-    check(tpmg_context_backend(context, &backend), "tpmg_context_backend");
-    return backend;
+    const char *name = nullptr;
+    check(tpmg_context_backend(context, &name), "tpmg_context_backend");
+    return name;
+  }
+
+
+
+  tpmg_memory_type
+  Context::memory_type() const
+  {
+    tpmg_memory_type type = TPMG_MEMORY_HOST;
+    check(tpmg_context_memory_type(context, &type), "tpmg_context_memory_type");
+    return type;
   }
 
 
@@ -104,10 +116,10 @@ namespace tpmg::dealii
 
 
   bool
-  Context::is_available(const tpmg_backend backend)
+  Context::is_available(const std::string &backend)
   {
     int available = 0;
-    check_status(tpmg_backend_available(backend, &available),
+    check_status(tpmg_backend_available(backend.c_str(), &available),
                  nullptr,
                  "tpmg_backend_available");
     return available != 0;

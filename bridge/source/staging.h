@@ -78,9 +78,9 @@ namespace tpmg::dealii::internal
       : context(context)
       , always_stage(always_stage)
     {
-      check_status(tpmg_context_backend(context, &backend),
+      check_status(tpmg_context_memory_type(context, &memory),
                    context,
-                   "tpmg_context_backend");
+                   "tpmg_context_memory_type");
     }
 
     ~Staging()
@@ -172,13 +172,13 @@ namespace tpmg::dealii::internal
     staged() const
     {
       if (is_host_memory_space<MemorySpace>::value)
-        return backend != TPMG_BACKEND_CPU || always_stage;
+        return memory != TPMG_MEMORY_HOST || always_stage;
       AssertThrow(
-        backend == TPMG_BACKEND_CUDA,
+        memory == TPMG_MEMORY_DEVICE,
         ExcUnsupported(
-          "a vector in device memory with a tpmg context on the CPU "
-          "backend: create the Context with TPMG_BACKEND_CUDA, or use "
-          "host vectors (MemorySpace::Host)"));
+          "a vector in device memory with a tpmg context whose vectors live "
+          "in host memory: create the Context on a GPU backend (\"cuda\"), "
+          "or use host vectors (MemorySpace::Host)"));
       return false;
     }
 
@@ -227,7 +227,7 @@ namespace tpmg::dealii::internal
 
     tpmg_context *context;
     bool          always_stage;
-    tpmg_backend  backend = TPMG_BACKEND_CPU;
+    tpmg_memory_type memory = TPMG_MEMORY_HOST;
     Slot          slots[3];
   };
 } // namespace tpmg::dealii::internal

@@ -6,16 +6,17 @@
  * equal cells refined globally L times, by geometric multigrid whose smoother is
  * the multiplicative vertex-patch (overlapping Schwarz) method with local solves
  * by fast diagonalization (Cui, Grosse-Bley, Kanschat, Strzodka, "An
- * implementation of tensor product patch smoothers on GPU", 2024;
- * shared/seed/000_2d73055a997eed7b.txt).
+ * implementation of tensor product patch smoothers on GPU", 2024,
+ * arXiv:2405.19004).
  *
  * Conventions
  * - Every function returns a tpmg_status; TPMG_SUCCESS is 0. On failure the
  *   context keeps a message (tpmg_context_last_error) and no output was changed.
  * - Vectors are raw pointers to `double` or `float` (see tpmg_precision) that the
  *   caller owns; tpmg borrows them for the call and never frees them. Their
- *   memory space is the context's: host memory for TPMG_BACKEND_CPU, device
- *   memory for TPMG_BACKEND_CUDA (tpmg_vector_create allocates such memory).
+ *   memory space is the context's backend's (tpmg_context_memory_type): host
+ *   memory for "cpu", device memory for "cuda" (tpmg_vector_create allocates
+ *   such memory).
  * - A level vector holds every DoF of the level, Dirichlet DoFs included, in
  *   global lexicographic order, x fastest: index = i + N_0 (j + N_1 m), where
  *   N_d = n_d 2^level k + 1.
@@ -47,8 +48,11 @@ typedef enum {
   TPMG_ERROR_NUMERICAL = 5    /**< a numerical check failed (breakdown, eigen residual) */
 } tpmg_status;
 
-/** Where vectors live and which kernels run. */
-typedef enum { TPMG_BACKEND_CPU = 0, TPMG_BACKEND_CUDA = 1 } tpmg_backend;
+/** Where a context's vectors live (libCEED's CEED_MEM_HOST, CEED_MEM_DEVICE). */
+typedef enum {
+  TPMG_MEMORY_HOST = 0,  /**< host memory: plain pointers of this process */
+  TPMG_MEMORY_DEVICE = 1 /**< the memory of the context's GPU (cudaMalloc'd for "cuda") */
+} tpmg_memory_type;
 
 /** Scalar type of a vector. */
 typedef enum { TPMG_DOUBLE = 0, TPMG_FLOAT = 1 } tpmg_precision;
@@ -68,13 +72,21 @@ typedef struct tpmg_solver tpmg_solver;
 /* Context                                                                   */
 /* ------------------------------------------------------------------------ */
 
-/** Options of a context. */
+/** Options of a context.
+ *
+ *  Backends are chosen by name. "cpu" is the reference backend (OpenMP, host
+ *  memory); "cuda" runs every operation on one NVIDIA GPU (device memory). A
+ *  backend may offer variants of its kernels as "name/variant": "cuda/basic",
+ *  "cuda/constant", "cuda/tiled", "cuda/thread" (doc/design.md); the plain name
+ *  takes the fastest measured kernels. Which names a build has:
+ *  tpmg_backend_available. */
 typedef struct {
-  tpmg_backend backend; /**< default TPMG_BACKEND_CPU */
-  int n_threads;        /**< CPU threads: the CPU backend's kernels and any backend's host-side
-                             setup (right-hand sides, L2 errors), 1..TPMG_MAX_THREADS;
-                             0 (default): OpenMP's default */
-  int device;           /**< CUDA device number; default 0 */
+  const char *backend; /**< backend name; NULL (default) means "cpu". Borrowed: only read
+                            during tpmg_context_create */
+  int n_threads;       /**< CPU threads: the CPU backend's kernels and any backend's host-side
+                            setup (right-hand sides, L2 errors), 1..TPMG_MAX_THREADS;
+                            0 (default): OpenMP's default */
+  int device;          /**< GPU number for a GPU backend; default 0 */
 } tpmg_context_options;
 
 /** The most CPU threads a context takes (tpmg_context_options.n_threads): far
@@ -82,20 +94,22 @@ typedef struct {
  *  them (a runtime asked for 100000 threads crashes). */
 #define TPMG_MAX_THREADS 1024
 
-/** Default context options: CPU backend, OpenMP's thread count, device 0. */
+/** Default context options: the "cpu" backend, OpenMP's thread count, device 0. */
 tpmg_context_options tpmg_context_options_default(void);
 
-/** Whether a backend is compiled in and has a usable device.
- *  @param[in]  backend the backend to ask about
- *  @param[out] available 1 if usable, else 0
- *  @return TPMG_SUCCESS, or TPMG_ERROR_ARGUMENT for a NULL output or unknown backend. */
-tpmg_status tpmg_backend_available(tpmg_backend backend, int *available);
+/** Whether a backend (or backend variant) is compiled in and has a usable device.
+ *  @param[in]  name the backend's name, e.g. "cpu", "cuda", "cuda/tiled"
+ *  @param[out] available 1 if a context can be created with it, else 0
+ *  @return TPMG_SUCCESS, or TPMG_ERROR_ARGUMENT for a NULL argument or a name that
+ *  is no backend tpmg knows (compiled in or not). */
+tpmg_status tpmg_backend_available(const char *name, int *available);
 
 /** Create a context: the backend, its threads or device, and the error message.
  *  @param[in]  options options, or NULL for the defaults
  *  @param[out] ctx the new context; owned by the caller, free with tpmg_context_destroy
- *  @return TPMG_ERROR_ARGUMENT for n_threads outside 0..TPMG_MAX_THREADS or a negative
- *  device; TPMG_ERROR_UNSUPPORTED if the backend is not compiled in or has no device.
+ *  @return TPMG_ERROR_ARGUMENT for a name tpmg does not know, n_threads outside
+ *  0..TPMG_MAX_THREADS or a negative device number; TPMG_ERROR_UNSUPPORTED if the
+ *  backend is not compiled in, has no device or does not have the variant asked for.
  *  On failure *ctx is NULL and no message can be read: the status says what went wrong. */
 tpmg_status tpmg_context_create(const tpmg_context_options *options, tpmg_context **ctx);
 
@@ -112,8 +126,12 @@ const char *tpmg_context_last_error(const tpmg_context *ctx);
  *  @param[out] bytes the byte count */
 tpmg_status tpmg_context_memory(const tpmg_context *ctx, size_t *bytes);
 
-/** The context's backend. */
-tpmg_status tpmg_context_backend(const tpmg_context *ctx, tpmg_backend *backend);
+/** The context's backend as it was named at creation ("cpu", "cuda/tiled", ...).
+ *  @param[out] name a string owned by the context, valid while it lives */
+tpmg_status tpmg_context_backend(const tpmg_context *ctx, const char **name);
+
+/** Where the context's vectors live: host or device memory. */
+tpmg_status tpmg_context_memory_type(const tpmg_context *ctx, tpmg_memory_type *type);
 
 /** The number of CPU threads the context uses. */
 tpmg_status tpmg_context_threads(const tpmg_context *ctx, int *n_threads);

@@ -28,42 +28,40 @@ size_t tpmg_precision_size(tpmg_precision precision) {
 }
 
 tpmg_context_options tpmg_context_options_default(void) {
-  tpmg_context_options options = {TPMG_BACKEND_CPU, 0, 0};
+  tpmg_context_options options = {NULL, 0, 0};
   return options;
-}
-
-static const tpmg_backend_ops *backend_ops(tpmg_backend backend) {
-  switch (backend) {
-  case TPMG_BACKEND_CPU:
-    return &tpmg_cpu_backend;
-  case TPMG_BACKEND_CUDA:
-#ifdef TPMG_HAVE_CUDA
-    return &tpmg_cuda_backend;
-#else
-    return NULL;
-#endif
-  }
-  return NULL;
 }
 
 tpmg_status tpmg_context_create(const tpmg_context_options *options, tpmg_context **ctx) {
   if (!ctx) return TPMG_ERROR_ARGUMENT;
   *ctx = NULL;
   tpmg_context_options opts = options ? *options : tpmg_context_options_default();
-  if (opts.backend != TPMG_BACKEND_CPU && opts.backend != TPMG_BACKEND_CUDA)
-    return TPMG_ERROR_ARGUMENT;
+  const char *name = opts.backend ? opts.backend : "cpu";
   if (opts.n_threads < 0 || opts.n_threads > TPMG_MAX_THREADS || opts.device < 0)
     return TPMG_ERROR_ARGUMENT;
-  const tpmg_backend_ops *ops = backend_ops(opts.backend);
-  if (!ops) return TPMG_ERROR_UNSUPPORTED;
 
   tpmg_context *c = calloc(1, sizeof(*c));
   if (!c) return TPMG_ERROR_MEMORY;
-  c->backend = opts.backend;
+  if (strlen(name) >= sizeof(c->backend)) {
+    free(c);
+    return TPMG_ERROR_ARGUMENT;
+  }
+  strcpy(c->backend, name);
+  char *slash = strchr(c->backend, '/');
+  if (slash) {
+    *slash = '\0'; /* c->backend is the registry's name until init has run */
+    c->variant = slash + 1;
+  }
+  int known = 0;
+  c->ops = tpmg_backend_find(c->backend, &known);
+  if (slash) *slash = '/';
+  if (!c->ops) {
+    free(c);
+    return known ? TPMG_ERROR_UNSUPPORTED : TPMG_ERROR_ARGUMENT;
+  }
   c->n_threads = opts.n_threads > 0 ? opts.n_threads : omp_get_max_threads();
   c->device = opts.device;
-  c->ops = ops;
-  tpmg_status status = ops->init(c);
+  tpmg_status status = c->ops->init(c);
   if (status != TPMG_SUCCESS) {
     free(c);
     return status;
@@ -72,14 +70,15 @@ tpmg_status tpmg_context_create(const tpmg_context_options *options, tpmg_contex
   return TPMG_SUCCESS;
 }
 
-tpmg_status tpmg_backend_available(tpmg_backend backend, int *available) {
-  if (!available) return TPMG_ERROR_ARGUMENT;
-  if (backend != TPMG_BACKEND_CPU && backend != TPMG_BACKEND_CUDA) return TPMG_ERROR_ARGUMENT;
+tpmg_status tpmg_backend_available(const char *name, int *available) {
+  if (!available || !name) return TPMG_ERROR_ARGUMENT;
   tpmg_context_options options = tpmg_context_options_default();
-  options.backend = backend;
+  options.backend = name;
   tpmg_context *ctx = NULL;
-  *available = tpmg_context_create(&options, &ctx) == TPMG_SUCCESS;
+  tpmg_status status = tpmg_context_create(&options, &ctx);
   tpmg_context_destroy(&ctx);
+  if (status == TPMG_ERROR_ARGUMENT) return status;
+  *available = status == TPMG_SUCCESS;
   return TPMG_SUCCESS;
 }
 
@@ -103,12 +102,29 @@ tpmg_status tpmg_context_memory(const tpmg_context *ctx, size_t *bytes) {
   return TPMG_SUCCESS;
 }
 
-tpmg_status tpmg_context_backend(const tpmg_context *ctx, tpmg_backend *backend) {
+tpmg_status tpmg_context_backend(const tpmg_context *ctx, const char **name) {
   if (!ctx) return TPMG_ERROR_ARGUMENT;
-  TPMG_CHECK(ctx, backend, TPMG_ERROR_ARGUMENT, "backend is NULL");
-  *backend = ctx->backend;
+  TPMG_CHECK(ctx, name, TPMG_ERROR_ARGUMENT, "name is NULL");
+  *name = ctx->backend;
   return TPMG_SUCCESS;
 }
+
+tpmg_status tpmg_context_memory_type(const tpmg_context *ctx, tpmg_memory_type *type) {
+  if (!ctx) return TPMG_ERROR_ARGUMENT;
+  TPMG_CHECK(ctx, type, TPMG_ERROR_ARGUMENT, "type is NULL");
+  *type = ctx->ops->memory;
+  return TPMG_SUCCESS;
+}
+
+int tpmg_backend_threads(const tpmg_context *ctx) { return ctx->n_threads; }
+
+int tpmg_backend_device(const tpmg_context *ctx) { return ctx->device; }
+
+const char *tpmg_backend_variant(const tpmg_context *ctx) { return ctx->variant; }
+
+void *tpmg_backend_data(const tpmg_context *ctx) { return ctx->backend_data; }
+
+void tpmg_backend_set_data(tpmg_context *ctx, void *data) { ctx->backend_data = data; }
 
 tpmg_status tpmg_context_threads(const tpmg_context *ctx, int *n_threads) {
   if (!ctx) return TPMG_ERROR_ARGUMENT;

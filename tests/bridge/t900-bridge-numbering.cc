@@ -322,8 +322,8 @@ namespace
                           tpmg::dealii::ExcTpmgError,
                           "interior DoFs");
     }
-    if (!tpmg::dealii::Context::is_available(TPMG_BACKEND_CUDA))
-      BRIDGE_CHECK_THROWS(tpmg::dealii::Context{TPMG_BACKEND_CUDA},
+    if (!tpmg::dealii::Context::is_available("cuda"))
+      BRIDGE_CHECK_THROWS(tpmg::dealii::Context{"cuda"},
                           tpmg::dealii::ExcTpmgError,
                           "backend cuda");
   }

@@ -120,7 +120,7 @@ namespace
     dof_handler.distribute_dofs(fe);
     dof_handler.distribute_mg_dofs();
     tpmg::dealii::renumber_lexicographic(dof_handler);
-    tpmg::dealii::Context        context(TPMG_BACKEND_CPU, 1);
+    tpmg::dealii::Context        context("cpu", 1);
     tpmg::dealii::Hierarchy<dim> hierarchy(dof_handler, context);
 
     std::mt19937                           random(k + 10 * dim);

@@ -88,7 +88,7 @@ namespace
                dim>::construct_multigrid_hierarchy)
       , fe(k)
       , dof_handler(tria)
-      , context(TPMG_BACKEND_CPU, 1)
+      , context("cpu", 1)
     {
       bridge_test::make_mesh(
         tria, mesh.cells, mesh.lower, mesh.upper, mesh.refinements);
@@ -277,7 +277,7 @@ namespace
 
     // the whole V-cycle in a context of its own (own grid) and in the
     // hierarchy's (shared grid), through the GPU classes' code
-    tpmg::dealii::Context other_context(TPMG_BACKEND_CPU, 1);
+    tpmg::dealii::Context other_context("cpu", 1);
     for (tpmg::dealii::Context *context : {&other_context, &problem.context})
       {
         tpmg_multigrid_options mg_options = tpmg_multigrid_options_default();

@@ -35,13 +35,17 @@ typedef struct {
 } tpmg_cpu_data;
 
 static tpmg_status cpu_init(tpmg_context *ctx) {
-  ctx->backend_data = calloc(1, sizeof(tpmg_cpu_data));
-  return ctx->backend_data ? TPMG_SUCCESS : TPMG_ERROR_MEMORY;
+  /* one implementation: no variants */
+  if (tpmg_backend_variant(ctx)) return TPMG_ERROR_UNSUPPORTED;
+  tpmg_cpu_data *data = calloc(1, sizeof(tpmg_cpu_data));
+  if (!data) return TPMG_ERROR_MEMORY;
+  tpmg_backend_set_data(ctx, data);
+  return TPMG_SUCCESS;
 }
 
 static void cpu_finalize(tpmg_context *ctx) {
-  free(ctx->backend_data);
-  ctx->backend_data = NULL;
+  free(tpmg_backend_data(ctx));
+  tpmg_backend_set_data(ctx, NULL);
 }
 
 /* 64-byte aligned host memory, not initialized. */
@@ -142,13 +146,13 @@ static tpmg_status cpu_convert(tpmg_context *ctx, tpmg_index n, tpmg_precision s
   } else if (src_prec == TPMG_DOUBLE) {
     const double *s = src;
     float *d = dst;
-#pragma omp parallel for schedule(static) num_threads(ctx->n_threads) if (n > TPMG_CPU_PARALLEL_MIN)
+#pragma omp parallel for schedule(static) num_threads(tpmg_backend_threads(ctx)) if (n > TPMG_CPU_PARALLEL_MIN)
     for (tpmg_index i = 0; i < n; ++i)
       d[i] = (float)s[i];
   } else {
     const float *s = src;
     double *d = dst;
-#pragma omp parallel for schedule(static) num_threads(ctx->n_threads) if (n > TPMG_CPU_PARALLEL_MIN)
+#pragma omp parallel for schedule(static) num_threads(tpmg_backend_threads(ctx)) if (n > TPMG_CPU_PARALLEL_MIN)
     for (tpmg_index i = 0; i < n; ++i)
       d[i] = s[i];
   }
@@ -165,7 +169,7 @@ tpmg_status tpmg_cpu_copy_boundary(tpmg_context *ctx, const tpmg_level *lvl, tpm
   const char *s = src;
   char *d = dst;
 #pragma omp parallel for collapse(2) schedule(static)                                              \
-    num_threads(ctx->n_threads) if (n1 * n2 > 1024)
+    num_threads(tpmg_backend_threads(ctx)) if (n1 * n2 > 1024)
   for (tpmg_index i2 = 0; i2 < n2; ++i2)
     for (tpmg_index i1 = 0; i1 < n1; ++i1) {
       const size_t line = (size_t)(n0 * (i1 + n1 * i2)) * size;
@@ -196,7 +200,7 @@ static tpmg_status cpu_coarse_solve(tpmg_context *ctx, const tpmg_level *lvl, tp
 
 /* The wall clock; the CPU backend's work is done when its calls return. */
 static tpmg_status cpu_stopwatch(tpmg_context *ctx, int start, double *seconds) {
-  tpmg_cpu_data *data = ctx->backend_data;
+  tpmg_cpu_data *data = tpmg_backend_data(ctx);
   struct timespec now;
   clock_gettime(CLOCK_MONOTONIC, &now);
   double t = (double)now.tv_sec + 1e-9 * (double)now.tv_nsec;
@@ -209,6 +213,7 @@ static tpmg_status cpu_stopwatch(tpmg_context *ctx, int start, double *seconds) 
 
 const tpmg_backend_ops tpmg_cpu_backend = {
     .name = "cpu",
+    .memory = TPMG_MEMORY_HOST,
     .init = cpu_init,
     .finalize = cpu_finalize,
     .alloc = cpu_alloc,
@@ -242,7 +247,7 @@ const tpmg_backend_ops tpmg_cpu_backend = {
 
 static void TPMG_CPU_NAME(set)(tpmg_context *ctx, tpmg_index n, double value, T *v) {
   const T c = (T)value;
-#pragma omp parallel for schedule(static) num_threads(ctx->n_threads) if (n > TPMG_CPU_PARALLEL_MIN)
+#pragma omp parallel for schedule(static) num_threads(tpmg_backend_threads(ctx)) if (n > TPMG_CPU_PARALLEL_MIN)
   for (tpmg_index i = 0; i < n; ++i)
     v[i] = c;
 }
@@ -252,11 +257,11 @@ static void TPMG_CPU_NAME(axpby)(tpmg_context *ctx, tpmg_index n, double a, cons
                                  double b, T *restrict y) {
   const T ta = (T)a, tb = (T)b;
   if (b == 0) {
-#pragma omp parallel for schedule(static) num_threads(ctx->n_threads) if (n > TPMG_CPU_PARALLEL_MIN)
+#pragma omp parallel for schedule(static) num_threads(tpmg_backend_threads(ctx)) if (n > TPMG_CPU_PARALLEL_MIN)
     for (tpmg_index i = 0; i < n; ++i)
       y[i] = ta * x[i];
   } else {
-#pragma omp parallel for schedule(static) num_threads(ctx->n_threads) if (n > TPMG_CPU_PARALLEL_MIN)
+#pragma omp parallel for schedule(static) num_threads(tpmg_backend_threads(ctx)) if (n > TPMG_CPU_PARALLEL_MIN)
     for (tpmg_index i = 0; i < n; ++i)
       y[i] = ta * x[i] + tb * y[i];
   }
@@ -268,7 +273,7 @@ static void TPMG_CPU_NAME(axpby)(tpmg_context *ctx, tpmg_index n, double a, cons
 static double TPMG_CPU_NAME(dot)(tpmg_context *ctx, tpmg_index n, const T *restrict x,
                                  const T *restrict y) {
   double block_sum[TPMG_CPU_DOT_BLOCKS];
-#pragma omp parallel for schedule(static) num_threads(ctx->n_threads) if (n > TPMG_CPU_PARALLEL_MIN)
+#pragma omp parallel for schedule(static) num_threads(tpmg_backend_threads(ctx)) if (n > TPMG_CPU_PARALLEL_MIN)
   for (int j = 0; j < TPMG_CPU_DOT_BLOCKS; ++j) {
     const tpmg_index begin = n * j / TPMG_CPU_DOT_BLOCKS, end = n * (j + 1) / TPMG_CPU_DOT_BLOCKS;
     double lane[TPMG_CPU_DOT_LANES] = {0};
@@ -294,7 +299,7 @@ static double TPMG_CPU_NAME(dot)(tpmg_context *ctx, tpmg_index n, const T *restr
 static void TPMG_CPU_NAME(dots)(tpmg_context *ctx, tpmg_index n, int m, const T *const *x,
                                 const T *restrict y, double *result) {
   double block_sum[TPMG_CPU_DOT_BLOCKS][TPMG_MULTI_MAX + 1];
-#pragma omp parallel for schedule(static) num_threads(ctx->n_threads) if (n > TPMG_CPU_PARALLEL_MIN)
+#pragma omp parallel for schedule(static) num_threads(tpmg_backend_threads(ctx)) if (n > TPMG_CPU_PARALLEL_MIN)
   for (int j = 0; j < TPMG_CPU_DOT_BLOCKS; ++j) {
     const tpmg_index begin = n * j / TPMG_CPU_DOT_BLOCKS, end = n * (j + 1) / TPMG_CPU_DOT_BLOCKS;
     double sum[TPMG_MULTI_MAX + 1] = {0};
@@ -322,7 +327,7 @@ static void TPMG_CPU_NAME(axpys)(tpmg_context *ctx, tpmg_index n, int m, const d
   for (int v = 0; v < m; ++v)
     ta[v] = (T)a[v];
   double block_sum[TPMG_CPU_DOT_BLOCKS];
-#pragma omp parallel for schedule(static) num_threads(ctx->n_threads) if (n > TPMG_CPU_PARALLEL_MIN)
+#pragma omp parallel for schedule(static) num_threads(tpmg_backend_threads(ctx)) if (n > TPMG_CPU_PARALLEL_MIN)
   for (int j = 0; j < TPMG_CPU_DOT_BLOCKS; ++j) {
     const tpmg_index begin = n * j / TPMG_CPU_DOT_BLOCKS, end = n * (j + 1) / TPMG_CPU_DOT_BLOCKS;
     double sum = 0;
@@ -357,7 +362,7 @@ static void TPMG_CPU_NAME(coarse_solve)(tpmg_context *ctx, const tpmg_level *lvl
       for (tpmg_index j0 = 0; j0 < m0; ++j0)
         b_interior[j0 + m0 * (j1 + m1 * j2)] = b[1 + j0 + n0 * (1 + j1 + n1 * (z0 + j2))];
   memset(x, 0, (size_t)lvl->n_dofs * sizeof(T));
-#pragma omp parallel for schedule(static) num_threads(ctx->n_threads) if (n_interior > 256)
+#pragma omp parallel for schedule(static) num_threads(tpmg_backend_threads(ctx)) if (n_interior > 256)
   for (tpmg_index row = 0; row < n_interior; ++row) {
     const T *restrict a = inverse + row * n_interior;
     T sum = 0;

@@ -106,7 +106,7 @@ static tpmg_status TPMG_CPU_NAME(laplace)(tpmg_context *ctx, const tpmg_level *l
       }
   }
   const tpmg_index n_layers = lvl->cells[s], plane = lvl->n_dofs / lvl->n[s];
-#pragma omp parallel num_threads(ctx->n_threads)
+#pragma omp parallel num_threads(tpmg_backend_threads(ctx))
   for (int parity = 0; parity < 2; ++parity) {
 #pragma omp for schedule(static)
     for (tpmg_index c = parity; c < n_layers; c += 2) {

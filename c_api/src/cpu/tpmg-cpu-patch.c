@@ -189,7 +189,7 @@ static tpmg_status TPMG_CPU_NAME(patch_pass)(tpmg_context *ctx, const tpmg_level
   const tpmg_index m2 = dim == 3 ? tpmg_level_patches_1d(lvl, 2, colour) : 1;
   const int none[3] = {0, 0, 0}, begin[3] = {0, 0, 0};
   const int end[3] = {n_in, n_in, dim == 3 ? n_in : 1};
-#pragma omp parallel for collapse(3) schedule(static) num_threads(ctx->n_threads)
+#pragma omp parallel for collapse(3) schedule(static) num_threads(tpmg_backend_threads(ctx))
   for (tpmg_index t2 = 0; t2 < m2; ++t2)
     for (tpmg_index t1 = 0; t1 < m1; ++t1)
       for (tpmg_index t0 = 0; t0 < m0; ++t0) {

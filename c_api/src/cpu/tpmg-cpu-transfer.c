@@ -186,7 +186,7 @@ static tpmg_status TPMG_CPU_NAME(prolongate_add)(tpmg_context *ctx, const tpmg_l
   TPMG_CPU_NAME(transfer_data) data;
   TPMG_CPU_NAME(transfer_setup)(coarse, fine, c, f, &data);
   const tpmg_index cells_1 = coarse->cells[1], cells_2 = dim == 3 ? coarse->cells[2] : 1;
-#pragma omp parallel for collapse(2) schedule(static) num_threads(ctx->n_threads)
+#pragma omp parallel for collapse(2) schedule(static) num_threads(tpmg_backend_threads(ctx))
   for (tpmg_index c2 = 0; c2 < cells_2; ++c2)
     for (tpmg_index c1 = 0; c1 < cells_1; ++c1)
       kernel(&data, c1, c2);
@@ -200,7 +200,7 @@ static tpmg_status TPMG_CPU_NAME(restriction)(tpmg_context *ctx, const tpmg_leve
   TPMG_CPU_NAME(transfer_data) data;
   TPMG_CPU_NAME(transfer_setup)(coarse, fine, f, c, &data);
   const tpmg_index n_layers = coarse->cells[s], plane = coarse->n_dofs / coarse->n[s];
-#pragma omp parallel num_threads(ctx->n_threads)
+#pragma omp parallel num_threads(tpmg_backend_threads(ctx))
   for (int parity = 0; parity < 2; ++parity) {
 #pragma omp for schedule(static)
     for (tpmg_index c_s = parity; c_s < n_layers; c_s += 2) {

@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "tpmg-impl.h"
+#include "tpmg-backend.h"
 
 /* Points per direction of the largest local tensor: the vertex patch of Q_10 in 2D. */
 #define TPMG_CPU_MAX_POINTS (2 * TPMG_MAX_DEGREE_2D + 1)

@@ -19,6 +19,7 @@
 #include <tpmg/dealii/exceptions.h>
 
 #include <cstddef>
+#include <string>
 
 /**
  * The deal.II bridge of tpmg: tpmg's vertex-patch smoother, matrix-free
@@ -79,10 +80,11 @@ namespace tpmg::dealii
       const tpmg_context_options &options = tpmg_context_options_default());
 
     /**
-     * Create a context on @p backend with @p n_threads CPU threads (0:
-     * OpenMP's default) and CUDA device @p device.
+     * Create a context on the backend named @p backend ("cpu", "cuda",
+     * "cuda/VARIANT": tpmg_context_options) with @p n_threads CPU threads
+     * (0: OpenMP's default) and GPU @p device.
      */
-    explicit Context(const tpmg_backend backend,
+    explicit Context(const std::string &backend,
                      const unsigned int n_threads = 0,
                      const int          device    = 0);
 
@@ -97,9 +99,13 @@ namespace tpmg::dealii
     tpmg_context *
     get() const;
 
-    /** The backend: TPMG_BACKEND_CPU or TPMG_BACKEND_CUDA. */
-    tpmg_backend
+    /** The backend's name, as given at creation ("cpu", "cuda", ...). */
+    std::string
     backend() const;
+
+    /** Where the context's vectors live: TPMG_MEMORY_HOST or TPMG_MEMORY_DEVICE. */
+    tpmg_memory_type
+    memory_type() const;
 
     /** The CPU threads the context uses. */
     unsigned int
@@ -113,9 +119,12 @@ namespace tpmg::dealii
     void
     synchronize() const;
 
-    /** Whether @p backend is compiled in and has a usable device. */
+    /**
+     * Whether the backend named @p backend is compiled in and has a usable
+     * device. Throws ExcTpmgError for a name tpmg does not know.
+     */
     static bool
-    is_available(const tpmg_backend backend);
+    is_available(const std::string &backend);
 
     /**
      * Throw ExcTpmgError, with the context's message, if @p status is not

@@ -1,0 +1,221 @@
+/* What a backend implements and may use: the function table, the levels and
+ * their 1D data, errors, memory accounting and the context's settings.
+ * Backends (c_api/src/cpu/, cuda_kernels/) include this header and nothing
+ * else of the core; the object structs are in tpmg-impl.h. Never included by
+ * users. */
+#ifndef TPMG_BACKEND_H
+#define TPMG_BACKEND_H
+
+#include <stdio.h>
+
+#include "tpmg.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* levels 0..TPMG_MAX_FINE_LEVEL, and one to spare */
+#define TPMG_MAX_LEVELS (TPMG_MAX_FINE_LEVEL + 2)
+#define TPMG_PI 3.14159265358979323846
+
+/* ---- errors ------------------------------------------------------------ */
+
+/* Record a message in the context (file, line, text) and return the status. */
+tpmg_status tpmg_error_set(const tpmg_context *ctx, tpmg_status status, const char *file, int line,
+                           const char *format, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 5, 6)))
+#endif
+    ;
+
+/* Usage check, always on: if cond fails, set the message and return status. */
+#define TPMG_CHECK(ctx, cond, status, ...)                                                         \
+  do {                                                                                             \
+    if (!(cond)) return tpmg_error_set((ctx), (status), __FILE__, __LINE__, __VA_ARGS__);          \
+  } while (0)
+
+/* Propagate a failed status (its message is already set). */
+#define TPMG_CALL(expr)                                                                            \
+  do {                                                                                             \
+    tpmg_status tpmg_call_status_ = (expr);                                                        \
+    if (tpmg_call_status_ != TPMG_SUCCESS) return tpmg_call_status_;                               \
+  } while (0)
+
+size_t tpmg_precision_size(tpmg_precision precision);
+
+/* ---- levels ------------------------------------------------------------ */
+
+/* 1D data of one level in one precision: pointers into backend memory, arrays
+ * row-major, one set per direction d < dim (they differ when h_d differs).
+ * With P = 2k+1 patch points and I = 2k-1 interior patch points:
+ *   cell_mass, cell_stiffness   (k+1) x (k+1)  M = h Mref, K = Kref / h
+ *   patch_mass, patch_stiffness  P x P          the two cells of a vertex patch
+ *   eigenvectors                 I x I          column j solves K s = lambda_j M s
+ *                                               on the patch interior, S^T M S = I
+ *   eigenvalues                  I
+ * and, the same for every direction and level,
+ *   prolongation                 P x (k+1)      the coarse cell's basis at the
+ *                                               support points of its two children */
+typedef struct {
+  const void *cell_mass[3];
+  const void *cell_stiffness[3];
+  const void *patch_mass[3];
+  const void *patch_stiffness[3];
+  const void *eigenvectors[3];
+  const void *eigenvalues[3];
+  const void *prolongation;
+} tpmg_level_data;
+
+/* One level of the hierarchy. In 2D, n[2] = cells[2] = 1 and h[2] = 1. */
+typedef struct {
+  int dim;
+  int degree;
+  int level;
+  tpmg_index cells[3];  /* cells per direction */
+  tpmg_index n[3];      /* DoFs per direction: cells k + 1 */
+  tpmg_index n_dofs;    /* n[0] n[1] n[2] */
+  double h[3];          /* cell size per direction */
+  tpmg_level_data data[2]; /* indexed by tpmg_precision */
+} tpmg_level;
+
+/* Patches of one colour per direction: vertices v_d = 1 + c_d + 2 t, t >= 0,
+ * v_d <= cells_d - 1, where c_d = (colour >> d) & 1. */
+static inline tpmg_index tpmg_level_patches_1d(const tpmg_level *lvl, int d, int colour) {
+  tpmg_index last = lvl->cells[d] - 1 - 1 - ((colour >> d) & 1);
+  return last < 0 ? 0 : last / 2 + 1;
+}
+
+/* ---- backends ---------------------------------------------------------- */
+
+/* The most vectors one call of the backend's dots or axpys takes; the core
+ * splits longer lists. */
+#define TPMG_MULTI_MAX 16
+
+/* What every backend provides. The core validates arguments, then calls these;
+ * a backend may assume valid arguments. Vector pointers are in the backend's
+ * memory space; `prec` selects float or double. Each returns a status and sets
+ * the context's message on failure. */
+typedef struct {
+  const char *name;
+  tpmg_memory_type memory; /* where alloc puts vectors */
+  /* set up the backend's state (tpmg_backend_set_data); refuse a variant
+   * (tpmg_backend_variant) it does not have with TPMG_ERROR_UNSUPPORTED */
+  tpmg_status (*init)(tpmg_context *ctx);
+  void (*finalize)(tpmg_context *ctx);
+  tpmg_status (*alloc)(tpmg_context *ctx, size_t bytes, void **ptr);
+  void (*release)(tpmg_context *ctx, void *ptr);
+  tpmg_status (*upload)(tpmg_context *ctx, void *dst, const void *host, size_t bytes);
+  tpmg_status (*download)(tpmg_context *ctx, void *host, const void *src, size_t bytes);
+  tpmg_status (*synchronize)(tpmg_context *ctx);
+  /* backend memory free for allocation (SIZE_MAX where unknown) */
+  tpmg_status (*free_memory)(tpmg_context *ctx, size_t *bytes);
+
+  /* vector operations */
+  tpmg_status (*set)(tpmg_context *ctx, tpmg_precision prec, tpmg_index n, double value, void *v);
+  tpmg_status (*axpby)(tpmg_context *ctx, tpmg_precision prec, tpmg_index n, double a,
+                       const void *x, double b, void *y);
+  tpmg_status (*dot)(tpmg_context *ctx, tpmg_precision prec, tpmg_index n, const void *x,
+                     const void *y, double *result);
+  tpmg_status (*convert)(tpmg_context *ctx, tpmg_index n, tpmg_precision src_prec, const void *src,
+                         tpmg_precision dst_prec, void *dst);
+  /* Several vectors in one pass (GMRES' classical Gram-Schmidt), 1 <= m <=
+   * TPMG_MULTI_MAX, each sum in double in an order fixed by n alone.
+   * dots: result[i] = (x_i, y) for i < m and result[m] = (y, y) */
+  tpmg_status (*dots)(tpmg_context *ctx, tpmg_precision prec, tpmg_index n, int m,
+                      const void *const *x, const void *y, double *result);
+  /* axpys: y += a_0 x_0 + ... + a_{m-1} x_{m-1}, added in that order in the
+   * precision of the vectors; norm2 != NULL: (y, y) of the new y as stored */
+  tpmg_status (*axpys)(tpmg_context *ctx, tpmg_precision prec, tpmg_index n, int m, const double *a,
+                       const void *const *x, void *y, double *norm2);
+
+  /* dst = A src; Dirichlet entries of src read as zero, dst_B = src_B */
+  tpmg_status (*laplace)(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
+                         const void *src, void *dst);
+  /* laplace with a chosen implementation (benchmarks and tests; laplace is
+   * TPMG_KERNEL_DEFAULT) */
+  tpmg_status (*laplace_kernel)(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
+                                tpmg_kernel kernel, const void *src, void *dst);
+  /* dst_B = src_B, interior of dst untouched */
+  tpmg_status (*copy_boundary)(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
+                               const void *src, void *dst);
+  /* FUSED, for every patch of one colour: r_I = b_I - (Abar x)_I on the patch,
+   * x_I += A_I^{-1} r_I. boundary != 0: BOUNDARY, the window read with the
+   * patch interior as zero (x_I not loaded), so r_I = b_I - A_IB x_B, and
+   * x_I = A_I^{-1} r_I stored */
+  tpmg_status (*patch_fused)(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
+                             tpmg_kernel kernel, int colour, int boundary, const void *b, void *x);
+  /* SEPARATE, first half: r_I = b_I - (Abar x)_I on the interiors of one colour's
+   * patches (other entries of r untouched) */
+  tpmg_status (*patch_residual)(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
+                                tpmg_kernel kernel, int colour, const void *b, const void *x,
+                                void *r);
+  /* GLOBAL and SEPARATE: x_I += A_I^{-1} r_I for every patch of one colour */
+  tpmg_status (*patch_solve)(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
+                             tpmg_kernel kernel, int colour, const void *r, void *x);
+  /* fine += P coarse, Dirichlet entries of coarse read as zero, of fine unchanged */
+  tpmg_status (*prolongate_add)(tpmg_context *ctx, const tpmg_level *coarse,
+                                const tpmg_level *fine, tpmg_precision prec, const void *c,
+                                void *f);
+  /* coarse = P^T fine, Dirichlet entries of fine read as zero, of coarse set to 0 */
+  tpmg_status (*restrict_)(tpmg_context *ctx, const tpmg_level *coarse, const tpmg_level *fine,
+                           tpmg_precision prec, const void *f, void *c);
+  /* x_I = inverse b_I on level 0 (inverse: dense n_I x n_I row-major over the
+   * interior DoFs in lexicographic order), x_B = 0 */
+  tpmg_status (*coarse_solve)(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
+                              const void *inverse, const void *b, void *x);
+
+  /* For benchmarks. start != 0: mark the start on the backend's queue of work;
+   * start == 0: mark the end, wait for it and return the seconds between the
+   * two marks (CUDA events on the CUDA backend, the wall clock on the CPU). */
+  tpmg_status (*stopwatch)(tpmg_context *ctx, int start, double *seconds);
+  /* For benchmarks, NULL where not measured: the device's limits measured by
+   * small loops, in limits[TPMG_LIMIT_*]. */
+  tpmg_status (*measure_limits)(tpmg_context *ctx, double *limits);
+} tpmg_backend_ops;
+
+/* What measure_limits returns. */
+enum {
+  TPMG_LIMIT_SHARED_BYTES = 0, /* shared-memory load bandwidth, bytes/s (conflict-free loop) */
+  TPMG_LIMIT_FLOPS_DOUBLE = 1, /* FP64 FMA throughput, flop/s (an FMA counts 2) */
+  TPMG_LIMIT_FLOPS_FLOAT = 2,  /* FP32 FMA throughput, flop/s */
+  TPMG_LIMIT_COUNT = 3
+};
+
+
+/* Backend memory with accounting; a failed allocation sets the message. */
+tpmg_status tpmg_malloc(tpmg_context *ctx, size_t bytes, const char *what, void **ptr);
+void tpmg_free(tpmg_context *ctx, size_t bytes, void *ptr);
+
+/* ---- what a backend may read of its context ------------------------------ */
+
+/* The CPU threads of the context (>= 1). */
+int tpmg_backend_threads(const tpmg_context *ctx);
+/* The device number asked for in the context options. */
+int tpmg_backend_device(const tpmg_context *ctx);
+/* The variant named after the backend's name ("tiled" of "cuda/tiled"), or
+ * NULL; init refuses a variant it does not know. */
+const char *tpmg_backend_variant(const tpmg_context *ctx);
+/* The backend's own state: set by init, freed by finalize. */
+void *tpmg_backend_data(const tpmg_context *ctx);
+void tpmg_backend_set_data(tpmg_context *ctx, void *data);
+
+/* Host-side 1D building blocks (tpmg-basis.c), all in double. */
+void tpmg_basis_gauss_lobatto(int n_points, double *points);       /* on [0,1] */
+void tpmg_basis_gauss(int n_points, double *points, double *weights); /* on [0,1] */
+/* value and derivative of Lagrange polynomial i through `nodes` (n of them) at x */
+double tpmg_basis_lagrange(int n, const double *nodes, int i, double x);
+double tpmg_basis_lagrange_derivative(int n, const double *nodes, int i, double x);
+/* reference cell mass and stiffness on [0,1], (k+1)^2 row-major, exact */
+void tpmg_basis_cell_matrices(int degree, double *mass, double *stiffness);
+/* the generalized symmetric eigenproblem K S = M S Lambda, M positive definite,
+ * n x n row-major, by Cholesky and cyclic Jacobi; S^T M S = I, eigenvalues
+ * ascending. Returns the largest residual ||K s - lambda M s||_inf / (||K||_inf ||s||_inf),
+ * or a negative value if M is not positive definite. */
+double tpmg_basis_generalized_eigen(int n, const double *K, const double *M, double *S,
+                                    double *lambda);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
