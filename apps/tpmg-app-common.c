@@ -21,6 +21,12 @@ const char *app_program(void) {
   return program_name;
 }
 
+static void (*usage_exit)(void) = NULL;
+
+void app_set_usage_exit(void (*handler)(void)) {
+  usage_exit = handler;
+}
+
 void app_usage_error(const char *format, ...) {
   char message[512];
   va_list args;
@@ -28,6 +34,8 @@ void app_usage_error(const char *format, ...) {
   vsnprintf(message, sizeof message, format, args);
   va_end(args);
   fprintf(stderr, "%s: %s\n", program_name, message);
+  if (usage_exit)
+    usage_exit();
   exit(APP_EXIT_USAGE);
 }
 
@@ -82,9 +90,9 @@ static int parse_number(const char *text, double *value) {
   char *end = NULL;
   errno = 0;
   *value = strtod(text, &end);
-  if (*text == '\0' || *end != '\0' || isnan(*value))
-    return 1;
-  return errno != 0 || !isfinite(*value) ? 2 : 0;
+  if (*text == '\0' || *end != '\0' || (errno == 0 && !isfinite(*value)))
+    return 1; /* not a number, or nan or inf as such */
+  return errno != 0 ? 2 : 0;
 }
 
 /* The usage error of a number that parse_number refused. */
@@ -133,9 +141,11 @@ int app_parse_list(const char *name, const char *text, double *values, int max_c
     char *end = NULL;
     errno = 0;
     double value = strtod(p, &end);
-    if (end == p || isnan(value) || count == max_count || (*end != ',' && *end != '\0'))
-      app_usage_error("%s %s: expected at most %d comma-separated numbers", name, text, max_count);
-    if (errno != 0 || !isfinite(value))
+    if (end == p || (errno == 0 && !isfinite(value)) || count == max_count ||
+        (*end != ',' && *end != '\0'))
+      app_usage_error("%s %s: expected at most %d comma-separated finite numbers", name, text,
+                      max_count);
+    if (errno != 0)
       app_usage_error("%s %s: %.*s is outside the range of a double (about 2.2e-308 to 1.8e308 "
                       "in magnitude)",
                       name, text, (int)(end - p), p);

@@ -31,6 +31,10 @@ void app_usage_error(const char *format, ...)
 #endif
     ;
 
+/* Call handler instead of exit(2) after a usage error's message; it must not
+ * return (a fuzzer's longjmp). NULL: exit. */
+void app_set_usage_exit(void (*handler)(void));
+
 /* ---- parsing single options ---------------------------------------------- */
 
 /* One command-line option: argv[*i] is "--name" or "--name=value". Returns
