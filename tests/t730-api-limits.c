@@ -126,6 +126,9 @@ static void solvers(tpmg_context *ctx) {
   s.tolerance = 1;
   EXPECT(ctx, tpmg_solver_create(grid, &s, &solver), TPMG_ERROR_ARGUMENT,
          "tolerance 1: must be in (0, 1)");
+  s.tolerance = 1.0000000000000002; /* shown as given, not rounded to 1 */
+  EXPECT(ctx, tpmg_solver_create(grid, &s, &solver), TPMG_ERROR_ARGUMENT,
+         "tolerance 1.0000000000000002: must be in (0, 1)");
   s.tolerance = 1e-300;
   EXPECT(ctx, tpmg_solver_create(grid, &s, &solver), TPMG_SUCCESS, NULL);
   tpmg_solver_destroy(&solver);

@@ -57,7 +57,7 @@ static tpmg_status check_options(tpmg_context *ctx, const tpmg_solver_options *o
   TPMG_CHECK(ctx, o->smoother >= TPMG_SMOOTHER_GLOBAL && o->smoother <= TPMG_SMOOTHER_BOUNDARY,
              TPMG_ERROR_ARGUMENT, "unknown smoother variant %d", (int)o->smoother);
   TPMG_CHECK(ctx, o->tolerance > 0.0 && o->tolerance < 1.0, TPMG_ERROR_ARGUMENT,
-             "tolerance %g: must be in (0, 1)", o->tolerance);
+             "tolerance %.17g: must be in (0, 1)", o->tolerance);
   TPMG_CHECK(ctx, o->max_iterations >= 1, TPMG_ERROR_ARGUMENT, "max_iterations %d: must be >= 1",
              o->max_iterations);
   TPMG_CHECK(ctx,
