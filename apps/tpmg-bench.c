@@ -25,7 +25,10 @@
 #define DEFAULT_TARGET_DOFS 1e6
 #define MAX_KERNELS 6
 
+static const char *const precision_names[] = {"double", "float", NULL};
+static const char *const mode_names[] = {"double", "mixed", NULL};
 #define N_VARIANTS 4 /* the smoother variants, in tpmg_smoother_variant order */
+static const char *const variant_names[N_VARIANTS] = {"global", "separate", "fused", "boundary"};
 static const char *const kernel_names[7] = {"default", "basic", "constant", "thread",
                                             "tiled",   "brick", "tensor"};
 static const char kernel_letters[7] = {'D', 'B', 'C', 'T', 'L', 'K', 'X'};
@@ -54,7 +57,7 @@ static void print_help(void) {
          "\n"
          "  --dim 2|3|all          dimensions (default all)\n"
          "  --degree k|all         degrees, 1..10 in 2D, 1..8 in 3D (default all)\n"
-         "  --level L              finest level, 1..30, the same for every degree\n"
+         "  --level L              finest level, >= 1, the same for every degree\n"
          "  --dofs N               per degree, the level with the DoF count nearest to N\n"
          "                         (default 1000000; excludes --level)\n"
          "  --precision double|float  arithmetic of the building blocks (default double)\n"
@@ -63,7 +66,7 @@ static void print_help(void) {
          "                         timed solve\n"
          "  --mode double|mixed    precision of the --breakdown solve (default mixed)\n"
          "  --backend cpu|cuda     where it runs (default cpu)\n"
-         "  --threads n            CPU threads, 1..1024 (default: OpenMP's default)\n"
+         "  --threads n            CPU threads, >= 1 (default: OpenMP's default)\n"
          "  --repeat n             timed runs per component, >= 1 (default 5)\n"
          "  --csv FILE             also write the results as CSV to FILE\n"
          "  --help                 print this help and exit\n"
@@ -72,13 +75,10 @@ static void print_help(void) {
 }
 
 static options parse_options(int argc, char **argv) {
-  options o = {.dofs = DEFAULT_TARGET_DOFS, .repeat = 5, .mode = TPMG_MODE_MIXED};
-  app_machine machine = app_machine_default();
+  options o = {.backend = "cpu", .dofs = DEFAULT_TARGET_DOFS, .repeat = 5, .mode = TPMG_MODE_MIXED};
   int dofs_given = 0;
   for (int i = 1; i < argc; ++i) {
     const char *arg = argv[i];
-    if (app_machine_option(argc, argv, &i, &machine))
-      continue;
     if (app_option_is(arg, "--help")) {
       print_help();
       exit(0);
@@ -89,21 +89,22 @@ static options parse_options(int argc, char **argv) {
       const char *text = app_option_value(argc, argv, &i, "--degree");
       o.degree = strcmp(text, "all") == 0 ? 0 : app_parse_int("--degree", text, 1, INT_MAX);
     } else if (app_option_is(arg, "--level")) {
-      o.level = app_parse_int("--level", app_option_value(argc, argv, &i, "--level"), 1,
-                              TPMG_MAX_FINE_LEVEL);
+      o.level = app_parse_int("--level", app_option_value(argc, argv, &i, "--level"), 1, 30);
     } else if (app_option_is(arg, "--dofs")) {
       o.dofs = app_parse_positive("--dofs", app_option_value(argc, argv, &i, "--dofs"));
       dofs_given = 1;
     } else if (app_option_is(arg, "--precision")) {
-      o.precision =
-          app_parse_precision("--precision", app_option_value(argc, argv, &i, "--precision"));
+      o.precision = app_parse_choice("--precision", app_option_value(argc, argv, &i, "--precision"),
+                                     precision_names);
     } else if (app_option_is(arg, "--mode")) {
-      o.mode = app_parse_mode("--mode", app_option_value(argc, argv, &i, "--mode"));
-      if (o.mode != TPMG_MODE_DOUBLE && o.mode != TPMG_MODE_MIXED)
-        app_usage_error("--mode %s: expected one of double, mixed", tpmg_mode_name(o.mode));
+      o.mode = app_parse_choice("--mode", app_option_value(argc, argv, &i, "--mode"), mode_names);
     } else if (app_option_is(arg, "--breakdown")) {
-      app_option_flag(arg, "--breakdown");
       o.breakdown = 1;
+    } else if (app_option_is(arg, "--backend")) {
+      o.backend = app_parse_backend("--backend", app_option_value(argc, argv, &i, "--backend"));
+    } else if (app_option_is(arg, "--threads")) {
+      o.threads =
+          app_parse_int("--threads", app_option_value(argc, argv, &i, "--threads"), 1, INT_MAX);
     } else if (app_option_is(arg, "--repeat")) {
       o.repeat =
           app_parse_int("--repeat", app_option_value(argc, argv, &i, "--repeat"), 1, INT_MAX);
@@ -112,7 +113,7 @@ static options parse_options(int argc, char **argv) {
       if (o.csv[0] == '\0')
         app_usage_error("--csv needs a file name");
     } else {
-      app_usage_error("unknown option '%.200s' (see --help)", arg);
+      app_usage_error("unknown option '%s' (see --help)", arg);
     }
   }
   if (dofs_given && o.level)
@@ -121,8 +122,6 @@ static options parse_options(int argc, char **argv) {
   if (o.degree > app_max_degree(dim))
     app_usage_error("--degree %d: must be 1..%d for dim %d%s", o.degree, app_max_degree(dim), dim,
                     o.dim == 0 ? " (use --dim 2)" : "");
-  o.backend = machine.backend ? machine.backend : "cpu";
-  o.threads = machine.threads;
   return o;
 }
 
@@ -181,8 +180,7 @@ static tpmg_status measure_limits(tpmg_context *ctx, int repeat, double *times, 
   memset(out, 0, sizeof(*out));
   out->shared = out->flops[0] = out->flops[1] = NAN;
   /* 2 GiB each way on a GPU (many times its L2), 32 MiB on the CPU */
-  copy_run c = {ctx, (tpmg_index)1 << (ctx->ops->memory == TPMG_MEMORY_DEVICE ? 28 : 22), NULL,
-                NULL};
+  copy_run c = {ctx, (tpmg_index)1 << (ctx->ops->memory == TPMG_MEMORY_DEVICE ? 28 : 22), NULL, NULL};
   tpmg_status status = tpmg_vector_create(ctx, TPMG_DOUBLE, c.n, &c.src);
   if (status == TPMG_SUCCESS)
     status = tpmg_vector_create(ctx, TPMG_DOUBLE, c.n, &c.dst);
@@ -352,7 +350,7 @@ static component_list components_of(const kernel_list *kl) {
   for (int v = 0; v <= N_VARIANTS; ++v)
     for (int kk = 0; kk < (v < N_VARIANTS ? kl->n_smoother : kl->n_apply); ++kk) {
       const int smooth = v < N_VARIANTS;
-      const char *what = smooth ? tpmg_smoother_variant_name((tpmg_smoother_variant)v) : "apply";
+      const char *what = smooth ? variant_names[v] : "apply";
       const tpmg_kernel kernel = smooth ? kl->smoother[kk] : kl->apply[kk];
       snprintf(c.names[c.n], sizeof(c.names[0]), "%s%s_%s", smooth ? "smooth_" : "", what,
                kernel_names[kernel]);
@@ -600,7 +598,8 @@ static int run_building_blocks(tpmg_context *ctx, const options *o, FILE *csv, d
                  kernel_names[ka], 1e-9 * rate_a, wa.flops, 100 * fp_a);
       if (csv) {
         fprintf(csv, "%d,%d,%d,%lld,%s,%s,%d,%d", dim, k, level, (long long)n_dofs,
-                tpmg_precision_name(o->precision), o->backend, ctx->n_threads, o->repeat);
+                precision_names[o->precision], o->backend, ctx->n_threads,
+                o->repeat);
         for (int c = 0; c < comp.n; ++c)
           isnan(seconds[c]) ? fprintf(csv, ",") : fprintf(csv, ",%.6g", 1e3 * seconds[c]);
         for (int c = 0; c < comp.n; ++c)
@@ -803,7 +802,7 @@ static int run_breakdown_mode(tpmg_context *ctx, const options *o, FILE *csv, do
   const tpmg_index nL = grid->levels[L].n_dofs;
   char group[32];
   fprintf(stderr, "tpmg-bench: breakdown %dD Q%d level %d (%s DoFs), %s\n", dim, k, L,
-          app_group((long long)nL, group), tpmg_mode_name(o->mode));
+          app_group((long long)nL, group), mode_names[o->mode]);
   for (int l = 0; l <= L; ++l) {
     const tpmg_index n = grid->levels[l].n_dofs;
     BD_CALL(tpmg_vector_create(ctx, p, n, &s.b[l]));
@@ -950,7 +949,7 @@ static int run_breakdown_mode(tpmg_context *ctx, const options *o, FILE *csv, do
   for (int i = 0; i < C_N; ++i)
     model += c[i];
   printf("breakdown: %dD Q%d level %d, %lld DoFs, GMRES(%d) %s, %d iterations\n", dim, k, L,
-         (long long)nL, restart, tpmg_mode_name(o->mode), it);
+         (long long)nL, restart, mode_names[o->mode], it);
   printf("  solve (the second of two): %.4f s; the model from the components below: %.4f s\n",
          solve_seconds, model);
   printf("  %-30s %10s %7s\n", "component (paper Fig. 11/12)", "ms", "share");
@@ -981,8 +980,8 @@ static int run_breakdown_mode(tpmg_context *ctx, const options *o, FILE *csv, do
     for (int l = 0; l <= L; ++l)
       fprintf(csv, ",vcycle_level%d_s", l);
     fprintf(csv, ",vcycle_s,smooth_L_s,apply_L_s,apply_double_L_s,dot_L_s,axpby_L_s\n");
-    fprintf(csv, "%d,%d,%d,%lld,%s,%d,%d,%.6g,%.6g", dim, k, L, (long long)nL,
-            tpmg_mode_name(o->mode), it, restart, solve_seconds, model);
+    fprintf(csv, "%d,%d,%d,%lld,%s,%d,%d,%.6g,%.6g", dim, k, L, (long long)nL, mode_names[o->mode],
+            it, restart, solve_seconds, model);
     for (int i = 0; i < C_N; ++i)
       fprintf(csv, ",%.6g", c[i]);
     for (int l = 0; l <= L; ++l)
@@ -1059,8 +1058,9 @@ int main(int argc, char **argv) {
     } else {
       printf("tpmg-bench: %s backend, %d thread%s, %s, median of %d after one warm-up "
              "(%s)\n",
-             o.backend, threads, threads == 1 ? "" : "s", tpmg_precision_name(o.precision),
-             o.repeat, strcmp(o.backend, "cpu") ? "CUDA events" : "wall clock");
+             o.backend, threads, threads == 1 ? "" : "s",
+             precision_names[o.precision], o.repeat,
+             strcmp(o.backend, "cpu") ? "CUDA events" : "wall clock");
       printf("measured limits: copy %.2f TB/s (read + write)", 1e-12 * lim.copy);
       if (lim.measured)
         printf(", shared-memory loads %.2f TB/s, FP64 FMA %.2f TFLOP/s, FP32 FMA %.2f TFLOP/s",

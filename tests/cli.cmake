@@ -399,14 +399,6 @@ else()
   tpmg_cli_usage(bench-level-and-dofs tpmg-bench "--level and --dofs exclude each other"
                  --level 2 --dofs 1000)
   tpmg_cli_usage(bench-precision-mixed tpmg-bench "--precision mixed:" --precision mixed)
-  tpmg_cli_usage(bench-threads-huge tpmg-bench "--threads 100000: expected an integer in 1..1024"
-                 --threads 100000)
-  tpmg_cli_usage(bench-level-31 tpmg-bench "--level 31: expected an integer in 1..30" --level 31)
-  tpmg_cli_usage(bench-mode-float tpmg-bench "--mode float: expected one of double, mixed"
-                 --breakdown --mode float)
-  tpmg_cli_usage(bench-breakdown-value tpmg-bench "--breakdown takes no value" --breakdown=1)
-  tpmg_cli_usage(bench-repeat-twice tpmg-bench "--repeat given twice" --repeat 2 --repeat 3)
-  tpmg_cli_usage(bench-dofs-inf tpmg-bench "--dofs inf: expected a number > 0" --dofs inf)
 
   # A library error: exit status 1 and the context's message.
   tpmg_cli_test(poisson-library-error tpmg-poisson MODE library
