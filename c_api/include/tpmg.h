@@ -100,9 +100,15 @@ typedef struct {
   const char *backend; /**< backend name; NULL (default) means "cpu". Borrowed: only read
                             during tpmg_context_create */
   int n_threads;       /**< CPU threads: the CPU backend's kernels and any backend's host-side
-                            setup (right-hand sides, L2 errors); 0 (default): OpenMP's default */
+                            setup (right-hand sides, L2 errors), 1..TPMG_MAX_THREADS;
+                            0 (default): OpenMP's default */
   int device;          /**< GPU number for a GPU backend; default 0 */
 } tpmg_context_options;
+
+/** The most CPU threads a context takes (tpmg_context_options.n_threads): far
+ *  more than any machine's cores, few enough that the OpenMP runtime can start
+ *  them (a runtime asked for 100000 threads crashes). */
+#define TPMG_MAX_THREADS 1024
 
 /** Default context options: the "cpu" backend, OpenMP's thread count, device 0. */
 tpmg_context_options tpmg_context_options_default(void);
@@ -117,9 +123,9 @@ tpmg_status tpmg_backend_available(const char *name, int *available);
 /** Create a context: the backend, its threads or device, and the error message.
  *  @param[in]  options options, or NULL for the defaults
  *  @param[out] ctx the new context; owned by the caller, free with tpmg_context_destroy
- *  @return TPMG_ERROR_ARGUMENT for a name tpmg does not know or a bad thread count or
- *  device number; TPMG_ERROR_UNSUPPORTED if the backend is not compiled in, has no
- *  device or does not have the variant asked for.
+ *  @return TPMG_ERROR_ARGUMENT for a name tpmg does not know, n_threads outside
+ *  0..TPMG_MAX_THREADS or a negative device number; TPMG_ERROR_UNSUPPORTED if the
+ *  backend is not compiled in, has no device or does not have the variant asked for.
  *  On failure *ctx is NULL and no message can be read: the status says what went wrong. */
 tpmg_status tpmg_context_create(const tpmg_context_options *options, tpmg_context **ctx);
 
@@ -204,13 +210,32 @@ tpmg_status tpmg_vector_convert(tpmg_context *ctx, tpmg_index n, tpmg_precision 
 /* Grid hierarchy                                                            */
 /* ------------------------------------------------------------------------ */
 
+/** The largest polynomial degree in 2D and in 3D. */
+#define TPMG_MAX_DEGREE_2D 10
+#define TPMG_MAX_DEGREE_3D 8
+
+/** The largest fine level (refinements of the coarse mesh); a grid also needs
+ *  its finest level's vectors to fit in memory. */
+#define TPMG_MAX_FINE_LEVEL 30
+
+/** The box's safe range (tpmg_grid_options.box): coordinates up to 1e30 in
+ *  magnitude and cells down to 1e-30 wide keep the 1D patch eigenproblems
+ *  (whose matrices scale with the cell width h and 1/h) far from overflow and
+ *  underflow (they fail beyond about 1e70 and 1e-70); the widths' ratios are
+ *  then at most 1e60 (anisotropy slows the solver, it does not break it). */
+#define TPMG_MAX_BOX_COORDINATE 1e30
+#define TPMG_MIN_CELL_WIDTH 1e-30
+
 /** Options of the mesh hierarchy (deal.II's subdivided_hyper_rectangle, refined). */
 typedef struct {
   int dim;         /**< 2 or 3; default 3 */
-  int degree;      /**< k: 1..10 in 2D, 1..8 in 3D; default 3 */
-  int fine_level;  /**< L, refinements of the coarse mesh, >= 1; default 4 */
+  int degree;      /**< k: 1..TPMG_MAX_DEGREE_2D in 2D, 1..TPMG_MAX_DEGREE_3D in 3D; default 3 */
+  int fine_level;  /**< L, refinements of the coarse mesh, 1..TPMG_MAX_FINE_LEVEL; default 4 */
   int cells[3];    /**< coarse cells per direction, >= 1; default 1,1,1 */
-  double box[6];   /**< a_0,b_0,a_1,b_1[,a_2,b_2] with a_d < b_d; default unit cube */
+  double box[6];   /**< a_0,b_0,a_1,b_1[,a_2,b_2], finite, a_d < b_d, |a_d|, |b_d| <=
+                        TPMG_MAX_BOX_COORDINATE, the finest cells' width (b_d - a_d) /
+                        (cells[d] 2^fine_level) >= TPMG_MIN_CELL_WIDTH and >= 1e-12
+                        max(|a_d|, |b_d|); default unit cube */
 } tpmg_grid_options;
 
 /** Default grid: 3D, Q3, level 4, one coarse cell, unit cube. */
@@ -464,13 +489,16 @@ typedef struct {
   tpmg_mode mode;                 /**< default TPMG_MODE_DOUBLE */
   tpmg_smoother_variant smoother; /**< default TPMG_SMOOTHER_FUSED */
   double tolerance;               /**< stop at ||b - A x|| <= tolerance ||b|| (see
-                                       tpmg_preconditioning); default 1e-9 */
-  int max_iterations;             /**< default 100 */
-  int restart;                    /**< GMRES restart length; default 30 */
+                                       tpmg_preconditioning), in (0, 1); default 1e-9 */
+  int max_iterations;             /**< >= 1; default 100 */
+  int restart;                    /**< GMRES restart length, 1..TPMG_MAX_RESTART; default 30 */
   tpmg_monitor monitor;           /**< default NULL */
   void *monitor_data;             /**< passed to monitor */
   tpmg_preconditioning preconditioning; /**< GMRES only; default TPMG_PRECONDITION_RIGHT */
 } tpmg_solver_options;
+
+/** The longest GMRES restart (tpmg_solver_options.restart). */
+#define TPMG_MAX_RESTART 1000
 
 /** Default solver options: GMRES(30), double, FUSED, 1e-9, 100 iterations. */
 tpmg_solver_options tpmg_solver_options_default(void);
@@ -535,6 +563,68 @@ tpmg_status tpmg_problem_rhs(tpmg_grid *grid, tpmg_rhs rhs, tpmg_precision preci
  *  @return TPMG_ERROR_ARGUMENT for TPMG_RHS_ONE and TPMG_RHS_ONES (no exact solution known). */
 tpmg_status tpmg_problem_l2_error(tpmg_grid *grid, tpmg_rhs rhs, tpmg_precision precision,
                                   const void *x, double *error);
+
+/* ------------------------------------------------------------------------ */
+/* Names of the enums                                                        */
+/* ------------------------------------------------------------------------ */
+
+/* Every enum that users choose by name (on a command line, in a setup file,
+ * in JSON output) has one name per value, defined here once:
+ *   tpmg_solver_type       gmres, cg, fmg, vcycle
+ *   tpmg_mode              double, mixed, float
+ *   tpmg_smoother_variant  global, separate, fused, boundary
+ *   tpmg_rhs               one, sine, ones
+ *   tpmg_preconditioning   right, left
+ *   tpmg_precision         double, float
+ * For each, tpmg_X_from_name(name, &value) sets value from its exact
+ * (case-sensitive) name and returns TPMG_SUCCESS, or returns
+ * TPMG_ERROR_ARGUMENT for an unknown or NULL name or a NULL value (value is
+ * then unchanged; there is no context, so no message); tpmg_X_name(value)
+ * returns the name, a static string, or NULL for a value outside the enum. */
+
+/** The solver type named `name` ("gmres", "cg", "fmg", "vcycle").
+ *  @param[in]  name  the name; NULL is refused
+ *  @param[out] value the type
+ *  @return TPMG_ERROR_ARGUMENT for an unknown or NULL name or a NULL value */
+tpmg_status tpmg_solver_type_from_name(const char *name, tpmg_solver_type *value);
+
+/** The name of a solver type, or NULL for an unknown value. */
+const char *tpmg_solver_type_name(tpmg_solver_type value);
+
+/** The solver mode named `name` ("double", "mixed", "float"); as
+ *  tpmg_solver_type_from_name. */
+tpmg_status tpmg_mode_from_name(const char *name, tpmg_mode *value);
+
+/** The name of a solver mode, or NULL for an unknown value. */
+const char *tpmg_mode_name(tpmg_mode value);
+
+/** The smoother variant named `name` ("global", "separate", "fused",
+ *  "boundary"); as tpmg_solver_type_from_name. */
+tpmg_status tpmg_smoother_variant_from_name(const char *name, tpmg_smoother_variant *value);
+
+/** The name of a smoother variant, or NULL for an unknown value. */
+const char *tpmg_smoother_variant_name(tpmg_smoother_variant value);
+
+/** The test problem named `name` ("one", "sine", "ones"); as
+ *  tpmg_solver_type_from_name. */
+tpmg_status tpmg_rhs_from_name(const char *name, tpmg_rhs *value);
+
+/** The name of a test problem, or NULL for an unknown value. */
+const char *tpmg_rhs_name(tpmg_rhs value);
+
+/** The preconditioning named `name` ("right", "left"); as
+ *  tpmg_solver_type_from_name. */
+tpmg_status tpmg_preconditioning_from_name(const char *name, tpmg_preconditioning *value);
+
+/** The name of a preconditioning, or NULL for an unknown value. */
+const char *tpmg_preconditioning_name(tpmg_preconditioning value);
+
+/** The vector precision named `name` ("double", "float"); as
+ *  tpmg_solver_type_from_name. */
+tpmg_status tpmg_precision_from_name(const char *name, tpmg_precision *value);
+
+/** The name of a vector precision, or NULL for an unknown value. */
+const char *tpmg_precision_name(tpmg_precision value);
 
 /* ------------------------------------------------------------------------ */
 /* Setup files                                                               */

@@ -14,9 +14,8 @@
 extern "C" {
 #endif
 
-#define TPMG_MAX_LEVELS 32
-#define TPMG_MAX_DEGREE_2D 10
-#define TPMG_MAX_DEGREE_3D 8
+/* levels 0..TPMG_MAX_FINE_LEVEL, and one to spare */
+#define TPMG_MAX_LEVELS (TPMG_MAX_FINE_LEVEL + 2)
 #define TPMG_PI 3.14159265358979323846
 
 /* ---- errors ------------------------------------------------------------ */

@@ -37,7 +37,7 @@ tpmg_status tpmg_context_create(const tpmg_context_options *options, tpmg_contex
   *ctx = NULL;
   tpmg_context_options opts = options ? *options : tpmg_context_options_default();
   const char *name = opts.backend ? opts.backend : "cpu";
-  if (opts.n_threads < 0 || opts.device < 0)
+  if (opts.n_threads < 0 || opts.n_threads > TPMG_MAX_THREADS || opts.device < 0)
     return TPMG_ERROR_ARGUMENT;
 
   tpmg_context *c = calloc(1, sizeof(*c));

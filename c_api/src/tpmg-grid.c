@@ -2,6 +2,7 @@
  * data of each level, built on the host in double and uploaded once in both
  * precisions. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,20 +13,48 @@ tpmg_grid_options tpmg_grid_options_default(void) {
   return options;
 }
 
+/* x with the fewest digits that read back as x, so that a message shows the
+ * value given (1e-300, not 0; 1.0000000000000002, not 1). */
+static const char *exact(double x, char text[32]) {
+  for (int digits = 1; digits <= 17; ++digits) {
+    snprintf(text, 32, "%.*g", digits, x);
+    if (strtod(text, NULL) == x) break;
+  }
+  return text;
+}
+
+static tpmg_status check_box(tpmg_context *ctx, const tpmg_grid_options *o, int d) {
+  double a = o->box[2 * d], b = o->box[2 * d + 1];
+  char ta[32], tb[32];
+  TPMG_CHECK(ctx, isfinite(a) && isfinite(b) && a < b, TPMG_ERROR_ARGUMENT,
+             "box[%d] = [%s, %s]: needs finite a < b", d, exact(a, ta), exact(b, tb));
+  double largest = fmax(fabs(a), fabs(b));
+  TPMG_CHECK(ctx, largest <= TPMG_MAX_BOX_COORDINATE, TPMG_ERROR_ARGUMENT,
+             "box[%d] = [%s, %s]: coordinates beyond +-%g are not supported", d, exact(a, ta),
+             exact(b, tb), TPMG_MAX_BOX_COORDINATE);
+  /* the finest cells' width: the 1D eigenproblems scale with it, and the
+   * support points must stay apart in double */
+  double h = (b - a) / ldexp((double)o->cells[d], o->fine_level);
+  double minimum = fmax(TPMG_MIN_CELL_WIDTH, 1e-12 * largest);
+  TPMG_CHECK(ctx, h >= minimum, TPMG_ERROR_ARGUMENT,
+             "box[%d] = [%s, %s]: its cells on level %d are %g wide, below the supported "
+             "minimum %g (the larger of %g and 1e-12 times the largest coordinate)",
+             d, exact(a, ta), exact(b, tb), o->fine_level, h, minimum, TPMG_MIN_CELL_WIDTH);
+  return TPMG_SUCCESS;
+}
+
 static tpmg_status check_options(tpmg_context *ctx, const tpmg_grid_options *o) {
   TPMG_CHECK(ctx, o->dim == 2 || o->dim == 3, TPMG_ERROR_ARGUMENT, "dim %d: must be 2 or 3",
              o->dim);
   int max_degree = o->dim == 2 ? TPMG_MAX_DEGREE_2D : TPMG_MAX_DEGREE_3D;
   TPMG_CHECK(ctx, o->degree >= 1 && o->degree <= max_degree, TPMG_ERROR_ARGUMENT,
              "degree %d: must be 1..%d in %dD", o->degree, max_degree, o->dim);
-  TPMG_CHECK(ctx, o->fine_level >= 1 && o->fine_level < TPMG_MAX_LEVELS - 1, TPMG_ERROR_ARGUMENT,
-             "fine_level %d: must be 1..%d", o->fine_level, TPMG_MAX_LEVELS - 2);
+  TPMG_CHECK(ctx, o->fine_level >= 1 && o->fine_level <= TPMG_MAX_FINE_LEVEL, TPMG_ERROR_ARGUMENT,
+             "fine_level %d: must be 1..%d", o->fine_level, TPMG_MAX_FINE_LEVEL);
   for (int d = 0; d < o->dim; ++d) {
     TPMG_CHECK(ctx, o->cells[d] >= 1, TPMG_ERROR_ARGUMENT, "cells[%d] = %d: must be >= 1", d,
                o->cells[d]);
-    double a = o->box[2 * d], b = o->box[2 * d + 1];
-    TPMG_CHECK(ctx, isfinite(a) && isfinite(b) && a < b, TPMG_ERROR_ARGUMENT,
-               "box[%d] = [%g, %g]: needs finite a < b", d, a, b);
+    TPMG_CALL(check_box(ctx, o, d));
   }
   /* sizes of the finest level: per direction and in all, as vector bytes */
   double total = 1.0;

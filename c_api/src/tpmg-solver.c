@@ -57,11 +57,12 @@ static tpmg_status check_options(tpmg_context *ctx, const tpmg_solver_options *o
   TPMG_CHECK(ctx, o->smoother >= TPMG_SMOOTHER_GLOBAL && o->smoother <= TPMG_SMOOTHER_BOUNDARY,
              TPMG_ERROR_ARGUMENT, "unknown smoother variant %d", (int)o->smoother);
   TPMG_CHECK(ctx, o->tolerance > 0.0 && o->tolerance < 1.0, TPMG_ERROR_ARGUMENT,
-             "tolerance %g: must be in (0, 1)", o->tolerance);
+             "tolerance %.17g: must be in (0, 1)", o->tolerance);
   TPMG_CHECK(ctx, o->max_iterations >= 1, TPMG_ERROR_ARGUMENT, "max_iterations %d: must be >= 1",
              o->max_iterations);
-  TPMG_CHECK(ctx, o->type != TPMG_SOLVER_GMRES || (o->restart >= 1 && o->restart <= 1000),
-             TPMG_ERROR_ARGUMENT, "restart %d: must be 1..1000", o->restart);
+  TPMG_CHECK(ctx,
+             o->type != TPMG_SOLVER_GMRES || (o->restart >= 1 && o->restart <= TPMG_MAX_RESTART),
+             TPMG_ERROR_ARGUMENT, "restart %d: must be 1..%d", o->restart, TPMG_MAX_RESTART);
   TPMG_CHECK(ctx,
              o->preconditioning == TPMG_PRECONDITION_RIGHT ||
                  (o->preconditioning == TPMG_PRECONDITION_LEFT && o->type == TPMG_SOLVER_GMRES),
