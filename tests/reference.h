@@ -69,6 +69,16 @@ tpmg_context *ref_context_create(const char *backend, int n_threads);
 void *ref_vector_create(tpmg_context *ctx, tpmg_precision p, int64_t n, const void *host);
 void ref_vector_upload(tpmg_context *ctx, tpmg_precision p, int64_t n, const void *host, void *v);
 void ref_vector_download(tpmg_context *ctx, tpmg_precision p, int64_t n, const void *v, void *host);
+/* Download a result into host and check that the call wrote every entry: its
+ * output was poisoned with NaN before (or holds finite input), so a NaN left
+ * is an entry not written (or a NaN computed); the check names the vector. */
+#define REF_DOWNLOAD(ctx, p, n, v, host)                                                           \
+  do {                                                                                             \
+    ref_vector_download((ctx), (p), (n), (v), (host));                                             \
+    int64_t ref_first_nan_ = -1, ref_n_nan_ = ref_count_nan((p), (n), (host), &ref_first_nan_);    \
+    REF_CHECK(ref_n_nan_ == 0, "%s: %lld of %lld entries NaN (not written?), the first at %lld",   \
+              #v, (long long)ref_n_nan_, (long long)(n), (long long)ref_first_nan_);               \
+  } while (0)
 /* v = NaN everywhere: an output poisoned before a call shows every entry the
  * call did not write. */
 void ref_vector_poison(tpmg_context *ctx, tpmg_precision p, int64_t n, void *v);

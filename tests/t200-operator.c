@@ -39,7 +39,7 @@ static void check_operator(tpmg_context *ctx, int dim, int k, int L, const int c
     void *vsrc = ref_vector_create(ctx, TPMG_DOUBLE, n, src);
     void *vdst = ref_vector_create(ctx, TPMG_DOUBLE, n, NULL);
     REF_CALL(ctx, tpmg_operator_apply(op, vsrc, vdst));
-    ref_vector_download(ctx, TPMG_DOUBLE, n, vdst, dst);
+    REF_DOWNLOAD(ctx, TPMG_DOUBLE, n, vdst, dst);
     ref_vector_destroy(ctx, &vdst);
     ref_vector_destroy(ctx, &vsrc);
     double err = ref_relative_difference(n, dst, expected);
@@ -66,7 +66,7 @@ static void check_operator(tpmg_context *ctx, int dim, int k, int L, const int c
     vsrc = ref_vector_create(ctx, TPMG_FLOAT, n, srcf);
     vdst = ref_vector_create(ctx, TPMG_FLOAT, n, NULL);
     REF_CALL(ctx, tpmg_operator_apply(op, vsrc, vdst));
-    ref_vector_download(ctx, TPMG_FLOAT, n, vdst, dstf);
+    REF_DOWNLOAD(ctx, TPMG_FLOAT, n, vdst, dstf);
     ref_vector_destroy(ctx, &vdst);
     ref_vector_destroy(ctx, &vsrc);
     for (int64_t i = 0; i < n; i++)

@@ -50,7 +50,7 @@ static void check_transfer(tpmg_context *ctx, int dim, int k, int L, const int c
     ref_vector_upload(ctx, TPMG_DOUBLE, nc, uc, dc);
     ref_vector_upload(ctx, TPMG_DOUBLE, nf, f0, df);
     REF_CALL(ctx, tpmg_transfer_prolongate_add(tr, dc, df));
-    ref_vector_download(ctx, TPMG_DOUBLE, nf, df, uf);
+    REF_DOWNLOAD(ctx, TPMG_DOUBLE, nf, df, uf);
     ref_prolongate(&mc, &mf, uc, ef);
     for (int64_t i = 0; i < nf; i++) uf[i] -= f0[i];
     double err = ref_relative_difference(nf, uf, ef);
@@ -71,7 +71,7 @@ static void check_transfer(tpmg_context *ctx, int dim, int k, int L, const int c
     ref_vector_upload(ctx, TPMG_DOUBLE, nf, vf, df);
     ref_vector_poison(ctx, TPMG_DOUBLE, nc, dc);
     REF_CALL(ctx, tpmg_transfer_restrict(tr, df, dc));
-    ref_vector_download(ctx, TPMG_DOUBLE, nc, dc, vc);
+    REF_DOWNLOAD(ctx, TPMG_DOUBLE, nc, dc, vc);
     ref_restrict(&mc, &mf, vf, ec);
     err = ref_relative_difference(nc, vc, ec);
     REF_CHECK(err <= 1e-12,
@@ -91,7 +91,7 @@ static void check_transfer(tpmg_context *ctx, int dim, int k, int L, const int c
     ref_vector_upload(ctx, TPMG_DOUBLE, nc, uc, dc);
     REF_CALL(ctx, tpmg_vector_set(ctx, TPMG_DOUBLE, nf, 0.0, df));
     REF_CALL(ctx, tpmg_transfer_prolongate_add(tr, dc, df));
-    ref_vector_download(ctx, TPMG_DOUBLE, nf, df, uf);
+    REF_DOWNLOAD(ctx, TPMG_DOUBLE, nf, df, uf);
     double pu_v = 0, u_rv = 0;
     for (int64_t i = 0; i < nf; i++) pu_v += uf[i] * vf[i];
     for (int64_t i = 0; i < nc; i++) u_rv += uc[i] * vc[i];
@@ -122,7 +122,7 @@ static void check_transfer(tpmg_context *ctx, int dim, int k, int L, const int c
       ref_vector_upload(ctx, TPMG_DOUBLE, nc, uc, dc);
       REF_CALL(ctx, tpmg_vector_set(ctx, TPMG_DOUBLE, nf, 0.0, df));
       REF_CALL(ctx, tpmg_transfer_prolongate_add(tr, dc, df));
-      ref_vector_download(ctx, TPMG_DOUBLE, nf, df, uf);
+      REF_DOWNLOAD(ctx, TPMG_DOUBLE, nf, df, uf);
       err = ref_relative_difference(nf, uf, ef);
       REF_CHECK(err <= 1e-12,
                 "polynomial reproduction dim %d k %d level %d: relative error expected <= 1e-12, "
@@ -141,7 +141,7 @@ static void check_transfer(tpmg_context *ctx, int dim, int k, int L, const int c
     ref_vector_upload(ctx, TPMG_FLOAT, nc, ucf, fc);
     ref_vector_upload(ctx, TPMG_FLOAT, nf, uff, ff);
     REF_CALL(ctx, tpmg_transfer_prolongate_add(tr, fc, ff));
-    ref_vector_download(ctx, TPMG_FLOAT, nf, ff, uff);
+    REF_DOWNLOAD(ctx, TPMG_FLOAT, nf, ff, uff);
     ref_prolongate(&mc, &mf, uc, ef);
     for (int64_t i = 0; i < nf; i++) uf[i] = uff[i];
     err = ref_relative_difference(nf, uf, ef);
@@ -154,7 +154,7 @@ static void check_transfer(tpmg_context *ctx, int dim, int k, int L, const int c
     ref_vector_upload(ctx, TPMG_FLOAT, nf, uff, ff);
     ref_vector_poison(ctx, TPMG_FLOAT, nc, fc);
     REF_CALL(ctx, tpmg_transfer_restrict(tr, ff, fc));
-    ref_vector_download(ctx, TPMG_FLOAT, nc, fc, ucf);
+    REF_DOWNLOAD(ctx, TPMG_FLOAT, nc, fc, ucf);
     ref_restrict(&mc, &mf, vf, ec);
     for (int64_t i = 0; i < nc; i++) vc[i] = ucf[i];
     err = ref_relative_difference(nc, vc, ec);

@@ -43,7 +43,7 @@ static void sweep(tpmg_context *ctx, tpmg_grid *grid, int l, int v, tpmg_precisi
   if (p == TPMG_DOUBLE) {
     void *vb = ref_vector_create(ctx, p, n, b), *vx = ref_vector_create(ctx, p, n, x0);
     REF_CALL(ctx, tpmg_smoother_apply(s, 0, vb, vx));
-    ref_vector_download(ctx, p, n, vx, x);
+    REF_DOWNLOAD(ctx, p, n, vx, x);
     ref_vector_destroy(ctx, &vx);
     ref_vector_destroy(ctx, &vb);
   } else {
@@ -54,7 +54,7 @@ static void sweep(tpmg_context *ctx, tpmg_grid *grid, int l, int v, tpmg_precisi
     }
     void *vb = ref_vector_create(ctx, p, n, bf), *vx = ref_vector_create(ctx, p, n, xf);
     REF_CALL(ctx, tpmg_smoother_apply(s, 0, vb, vx));
-    ref_vector_download(ctx, p, n, vx, xf);
+    REF_DOWNLOAD(ctx, p, n, vx, xf);
     ref_vector_destroy(ctx, &vx);
     ref_vector_destroy(ctx, &vb);
     for (int64_t i = 0; i < n; i++)
@@ -120,7 +120,7 @@ static void check_smoother(tpmg_context *ctx, int dim, int k, int L, const int c
         void *vb = ref_vector_create(ctx, TPMG_DOUBLE, n, b);
         void *vx = ref_vector_create(ctx, TPMG_DOUBLE, n, x0);
         REF_CALL(ctx, tpmg_smoother_apply(s, reverse, vb, vx));
-        ref_vector_download(ctx, TPMG_DOUBLE, n, vx, x);
+        REF_DOWNLOAD(ctx, TPMG_DOUBLE, n, vx, x);
         ref_vector_destroy(ctx, &vx);
         ref_vector_destroy(ctx, &vb);
         double err = ref_relative_difference(n, x, expected);
@@ -162,7 +162,7 @@ static void check_smoother(tpmg_context *ctx, int dim, int k, int L, const int c
         void *vb = ref_vector_create(ctx, TPMG_FLOAT, n, bf);
         void *vx = ref_vector_create(ctx, TPMG_FLOAT, n, xf);
         REF_CALL(ctx, tpmg_smoother_apply(s, 0, vb, vx));
-        ref_vector_download(ctx, TPMG_FLOAT, n, vx, xf);
+        REF_DOWNLOAD(ctx, TPMG_FLOAT, n, vx, xf);
         ref_vector_destroy(ctx, &vx);
         ref_vector_destroy(ctx, &vb);
         for (int64_t i = 0; i < n; i++)

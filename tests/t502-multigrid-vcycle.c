@@ -129,7 +129,7 @@ static void check_multigrid(tpmg_context *ctx, int dim, int k, int L, const int 
       ref_vcycle(&h, L, symmetric, b, expected);
       ref_vector_upload(ctx, TPMG_DOUBLE, n, x0, vx);
       REF_CALL(ctx, tpmg_multigrid_vcycle(mg, vb, vx));
-      ref_vector_download(ctx, TPMG_DOUBLE, n, vx, x);
+      REF_DOWNLOAD(ctx, TPMG_DOUBLE, n, vx, x);
       double err = ref_relative_difference(n, x, expected);
       REF_CHECK(err <= 1e-10,
                 "V-cycle dim %d k %d L %d symmetric %d smoother %d: relative difference to the "
@@ -142,7 +142,7 @@ static void check_multigrid(tpmg_context *ctx, int dim, int k, int L, const int 
         ref_vcycle(&h, L, symmetric, b, expected);
         ref_vector_poison(ctx, TPMG_DOUBLE, n, vx);
         REF_CALL(ctx, tpmg_multigrid_precondition(mg, TPMG_DOUBLE, vb, vx));
-        ref_vector_download(ctx, TPMG_DOUBLE, n, vx, x);
+        REF_DOWNLOAD(ctx, TPMG_DOUBLE, n, vx, x);
         err = interior_difference(m, x, expected);
         REF_CHECK(err <= 1e-10,
                   "precondition dim %d k %d L %d: relative difference (interior) expected <= "
@@ -165,7 +165,7 @@ static void check_multigrid(tpmg_context *ctx, int dim, int k, int L, const int 
         }
         ref_vector_poison(ctx, TPMG_DOUBLE, n, vx);
         REF_CALL(ctx, tpmg_multigrid_fmg(mg, TPMG_DOUBLE, vb, vx));
-        ref_vector_download(ctx, TPMG_DOUBLE, n, vx, x);
+        REF_DOWNLOAD(ctx, TPMG_DOUBLE, n, vx, x);
         for (int64_t i = 0; i < n; i++)
           if (ref_mesh_is_boundary(m, i) && x[i] != 0.0) {
             REF_CHECK(0, "FMG pass dim %d k %d L %d: Dirichlet entry %lld: expected 0, got %.17g",
@@ -202,7 +202,7 @@ static void check_multigrid(tpmg_context *ctx, int dim, int k, int L, const int 
     ref_vector_upload(ctx, TPMG_FLOAT, n, bf, vbf);
     ref_vector_upload(ctx, TPMG_FLOAT, n, xf, vxf);
     REF_CALL(ctx, tpmg_multigrid_vcycle(mg, vbf, vxf));
-    ref_vector_download(ctx, TPMG_FLOAT, n, vxf, xf);
+    REF_DOWNLOAD(ctx, TPMG_FLOAT, n, vxf, xf);
     for (int64_t i = 0; i < n; i++)
       x[i] = xf[i];
     double err = ref_relative_difference(n, x, expected);
@@ -214,7 +214,7 @@ static void check_multigrid(tpmg_context *ctx, int dim, int k, int L, const int 
     ref_vcycle(&h, L, options.symmetric, b, expected);
     ref_vector_poison(ctx, TPMG_FLOAT, n, vxf);
     REF_CALL(ctx, tpmg_multigrid_precondition(mg, TPMG_FLOAT, vbf, vxf));
-    ref_vector_download(ctx, TPMG_FLOAT, n, vxf, xf);
+    REF_DOWNLOAD(ctx, TPMG_FLOAT, n, vxf, xf);
     for (int64_t i = 0; i < n; i++)
       x[i] = xf[i];
     err = interior_difference(m, x, expected);
@@ -226,7 +226,7 @@ static void check_multigrid(tpmg_context *ctx, int dim, int k, int L, const int 
     ref_vector_upload(ctx, TPMG_DOUBLE, n, b, vb);
     ref_vector_poison(ctx, TPMG_DOUBLE, n, vx);
     REF_CALL(ctx, tpmg_multigrid_precondition(mg, TPMG_DOUBLE, vb, vx));
-    ref_vector_download(ctx, TPMG_DOUBLE, n, vx, x);
+    REF_DOWNLOAD(ctx, TPMG_DOUBLE, n, vx, x);
     err = interior_difference(m, x, expected);
     REF_CHECK(err <= 1e-4,
               "float hierarchy, double precondition dim %d k %d L %d: relative difference "

@@ -54,7 +54,7 @@ static void problem_init(problem *p, tpmg_context *ctx, int dim, int k, int L, c
   p->b = ref_malloc(sizeof(double) * p->m.n_dofs);
   p->vb = ref_vector_create(ctx, TPMG_DOUBLE, p->m.n_dofs, NULL);
   REF_CALL(ctx, tpmg_problem_rhs(p->grid, TPMG_RHS_SINE, TPMG_DOUBLE, p->vb));
-  ref_vector_download(ctx, TPMG_DOUBLE, p->m.n_dofs, p->vb, p->b);
+  REF_DOWNLOAD(ctx, TPMG_DOUBLE, p->m.n_dofs, p->vb, p->b);
   p->norm_b = ref_norm2(p->m.n_dofs, p->b);
 }
 
@@ -110,7 +110,7 @@ static double *solve(problem *p, tpmg_solver_type type, tpmg_mode mode, double t
   void *vx = ref_vector_create(p->ctx, TPMG_DOUBLE, n, x);
   REF_CALL(p->ctx, tpmg_solver_solve(solver, p->vb, vx, result));
   REF_CALL(p->ctx, tpmg_solver_destroy(&solver));
-  ref_vector_download(p->ctx, TPMG_DOUBLE, n, vx, x);
+  REF_DOWNLOAD(p->ctx, TPMG_DOUBLE, n, vx, x);
 
   double noise;
   double r_true = true_residual(p, x, &noise);

@@ -42,9 +42,9 @@ static double *solve(tpmg_context *ctx, int dim, int k, int L, const int *cells,
   REF_CALL(ctx, tpmg_operator_create(grid, L, TPMG_DOUBLE, &op));
   REF_CALL(ctx, tpmg_operator_apply(op, vs, va));
   REF_CALL(ctx, tpmg_operator_destroy(&op));
-  ref_vector_download(ctx, TPMG_DOUBLE, n, vs, y);
-  ref_vector_download(ctx, TPMG_DOUBLE, n, va, y + n);
-  ref_vector_download(ctx, TPMG_DOUBLE, n, x, y + 2 * n);
+  REF_DOWNLOAD(ctx, TPMG_DOUBLE, n, vs, y);
+  REF_DOWNLOAD(ctx, TPMG_DOUBLE, n, va, y + n);
+  REF_DOWNLOAD(ctx, TPMG_DOUBLE, n, x, y + 2 * n);
   REF_CALL(ctx, tpmg_grid_destroy(&grid));
   ref_vector_destroy(ctx, &va);
   ref_vector_destroy(ctx, &vs);

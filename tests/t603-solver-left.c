@@ -31,7 +31,7 @@ static void precondition(tpmg_context *ctx, tpmg_multigrid *mg, int64_t n, const
   void *vr = ref_vector_create(ctx, TPMG_DOUBLE, n, r),
        *vz = ref_vector_create(ctx, TPMG_DOUBLE, n, NULL);
   REF_CALL(ctx, tpmg_multigrid_precondition(mg, TPMG_DOUBLE, vr, vz));
-  ref_vector_download(ctx, TPMG_DOUBLE, n, vz, z);
+  REF_DOWNLOAD(ctx, TPMG_DOUBLE, n, vz, z);
   ref_vector_destroy(ctx, &vz);
   ref_vector_destroy(ctx, &vr);
 }
@@ -107,7 +107,7 @@ static void check_left(tpmg_context *ctx, int dim, int k, int L, const int *cell
   void *vb = ref_vector_create(ctx, TPMG_DOUBLE, n, NULL),
        *vx = ref_vector_create(ctx, TPMG_DOUBLE, n, NULL);
   REF_CALL(ctx, tpmg_problem_rhs(grid, TPMG_RHS_SINE, TPMG_DOUBLE, vb));
-  ref_vector_download(ctx, TPMG_DOUBLE, n, vb, b);
+  REF_DOWNLOAD(ctx, TPMG_DOUBLE, n, vb, b);
   const double tol = 1e-9;
 
   /* the reference: start x_0 = 0 with the Dirichlet entries of b, as the solver */
@@ -130,7 +130,7 @@ static void check_left(tpmg_context *ctx, int dim, int k, int L, const int *cell
   last_monitored = NAN;
   REF_CALL(ctx, tpmg_solver_solve(solver, vb, vx, &res));
   REF_CALL(ctx, tpmg_solver_destroy(&solver));
-  ref_vector_download(ctx, TPMG_DOUBLE, n, vx, x);
+  REF_DOWNLOAD(ctx, TPMG_DOUBLE, n, vx, x);
   ref_vector_destroy(ctx, &vx);
   ref_vector_destroy(ctx, &vb);
 

@@ -84,8 +84,8 @@ static void check_ops(tpmg_context *c1, tpmg_context *c2, tpmg_precision p, int 
   REF_CALL(c1, c1->ops->axpys(c1, p, n, m, a, (const void *const *)x[0], y[0], &norm1));
   REF_CALL(c2, c2->ops->axpys(c2, p, n, m, a, (const void *const *)x[1], y[1], &norm2));
   char *y1 = ref_malloc((size_t)(n + 1) * size), *y2 = ref_malloc((size_t)(n + 1) * size);
-  ref_vector_download(c1, p, n + 1, y[0], y1);
-  ref_vector_download(c2, p, n + 1, y[1], y2);
+  REF_DOWNLOAD(c1, p, n + 1, y[0], y1);
+  REF_DOWNLOAD(c2, p, n + 1, y[1], y2);
   long double stored = 0, scale = 1e-300L;
   double worst = 0;
   int64_t differ = 0, first_differ = -1;
@@ -121,7 +121,7 @@ static void check_ops(tpmg_context *c1, tpmg_context *c2, tpmg_precision p, int 
   /* without the norm: the same y */
   ref_vector_upload(c1, p, n + 1, yh, y[0]);
   REF_CALL(c1, c1->ops->axpys(c1, p, n, m, a, (const void *const *)x[0], y[0], NULL));
-  ref_vector_download(c1, p, n + 1, y[0], y2);
+  REF_DOWNLOAD(c1, p, n + 1, y[0], y2);
   REF_CHECK(memcmp(y1, y2, (size_t)n * size) == 0,
             "axpys %s m %d n %lld: result differs without the norm", pname, m, (long long)n);
 
