@@ -7,7 +7,6 @@
 #include <stdint.h>
 
 #include "reference.h"
-#include "tpmg-impl.h"
 
 typedef struct {
   tpmg_context *ctx[2]; /* 0: CPU, 1: CUDA */

@@ -103,7 +103,7 @@ static void context_errors(void) {
   EXPECT_ARG(NULL, tpmg_context_destroy(NULL), NULL);
   EXPECT_OK(NULL, tpmg_context_destroy(&ctx));
 
-  ctx = ref_context_create(0);
+  ctx = ref_context_create("cpu", 0);
   size_t bytes = 12345;
   const char *backend = SENTINEL;
   tpmg_memory_type memory = (tpmg_memory_type)9;
@@ -483,7 +483,7 @@ static void object_errors(tpmg_context *ctx) {
 
 int main(void) {
   context_errors();
-  tpmg_context *ctx = ref_context_create(0);
+  tpmg_context *ctx = ref_context_create("cpu", 0);
   grid_errors(ctx);
   object_errors(ctx);
   EXPECT_OK(ctx, tpmg_context_destroy(&ctx));

@@ -1,12 +1,13 @@
-/* GPU test: the CUDA backend's vector operations (upload, download, set, axpby,
- * dot, dots, axpys, convert) against the CPU backend on random data, both precisions. CUDA
- * outputs are poisoned with NaN first. Skipped (exit 77) without a GPU. */
+/* GPU test: the CUDA backend's public vector operations (upload, download, set,
+ * axpby, dot, convert) against the CPU backend on random data, both precisions.
+ * CUDA outputs are poisoned with NaN first. Skipped (exit 77) without a GPU.
+ * The fused passes dots and axpys (backend operations without a public entry
+ * point) are checked on every backend by t605-solver-multi-ops. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "gpu-pair.h"
-#include "tpmg-impl.h"
 
 static tpmg_context *gpu_context(void) {
   int available = 0;
@@ -87,66 +88,6 @@ static void check_size(tpmg_context *cpu, tpmg_context *gpu, tpmg_precision p, i
             p == TPMG_DOUBLE ? "double" : "float", (long long)n, dg, dc);
   REF_CHECK(memcmp(&dg, &dg2, sizeof(double)) == 0, "dot not reproducible: %.17g, %.17g", dg, dg2);
 
-  /* dots and axpys against the CPU backend, on m copies of x scaled
-   * differently; results poisoned first */
-  const int counts[] = {1, 3, TPMG_MULTI_MAX};
-  for (int c = 0; c < 3; c++) {
-    const int m = counts[c];
-    void *vg[TPMG_MULTI_MAX], *vc[TPMG_MULTI_MAX];
-    double a[TPMG_MULTI_MAX], sg[TPMG_MULTI_MAX + 1], sg2[TPMG_MULTI_MAX + 1],
-        sc[TPMG_MULTI_MAX + 1];
-    for (int v = 0; v < m; v++) {
-      a[v] = ref_random(seed);
-      for (int64_t i = 0; i < n; i++)
-        rg[i] = x[(i + 7 * v) % n] * (1 + 0.125 * v);
-      vg[v] = gpu_vector_from(gpu, p, n, rg);
-      vc[v] = gpu_vector_from(cpu, p, n, rg);
-    }
-    for (int v = 0; v <= m; v++)
-      sg[v] = sg2[v] = sc[v] = NAN;
-    REF_CALL(gpu, gpu->ops->dots(gpu, p, n, m, (const void *const *)vg, yg, sg));
-    REF_CALL(gpu, gpu->ops->dots(gpu, p, n, m, (const void *const *)vg, yg, sg2));
-    REF_CALL(cpu, cpu->ops->dots(cpu, p, n, m, (const void *const *)vc, yc, sc));
-    gpu_vector_to(cpu, p, n, yc, rc);
-    for (int v = 0; v <= m; v++) {
-      double size = 1e-300;
-      gpu_vector_to(cpu, p, n, v < m ? vc[v] : yc, rg);
-      for (int64_t i = 0; i < n; i++)
-        size += fabs(rg[i] * rc[i]);
-      REF_CHECK(fabs(sg[v] - sc[v]) <= 1e-12 * size,
-                "dots (%s, n = %lld, m = %d) %d: cuda %.17g, cpu %.17g",
-                p == TPMG_DOUBLE ? "double" : "float", (long long)n, m, v, sg[v], sc[v]);
-      REF_CHECK(memcmp(&sg[v], &sg2[v], sizeof(double)) == 0, "dots not reproducible: %.17g, %.17g",
-                sg[v], sg2[v]);
-    }
-    for (int with_norm = 0; with_norm < 2; with_norm++) {
-      void *wg = gpu_vector_from(gpu, p, n, y), *wc = gpu_vector_from(cpu, p, n, y);
-      double ng = NAN, nc = NAN;
-      REF_CALL(gpu, gpu->ops->axpys(gpu, p, n, m, a, (const void *const *)vg, wg,
-                                    with_norm ? &ng : NULL));
-      REF_CALL(cpu, cpu->ops->axpys(cpu, p, n, m, a, (const void *const *)vc, wc,
-                                    with_norm ? &nc : NULL));
-      gpu_vector_to(gpu, p, n, wg, rg);
-      gpu_vector_to(cpu, p, n, wc, rc);
-      compare(with_norm ? "axpys with norm" : "axpys", p, n, rg, rc);
-      if (with_norm) {
-        double stored = 0;
-        for (int64_t i = 0; i < n; i++)
-          stored += rg[i] * rg[i];
-        REF_CHECK(fabs(ng - stored) <= 1e-12 * stored &&
-                      fabs(nc - ng) <= (p == TPMG_DOUBLE ? 1e-12 : 1e-5) * nc,
-                  "axpys norm (%s, n = %lld, m = %d): cuda %.17g, of its y %.17g, cpu %.17g",
-                  p == TPMG_DOUBLE ? "double" : "float", (long long)n, m, ng, stored, nc);
-      }
-      tpmg_vector_destroy(gpu, &wg);
-      tpmg_vector_destroy(cpu, &wc);
-    }
-    for (int v = 0; v < m; v++) {
-      tpmg_vector_destroy(gpu, &vg[v]);
-      tpmg_vector_destroy(cpu, &vc[v]);
-    }
-  }
-
   /* convert to the other precision and back */
   tpmg_precision q = p == TPMG_DOUBLE ? TPMG_FLOAT : TPMG_DOUBLE;
   void *zg = gpu_vector_from(gpu, q, n, nan), *zc = gpu_vector_from(cpu, q, n, nan);
@@ -182,7 +123,7 @@ int main(void) {
     printf("SKIPPED: no CUDA device\n");
     return 77;
   }
-  tpmg_context *cpu = ref_context_create(0);
+  tpmg_context *cpu = ref_context_create("cpu", 0);
   uint64_t seed = 800;
   const int64_t sizes[] = {1, 31, 1000, 4097, 123457, 5000011};
   for (int p = 0; p < 2; p++)

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "gpu-pair.h"
+#include "tpmg-impl.h" /* an internal test: the backend tables */
 
 static void check_level(const gpu_pair *pr, int l, uint64_t *seed) {
   const tpmg_level *lvl[2] = {&pr->grid[0]->levels[l], &pr->grid[1]->levels[l]};
@@ -172,7 +173,7 @@ int main(int argc, char **argv) {
   const int only_dim = argc > 1 ? atoi(argv[1]) : 0, only_degree = argc > 2 ? atoi(argv[2]) : 0;
   tpmg_context_options options = tpmg_context_options_default();
   gpu_pair pr;
-  pr.ctx[0] = ref_context_create(0);
+  pr.ctx[0] = ref_context_create("cpu", 0);
   options.backend = "cuda";
   REF_CALL(NULL, tpmg_context_create(&options, &pr.ctx[1]));
   uint64_t seed = 801;

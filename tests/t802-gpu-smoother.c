@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "gpu-pair.h"
+#include "tpmg-impl.h" /* an internal test: the backend tables */
 
 static const char *variant_names[4] = {"global", "separate", "fused", "boundary"};
 static const char *kernel_names[7] = {"default", "basic", "constant", "thread",
@@ -208,7 +209,7 @@ int main(int argc, char **argv) {
   const int only_level = argc > 4 ? atoi(argv[4]) : 0;
   tpmg_context_options options = tpmg_context_options_default();
   gpu_pair pr;
-  pr.ctx[0] = ref_context_create(0);
+  pr.ctx[0] = ref_context_create("cpu", 0);
   options.backend = "cuda";
   REF_CALL(NULL, tpmg_context_create(&options, &pr.ctx[1]));
   uint64_t seed = 802;

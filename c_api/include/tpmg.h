@@ -51,8 +51,10 @@
 extern "C" {
 #endif
 
+/* The version, written here only: CMake reads it from these lines. */
 #define TPMG_VERSION_MAJOR 0
 #define TPMG_VERSION_MINOR 1
+#define TPMG_VERSION_PATCH 0
 
 /** Status of every tpmg call. */
 typedef enum {

@@ -8,6 +8,7 @@
 
 #include <stdio.h>
 
+#include "tpmg-basis.h"
 #include "tpmg.h"
 
 #ifdef __cplusplus
@@ -198,21 +199,6 @@ const char *tpmg_backend_variant(const tpmg_context *ctx);
 /* The backend's own state: set by init, freed by finalize. */
 void *tpmg_backend_data(const tpmg_context *ctx);
 void tpmg_backend_set_data(tpmg_context *ctx, void *data);
-
-/* Host-side 1D building blocks (tpmg-basis.c), all in double. */
-void tpmg_basis_gauss_lobatto(int n_points, double *points);       /* on [0,1] */
-void tpmg_basis_gauss(int n_points, double *points, double *weights); /* on [0,1] */
-/* value and derivative of Lagrange polynomial i through `nodes` (n of them) at x */
-double tpmg_basis_lagrange(int n, const double *nodes, int i, double x);
-double tpmg_basis_lagrange_derivative(int n, const double *nodes, int i, double x);
-/* reference cell mass and stiffness on [0,1], (k+1)^2 row-major, exact */
-void tpmg_basis_cell_matrices(int degree, double *mass, double *stiffness);
-/* the generalized symmetric eigenproblem K S = M S Lambda, M positive definite,
- * n x n row-major, by Cholesky and cyclic Jacobi; S^T M S = I, eigenvalues
- * ascending. Returns the largest residual ||K s - lambda M s||_inf / (||K||_inf ||s||_inf),
- * or a negative value if M is not positive definite. */
-double tpmg_basis_generalized_eigen(int n, const double *K, const double *M, double *S,
-                                    double *lambda);
 
 #ifdef __cplusplus
 }
