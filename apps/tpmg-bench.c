@@ -262,8 +262,8 @@ typedef struct {
   int n;
   int index[N_VARIANTS + 1][MAX_COLUMNS];
   int first[N_VARIANTS + 1], count[N_VARIANTS + 1]; /* of each variant's components */
-  char names[MAX_COMPONENTS][40];  /* CSV */
-  char titles[MAX_COMPONENTS][12]; /* terminal */
+  char names[MAX_COMPONENTS][40];                   /* CSV */
+  char titles[MAX_COMPONENTS][12];                  /* terminal */
 } component_list;
 
 static component_list components_of(const column_list *cl) {
@@ -413,9 +413,13 @@ static tpmg_status bench_column(tpmg_context *ctx, const options *o, const compo
     tpmg_multigrid_options mg_options = tpmg_multigrid_options_default();
     mg_options.precision = w.precision;
     COLUMN_CALL(&w, tpmg_transfer_create(w.grid, level, w.precision, &w.transfer));
-    COLUMN_CALL(&w, tpmg_multigrid_create(w.grid, &mg_options, &w.mg));
     COLUMN_CALL(&w, time_median(ctx, run_transfer, &w, o->repeat, times, &r->seconds[comp->n - 2]));
-    COLUMN_CALL(&w, time_median(ctx, run_vcycle, &w, o->repeat, times, &r->seconds[comp->n - 1]));
+    /* a variant without smoother kernels for the degree has no V-cycle */
+    tpmg_status status = tpmg_multigrid_create(w.grid, &mg_options, &w.mg);
+    if (status != TPMG_ERROR_UNSUPPORTED) {
+      COLUMN_CALL(&w, status);
+      COLUMN_CALL(&w, time_median(ctx, run_vcycle, &w, o->repeat, times, &r->seconds[comp->n - 1]));
+    }
   }
   column_destroy(&w);
   return TPMG_SUCCESS;
