@@ -211,7 +211,10 @@ static void context_errors(void) {
   EXPECT_ARG(NULL, tpmg_context_measure_limits(NULL, &limits), NULL);
   EXPECT_ARG(ctx, tpmg_context_measure_limits(ctx, NULL), NULL);
   REF_CHECK(limits.shared_bytes == -7, "tpmg_context_measure_limits changed its output on failure");
+  EXPECT_OK(ctx, tpmg_context_stopwatch(ctx, 1, NULL));
   EXPECT_OK(ctx, tpmg_context_measure_limits(ctx, &limits));
+  /* the limit loops drop a start mark */
+  EXPECT_ARG(ctx, tpmg_context_stopwatch(ctx, 0, &seconds), "without a start");
   REF_CHECK(isnan(limits.shared_bytes) && isnan(limits.flops_double) && isnan(limits.flops_float),
             "tpmg_context_measure_limits on the CPU: expected NaN, got %g %g %g",
             limits.shared_bytes, limits.flops_double, limits.flops_float);

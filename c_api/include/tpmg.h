@@ -183,15 +183,22 @@ tpmg_status tpmg_vector_convert(tpmg_context *ctx, tpmg_index n, tpmg_precision 
 /** Several dot products in one pass over y (GMRES' classical Gram-Schmidt):
  *  result[i] = x_i . y for i < m and result[m] = y . y, each summed in double
  *  in an order fixed by n alone.
- *  @param[in]  x m vectors (borrowed), m >= 1
- *  @param[out] result m + 1 values */
+ *  @param[in]  x m vectors of the context (the array and the vectors borrowed), m >= 1
+ *  @param[in]  y a vector of the context (borrowed)
+ *  @param[out] result m + 1 values, host memory of the caller
+ *  @return TPMG_ERROR_ARGUMENT for a NULL argument or vector, m < 1, n < 0 or an
+ *  unknown precision (result unchanged). */
 tpmg_status tpmg_vector_dots(tpmg_context *ctx, tpmg_precision precision, tpmg_index n, int m,
                              const void *const *x, const void *y, double *result);
 
 /** y += a_0 x_0 + ... + a_{m-1} x_{m-1} in one pass, the terms added in that
  *  order in the vectors' precision; norm2 != NULL: also (y, y) of the new y.
- *  @param[in]  a m factors; x m vectors (borrowed, none of them y), m >= 1
- *  @param[out] norm2 NULL, or the squared norm of the result */
+ *  @param[in]  a m factors (host memory); x m vectors of the context (borrowed, none
+ *              of them y), m >= 1
+ *  @param[in,out] y a vector of the context (borrowed)
+ *  @param[out] norm2 NULL, or the squared norm of the result, summed in double
+ *  @return TPMG_ERROR_ARGUMENT for a NULL argument or vector, an x_i equal to y,
+ *  m < 1, n < 0 or an unknown precision (y and norm2 unchanged). */
 tpmg_status tpmg_vector_axpys(tpmg_context *ctx, tpmg_precision precision, tpmg_index n, int m,
                               const double *a, const void *const *x, void *y, double *norm2);
 
@@ -218,8 +225,12 @@ typedef struct {
   double flops_float;  /**< FP32 multiply-add throughput, flop/s */
 } tpmg_device_limits;
 
-/** Measure the device's limits (see tpmg_device_limits).
- *  @param[out] limits the measured values, NaN where not measured */
+/** Measure the device's limits (see tpmg_device_limits): a few short kernels
+ *  on the context's queue of work, timed by its stopwatch (a start mark of
+ *  the caller's is dropped: the next end mark needs a new start mark).
+ *  @param[out] limits the measured values, NaN where not measured
+ *  @return TPMG_ERROR_ARGUMENT for a NULL argument; TPMG_ERROR_BACKEND if a
+ *  loop fails on the device. */
 tpmg_status tpmg_context_measure_limits(tpmg_context *ctx, tpmg_device_limits *limits);
 
 /** The work per DoF of the kernels that the backend runs for one operator
@@ -237,12 +248,16 @@ typedef struct {
 } tpmg_work;
 
 /** The work per DoF of one tpmg_operator_apply.
- *  @param[out] work the counts of the kernel the backend runs for this operator */
+ *  @param[out] work the counts of the kernel the backend runs for this operator
+ *  @return TPMG_ERROR_ARGUMENT for a NULL argument; TPMG_ERROR_UNSUPPORTED for a
+ *  backend that counts no work (work unchanged). */
 tpmg_status tpmg_operator_work(const tpmg_operator *op, tpmg_work *work);
 
 /** The work per DoF of one tpmg_smoother_apply (all 2^dim colours). GLOBAL
  *  counts its operator applies too.
- *  @param[out] work the counts of the kernels the backend runs for this smoother */
+ *  @param[out] work the counts of the kernels the backend runs for this smoother
+ *  @return TPMG_ERROR_ARGUMENT for a NULL argument; TPMG_ERROR_UNSUPPORTED for a
+ *  backend that counts no work (work unchanged). */
 tpmg_status tpmg_smoother_work(const tpmg_smoother *smoother, tpmg_work *work);
 
 /* ------------------------------------------------------------------------ */
