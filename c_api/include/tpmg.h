@@ -6,8 +6,8 @@
  * equal cells refined globally L times, by geometric multigrid whose smoother is
  * the multiplicative vertex-patch (overlapping Schwarz) method with local solves
  * by fast diagonalization (Cui, Grosse-Bley, Kanschat, Strzodka, "An
- * implementation of tensor product patch smoothers on GPU", 2024;
- * shared/seed/000_2d73055a997eed7b.txt).
+ * implementation of tensor product patch smoothers on GPU", 2024,
+ * arXiv:2405.19004).
  *
  * Conventions
  * - Every function returns a tpmg_status; TPMG_SUCCESS is 0. On failure the

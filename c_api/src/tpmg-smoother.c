@@ -11,7 +11,7 @@
  * FUSED computes the residual and the solve of a patch in one pass.
  *
  * BOUNDARY (the paper's "Reduced computation in local residual", labeled
- * Boundary there; shared/seed/000_2d73055a997eed7b.txt): with an
+ * Boundary there; arXiv:2405.19004): with an
  * exact local solver, the FUSED update
  *   x_I + A_II^{-1} (b_I - A_II x_I - A_IB x_B) = A_II^{-1} (b_I - A_IB x_B),
  * so the new interior values do not depend on the old ones. The same pass as
