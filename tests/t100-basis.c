@@ -225,6 +225,23 @@ static void grid_level_data(void) {
         for (int j = 0; j < n; j++) expected[a * n + j] = ref_lagrange(n, m.gl, j, t);
       }
       compare("grid prolongation", k, P * n, lvl->data[TPMG_DOUBLE].prolongation, expected, 1e-13);
+      /* the unit patch's data (h = 1), the same on every level, against the
+       * reference's patch matrices, eigenpairs and prolongation */
+      const tpmg_unit_data *unit = lvl->unit;
+      REF_CHECK(unit == grid->levels[0].unit, "level %d: unit data %p, level 0's %p", l,
+                (const void *)unit, (const void *)grid->levels[0].unit);
+      double Mu[441], Ku[441], Mi[361], Ki[361];
+      patch_matrices(k, 1.0, Mu, Ku);
+      compare("unit patch mass", k, P * P, unit->patch_mass, Mu, 1e-13);
+      compare("unit patch stiffness", k, P * P, unit->patch_stiffness, Ku, 1e-12);
+      for (int i = 0; i < I; i++)
+        for (int j = 0; j < I; j++) {
+          Mi[i * I + j] = Mu[(i + 1) * P + j + 1];
+          Ki[i * I + j] = Ku[(i + 1) * P + j + 1];
+        }
+      check_eigenpairs("unit eigenpairs", k, I, Ki, Mi, unit->eigenvectors, unit->eigenvalues,
+                       1e-11);
+      compare("unit prolongation", k, P * n, unit->prolongation, expected, 1e-13);
     }
     REF_CALL(ctx, tpmg_grid_destroy(&grid));
   }
