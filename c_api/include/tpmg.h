@@ -94,10 +94,21 @@ typedef struct tpmg_solver tpmg_solver;
  *
  *  Backends are chosen by name. "cpu" is the reference backend (OpenMP, host
  *  memory); "cuda" runs every operation on one NVIDIA GPU (device memory). A
- *  backend may offer variants of its kernels as "name/variant": "cuda/basic",
- *  "cuda/constant", "cuda/tiled", "cuda/thread" (doc/design.md); the plain name
- *  takes the fastest measured kernels. Which names a build has:
- *  tpmg_backend_available. */
+ *  backend may offer variants of its kernels as "name/variant"; the plain name
+ *  takes the fastest measured kernels for every dimension, degree and
+ *  precision (doc/benchmarks.md). The CUDA variants run the same arithmetic up
+ *  to rounding, for the level operator and the smoother alike:
+ *  - "cuda/basic": a thread team per patch (per vertex for the operator), the
+ *    1D matrices read from device memory;
+ *  - "cuda/constant": the unit patch's 1D matrices in the kernel parameters,
+ *    read from the constant cache;
+ *  - "cuda/tiled": "cuda/constant" with two lines per thread (register tiling);
+ *  - "cuda/thread": one thread per patch (and per row of the operator), its
+ *    3^dim window in registers; degree 1 only (tpmg_operator_create and
+ *    tpmg_smoother_create refuse other degrees);
+ *  - "cuda/brick": the operator by bricks of cells (each window point read
+ *    once), the smoother as "cuda".
+ *  Which names a build has: tpmg_backend_available. */
 typedef struct {
   const char *backend; /**< backend name; NULL (default) means "cpu". Borrowed: only read
                             during tpmg_context_create */
@@ -208,6 +219,86 @@ tpmg_status tpmg_vector_dot(tpmg_context *ctx, tpmg_precision precision, tpmg_in
 tpmg_status tpmg_vector_convert(tpmg_context *ctx, tpmg_index n, tpmg_precision src_precision,
                                 const void *src, tpmg_precision dst_precision, void *dst);
 
+/** Several dot products in one pass over y (GMRES' classical Gram-Schmidt):
+ *  result[i] = x_i . y for i < m and result[m] = y . y, each summed in double
+ *  in an order fixed by n alone.
+ *  @param[in]  x m vectors of the context (the array and the vectors borrowed), m >= 1
+ *  @param[in]  y a vector of the context (borrowed)
+ *  @param[out] result m + 1 values, host memory of the caller
+ *  @return TPMG_ERROR_ARGUMENT for a NULL argument or vector, m < 1, n < 0 or an
+ *  unknown precision (result unchanged). */
+tpmg_status tpmg_vector_dots(tpmg_context *ctx, tpmg_precision precision, tpmg_index n, int m,
+                             const void *const *x, const void *y, double *result);
+
+/** y += a_0 x_0 + ... + a_{m-1} x_{m-1} in one pass, the terms added in that
+ *  order in the vectors' precision; norm2 != NULL: also (y, y) of the new y.
+ *  @param[in]  a m factors (host memory); x m vectors of the context (borrowed, none
+ *              of them y), m >= 1
+ *  @param[in,out] y a vector of the context (borrowed)
+ *  @param[out] norm2 NULL, or the squared norm of the result, summed in double
+ *  @return TPMG_ERROR_ARGUMENT for a NULL argument or vector, an x_i equal to y,
+ *  m < 1, n < 0 or an unknown precision (y and norm2 unchanged). */
+tpmg_status tpmg_vector_axpys(tpmg_context *ctx, tpmg_precision precision, tpmg_index n, int m,
+                              const double *a, const void *const *x, void *y, double *norm2);
+
+/* ------------------------------------------------------------------------ */
+/* Benchmark support                                                         */
+/* ------------------------------------------------------------------------ */
+
+/** A stopwatch on the backend's queue of work (CUDA events on the context's
+ *  stream for "cuda", the wall clock for "cpu"). Call it with start != 0 to
+ *  mark the start, then with start == 0 to mark the end, wait for the work in
+ *  between and get the seconds between the two marks.
+ *  @param[out] seconds at the end mark: the elapsed seconds (>= 0); ignored and
+ *              may be NULL at the start mark
+ *  @return TPMG_ERROR_ARGUMENT for a NULL context, a NULL seconds at the end
+ *          mark, or an end mark without a start mark since the last end mark. */
+tpmg_status tpmg_context_stopwatch(tpmg_context *ctx, int start, double *seconds);
+
+/** The device's limits as measured by small loops on it (a few milliseconds),
+ *  for comparing kernels with what the hardware can do. NaN where the backend
+ *  measures none (the CPU backend measures none). */
+typedef struct {
+  double shared_bytes; /**< shared-memory load bandwidth, bytes/s (conflict-free loads) */
+  double flops_double; /**< FP64 multiply-add throughput, flop/s (a multiply-add counts 2) */
+  double flops_float;  /**< FP32 multiply-add throughput, flop/s */
+} tpmg_device_limits;
+
+/** Measure the device's limits (see tpmg_device_limits): a few short kernels
+ *  on the context's queue of work, timed by its stopwatch (a start mark of
+ *  the caller's is dropped: the next end mark needs a new start mark).
+ *  @param[out] limits the measured values, NaN where not measured
+ *  @return TPMG_ERROR_ARGUMENT for a NULL argument; TPMG_ERROR_BACKEND if a
+ *  loop fails on the device. */
+tpmg_status tpmg_context_measure_limits(tpmg_context *ctx, tpmg_device_limits *limits);
+
+/** The work per DoF of the kernels that the backend runs for one operator
+ *  apply or one smoothing step, counted from the code (doc/benchmarks.md). */
+typedef struct {
+  const char *kernel;  /**< the kernel's name ("basic", "constant", "tiled", "thread",
+                            "brick"; "cpu" for the CPU backend): a static string */
+  double flops;        /**< floating-point operations, a multiply-add counts 2 */
+  double shared_words; /**< words written to and read from shared memory (0 where the
+                            kernel keeps its values in registers) */
+  double matrix_words; /**< 1D matrix entries loaded from memory (those in the kernel
+                            parameters or registers do not count) */
+  double memory_words; /**< device (main) memory words, each vector read or written once
+                            per pass, with overlapping windows read once */
+} tpmg_work;
+
+/** The work per DoF of one tpmg_operator_apply.
+ *  @param[out] work the counts of the kernel the backend runs for this operator
+ *  @return TPMG_ERROR_ARGUMENT for a NULL argument; TPMG_ERROR_UNSUPPORTED for a
+ *  backend that counts no work (work unchanged). */
+tpmg_status tpmg_operator_work(const tpmg_operator *op, tpmg_work *work);
+
+/** The work per DoF of one tpmg_smoother_apply (all 2^dim colours). GLOBAL
+ *  counts its operator applies too.
+ *  @param[out] work the counts of the kernels the backend runs for this smoother
+ *  @return TPMG_ERROR_ARGUMENT for a NULL argument; TPMG_ERROR_UNSUPPORTED for a
+ *  backend that counts no work (work unchanged). */
+tpmg_status tpmg_smoother_work(const tpmg_smoother *smoother, tpmg_work *work);
+
 /* ------------------------------------------------------------------------ */
 /* Grid hierarchy                                                            */
 /* ------------------------------------------------------------------------ */
@@ -277,7 +368,9 @@ tpmg_status tpmg_grid_level_size(const tpmg_grid *grid, int level, tpmg_index *n
 /* ------------------------------------------------------------------------ */
 
 /** The matrix-free Laplace operator of one level in one precision.
- *  @param[out] op owned by the caller, free with tpmg_operator_destroy */
+ *  @param[out] op owned by the caller, free with tpmg_operator_destroy
+ *  @return TPMG_ERROR_UNSUPPORTED where the context's backend (variant) has no
+ *          operator kernel for the level, e.g. "cuda/thread" for a degree other than 1. */
 tpmg_status tpmg_operator_create(tpmg_grid *grid, int level, tpmg_precision precision,
                                  tpmg_operator **op);
 
@@ -309,40 +402,13 @@ typedef enum {
                                    without reading x_I (equal to FUSED up to rounding) */
 } tpmg_smoother_variant;
 
-/** How a backend implements the smoother's kernels (and the level operator's):
- *  the same smoothing step up to rounding, at different speeds. The CUDA
- *  backend has each of these for every degree of its table (THREAD: degree 1
- *  only); BRICK is an operator kernel only, which the smoother kernels do not
- *  have (tpmg_smoother_create refuses it); TENSOR is a smoother kernel of FUSED
- *  and BOUNDARY in 3D for degrees >= 2, which tpmg_smoother_create checks on
- *  every backend. The CPU backend has one implementation and accepts every
- *  value that tpmg_smoother_create does not refuse. */
-typedef enum {
-  TPMG_KERNEL_DEFAULT = 0,  /**< the fastest measured one for dimension, degree, precision */
-  TPMG_KERNEL_BASIC = 1,    /**< a thread team per patch, 1D matrices read from device memory */
-  TPMG_KERNEL_CONSTANT = 2, /**< a thread team per patch, 1D matrices passed in the kernel's
-                                 parameters, so that every multiply-add reads its matrix entry
-                                 from the constant cache instead of a load instruction */
-  TPMG_KERNEL_THREAD = 3,   /**< one thread per patch (and per row of the operator), its
-                                 3^dim window in registers; degree 1 only */
-  TPMG_KERNEL_TILED = 4,    /**< CONSTANT with several lines per thread (register tiling) */
-  TPMG_KERNEL_BRICK = 5,    /**< the operator only: a block per brick of cells applies the
-                                 level operator's Kronecker sum direction by direction, each
-                                 window point read once (fewer operations per DoF than the
-                                 vertex-patch gather); not a smoother kernel */
-  TPMG_KERNEL_TENSOR = 6    /**< the smoother only, FUSED and BOUNDARY in 3D, degree >= 2: the
-                                 patch contractions on the tensor cores (double: FP64; float:
-                                 each operand split into two tf32 numbers, float accuracy);
-                                 slower than CONSTANT so far (doc/benchmarks.md) */
-} tpmg_kernel;
-
-/** Options of the smoother. */
+/** Options of the smoother. Which kernels run it is the backend's choice,
+ *  by its name: "cuda/basic", "cuda/constant", ... (tpmg_context_options). */
 typedef struct {
   tpmg_smoother_variant variant; /**< default TPMG_SMOOTHER_FUSED */
-  tpmg_kernel kernel;            /**< default TPMG_KERNEL_DEFAULT */
 } tpmg_smoother_options;
 
-/** Default smoother options: FUSED, the default kernels. */
+/** Default smoother options: FUSED. */
 tpmg_smoother_options tpmg_smoother_options_default(void);
 
 /** The colourised multiplicative vertex-patch smoother of one level (paper
@@ -350,9 +416,8 @@ tpmg_smoother_options tpmg_smoother_options_default(void);
  *  diagonalization. Level must be >= 1 (level 0 may have no interior vertex).
  *  @param[in]  options options, or NULL for the defaults
  *  @param[out] smoother owned by the caller, free with tpmg_smoother_destroy
- *  @return TPMG_ERROR_UNSUPPORTED for TPMG_KERNEL_THREAD with a degree other than 1, for
- *          TPMG_KERNEL_BRICK (an operator kernel only) and for TPMG_KERNEL_TENSOR outside
- *          FUSED and BOUNDARY in 3D with degree >= 2. */
+ *  @return TPMG_ERROR_UNSUPPORTED where the context's backend (variant) has no
+ *          smoother kernels for the level, e.g. "cuda/thread" for a degree other than 1. */
 tpmg_status tpmg_smoother_create(tpmg_grid *grid, int level, tpmg_precision precision,
                                  const tpmg_smoother_options *options, tpmg_smoother **smoother);
 

@@ -1,5 +1,6 @@
 /* The context: backend selection, error messages and memory accounting. Its
  * vectors are in tpmg-vector.c. */
+#include <math.h>
 #include <omp.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -185,4 +186,31 @@ void tpmg_free(tpmg_context *ctx, size_t bytes, void *ptr) {
   if (!ptr) return;
   ctx->ops->release(ctx, ptr);
   ctx->bytes -= bytes;
+}
+
+/* ---- benchmark support --------------------------------------------------- */
+
+tpmg_status tpmg_context_stopwatch(tpmg_context *ctx, int start, double *seconds) {
+  if (!ctx)
+    return TPMG_ERROR_ARGUMENT;
+  TPMG_CHECK(ctx, start || seconds, TPMG_ERROR_ARGUMENT, "seconds is NULL at the end mark");
+  TPMG_CHECK(ctx, start || ctx->stopwatch_started, TPMG_ERROR_ARGUMENT,
+             "stopwatch: an end mark without a start mark");
+  TPMG_CALL(ctx->ops->stopwatch(ctx, start, seconds));
+  ctx->stopwatch_started = start != 0;
+  return TPMG_SUCCESS;
+}
+
+tpmg_status tpmg_context_measure_limits(tpmg_context *ctx, tpmg_device_limits *limits) {
+  if (!ctx)
+    return TPMG_ERROR_ARGUMENT;
+  TPMG_CHECK(ctx, limits, TPMG_ERROR_ARGUMENT, "limits is NULL");
+  tpmg_device_limits measured = {NAN, NAN, NAN};
+  /* the loops are timed with the backend's stopwatch: a start mark is lost
+   * (on every backend, so that callers see one behaviour) */
+  ctx->stopwatch_started = 0;
+  if (ctx->ops->measure_limits)
+    TPMG_CALL(ctx->ops->measure_limits(ctx, &measured));
+  *limits = measured;
+  return TPMG_SUCCESS;
 }

@@ -85,50 +85,76 @@ static size_t level_data_count(int dim, int k) {
   return dim * (2 * c + 2 * p + i * i + i) + (size_t)(2 * k + 1) * (k + 1);
 }
 
-static tpmg_status build_level_data(tpmg_context *ctx, const tpmg_level *lvl, double *out) {
-  int k = lvl->degree, nc = k + 1, np = 2 * k + 1, ni = 2 * k - 1;
+/* The 1D data of one direction with cell size h: cell mass and stiffness
+ * (k+1)^2, patch mass and stiffness P^2, the patch interior's eigenvectors I^2
+ * and eigenvalues I. level and d name the data in a message. */
+static tpmg_status build_direction(tpmg_context *ctx, int k, double h, int level, int d, double *cm,
+                                   double *ck, double *pm, double *pk, double *S, double *lambda) {
+  int nc = k + 1, np = 2 * k + 1, ni = 2 * k - 1;
   double mref[(TPMG_MAX_DEGREE_2D + 1) * (TPMG_MAX_DEGREE_2D + 1)];
   double kref[(TPMG_MAX_DEGREE_2D + 1) * (TPMG_MAX_DEGREE_2D + 1)];
   tpmg_basis_cell_matrices(k, mref, kref);
-  double *p = out;
-  for (int d = 0; d < lvl->dim; ++d) {
-    double h = lvl->h[d];
-    double *cm = p, *ck = cm + nc * nc, *pm = ck + nc * nc, *pk = pm + np * np;
-    double *S = pk + np * np, *lambda = S + ni * ni;
-    p = lambda + ni;
-    for (int i = 0; i < nc * nc; ++i) {
-      cm[i] = h * mref[i];
-      ck[i] = kref[i] / h;
-    }
-    /* vertex patch: two cells, the middle point shared */
-    memset(pm, 0, sizeof(double) * np * np);
-    memset(pk, 0, sizeof(double) * np * np);
-    for (int cell = 0; cell < 2; ++cell)
-      for (int i = 0; i < nc; ++i)
-        for (int j = 0; j < nc; ++j) {
-          pm[(cell * k + i) * np + cell * k + j] += cm[i * nc + j];
-          pk[(cell * k + i) * np + cell * k + j] += ck[i * nc + j];
-        }
-    /* generalized eigenproblem on the 2k-1 interior points (paper eq. 2.9) */
-    double mi[(2 * TPMG_MAX_DEGREE_2D - 1) * (2 * TPMG_MAX_DEGREE_2D - 1)];
-    double ki[(2 * TPMG_MAX_DEGREE_2D - 1) * (2 * TPMG_MAX_DEGREE_2D - 1)];
-    for (int i = 0; i < ni; ++i)
-      for (int j = 0; j < ni; ++j) {
-        mi[i * ni + j] = pm[(i + 1) * np + j + 1];
-        ki[i * ni + j] = pk[(i + 1) * np + j + 1];
-      }
-    double residual = tpmg_basis_generalized_eigen(ni, ki, mi, S, lambda);
-    TPMG_CHECK(ctx, residual >= 0.0 && residual < 1e-11, TPMG_ERROR_NUMERICAL,
-               "patch eigenproblem on level %d, direction %d, degree %d: residual %g", lvl->level,
-               d, k, residual);
+  for (int i = 0; i < nc * nc; ++i) {
+    cm[i] = h * mref[i];
+    ck[i] = kref[i] / h;
   }
-  /* the coarse cell's basis at the support points of its two children */
+  /* vertex patch: two cells, the middle point shared */
+  memset(pm, 0, sizeof(double) * np * np);
+  memset(pk, 0, sizeof(double) * np * np);
+  for (int cell = 0; cell < 2; ++cell)
+    for (int i = 0; i < nc; ++i)
+      for (int j = 0; j < nc; ++j) {
+        pm[(cell * k + i) * np + cell * k + j] += cm[i * nc + j];
+        pk[(cell * k + i) * np + cell * k + j] += ck[i * nc + j];
+      }
+  /* generalized eigenproblem on the 2k-1 interior points (paper eq. 2.9) */
+  double mi[(2 * TPMG_MAX_DEGREE_2D - 1) * (2 * TPMG_MAX_DEGREE_2D - 1)];
+  double ki[(2 * TPMG_MAX_DEGREE_2D - 1) * (2 * TPMG_MAX_DEGREE_2D - 1)];
+  for (int i = 0; i < ni; ++i)
+    for (int j = 0; j < ni; ++j) {
+      mi[i * ni + j] = pm[(i + 1) * np + j + 1];
+      ki[i * ni + j] = pk[(i + 1) * np + j + 1];
+    }
+  double residual = tpmg_basis_generalized_eigen(ni, ki, mi, S, lambda);
+  TPMG_CHECK(ctx, residual >= 0.0 && residual < 1e-11, TPMG_ERROR_NUMERICAL,
+             "patch eigenproblem on level %d, direction %d, degree %d: residual %g", level, d, k,
+             residual);
+  return TPMG_SUCCESS;
+}
+
+/* The coarse cell's basis at the support points of its two children. */
+static void build_prolongation(int k, double *prolongation) {
+  int nc = k + 1, np = 2 * k + 1;
   double nodes[TPMG_MAX_DEGREE_2D + 1];
   tpmg_basis_gauss_lobatto(nc, nodes);
   for (int t = 0; t < np; ++t) {
     double x = t <= k ? 0.5 * nodes[t] : 0.5 + 0.5 * nodes[t - k];
-    for (int s = 0; s < nc; ++s) p[t * nc + s] = tpmg_basis_lagrange(nc, nodes, s, x);
+    for (int s = 0; s < nc; ++s)
+      prolongation[t * nc + s] = tpmg_basis_lagrange(nc, nodes, s, x);
   }
+}
+
+static tpmg_status build_level_data(tpmg_context *ctx, const tpmg_level *lvl, double *out) {
+  int k = lvl->degree, nc = k + 1, np = 2 * k + 1, ni = 2 * k - 1;
+  double *p = out;
+  for (int d = 0; d < lvl->dim; ++d) {
+    double *cm = p, *ck = cm + nc * nc, *pm = ck + nc * nc, *pk = pm + np * np;
+    double *S = pk + np * np, *lambda = S + ni * ni;
+    p = lambda + ni;
+    TPMG_CALL(build_direction(ctx, k, lvl->h[d], lvl->level, d, cm, ck, pm, pk, S, lambda));
+  }
+  build_prolongation(k, p);
+  return TPMG_SUCCESS;
+}
+
+/* The unit patch's data (h = 1), once per grid. */
+static tpmg_status build_unit_data(tpmg_context *ctx, int k, tpmg_unit_data *unit) {
+  double cm[(TPMG_MAX_DEGREE_2D + 1) * (TPMG_MAX_DEGREE_2D + 1)];
+  double ck[(TPMG_MAX_DEGREE_2D + 1) * (TPMG_MAX_DEGREE_2D + 1)];
+  memset(unit, 0, sizeof(*unit));
+  TPMG_CALL(build_direction(ctx, k, 1.0, -1, 0, cm, ck, unit->patch_mass, unit->patch_stiffness,
+                            unit->eigenvectors, unit->eigenvalues));
+  build_prolongation(k, unit->prolongation);
   return TPMG_SUCCESS;
 }
 
@@ -174,12 +200,15 @@ tpmg_status tpmg_grid_create(tpmg_context *ctx, const tpmg_grid_options *options
   float *host_float = malloc(count * sizeof(float));
   tpmg_status status = host && host_float ? TPMG_SUCCESS : TPMG_ERROR_MEMORY;
   if (status != TPMG_SUCCESS) tpmg_error_set(ctx, status, __FILE__, __LINE__, "host allocation");
+  if (status == TPMG_SUCCESS)
+    status = build_unit_data(ctx, k, &g->unit);
 
   for (int l = 0; l < g->n_levels && status == TPMG_SUCCESS; ++l) {
     tpmg_level *lvl = &g->levels[l];
     lvl->dim = dim;
     lvl->degree = k;
     lvl->level = l;
+    lvl->unit = &g->unit;
     lvl->n_dofs = 1;
     for (int d = 0; d < 3; ++d) {
       int real = d < dim;

@@ -18,6 +18,8 @@ tpmg_status tpmg_operator_create(tpmg_grid *grid, int level, tpmg_precision prec
   TPMG_CHECK(ctx, precision == TPMG_DOUBLE || precision == TPMG_FLOAT, TPMG_ERROR_ARGUMENT,
              "unknown precision %d", (int)precision);
   TPMG_CALL(tpmg_grid_check_level(grid, level, 0));
+  if (ctx->ops->check_level)
+    TPMG_CALL(ctx->ops->check_level(ctx, &grid->levels[level], precision, TPMG_USE_OPERATOR));
   tpmg_operator *o = malloc(sizeof(*o));
   TPMG_CHECK(ctx, o, TPMG_ERROR_MEMORY, "allocating the operator failed");
   o->grid = grid;
@@ -100,6 +102,16 @@ tpmg_status tpmg_operator_diagonal(tpmg_operator *op, void *diagonal) {
   }
   free(host);
   return status;
+}
+
+tpmg_status tpmg_operator_work(const tpmg_operator *op, tpmg_work *work) {
+  if (!op)
+    return TPMG_ERROR_ARGUMENT;
+  tpmg_context *ctx = op->grid->ctx;
+  TPMG_CHECK(ctx, work, TPMG_ERROR_ARGUMENT, "work is NULL");
+  TPMG_CHECK(ctx, ctx->ops->operator_work, TPMG_ERROR_UNSUPPORTED, "the %s backend counts no work",
+             ctx->ops->name);
+  return ctx->ops->operator_work(ctx, op->level, op->precision, work);
 }
 
 tpmg_status tpmg_operator_destroy(tpmg_operator **op) {

@@ -217,3 +217,46 @@ tpmg_status tpmg_vector_convert(tpmg_context *ctx, tpmg_index n, tpmg_precision 
   TPMG_CALL(tpmg_vector_check(ctx, "tpmg_vector_convert: dst", dst, dst_precision, n));
   return ctx->ops->convert(ctx, n, src_precision, src, dst_precision, dst);
 }
+
+tpmg_status tpmg_vector_dots(tpmg_context *ctx, tpmg_precision precision, tpmg_index n, int m,
+                             const void *const *x, const void *y, double *result) {
+  TPMG_CALL(check_vector_args(ctx, precision, n));
+  TPMG_CHECK(ctx, m >= 1, TPMG_ERROR_ARGUMENT, "m = %d: must be >= 1", m);
+  TPMG_CHECK(ctx, x && y && result, TPMG_ERROR_ARGUMENT, "NULL argument (x %p, y %p, result %p)",
+             (const void *)x, y, (void *)result);
+  for (int i = 0; i < m; ++i) {
+    TPMG_CHECK(ctx, x[i], TPMG_ERROR_ARGUMENT, "x[%d] is NULL", i);
+    TPMG_CALL(tpmg_vector_check(ctx, "tpmg_vector_dots: x[i]", x[i], precision, n));
+  }
+  TPMG_CALL(tpmg_vector_check(ctx, "tpmg_vector_dots: y", y, precision, n));
+  /* the backend takes TPMG_MULTI_MAX vectors at a time */
+  double part[TPMG_MULTI_MAX + 1];
+  for (int first = 0; first < m; first += TPMG_MULTI_MAX) {
+    int count = m - first < TPMG_MULTI_MAX ? m - first : TPMG_MULTI_MAX;
+    TPMG_CALL(ctx->ops->dots(ctx, precision, n, count, x + first, y, part));
+    memcpy(result + first, part, sizeof(double) * (size_t)count);
+    if (first + count == m)
+      result[m] = part[count];
+  }
+  return TPMG_SUCCESS;
+}
+
+tpmg_status tpmg_vector_axpys(tpmg_context *ctx, tpmg_precision precision, tpmg_index n, int m,
+                              const double *a, const void *const *x, void *y, double *norm2) {
+  TPMG_CALL(check_vector_args(ctx, precision, n));
+  TPMG_CHECK(ctx, m >= 1, TPMG_ERROR_ARGUMENT, "m = %d: must be >= 1", m);
+  TPMG_CHECK(ctx, a && x && y, TPMG_ERROR_ARGUMENT, "NULL argument (a %p, x %p, y %p)",
+             (const void *)a, (const void *)x, y);
+  for (int i = 0; i < m; ++i) {
+    TPMG_CHECK(ctx, x[i] && x[i] != y, TPMG_ERROR_ARGUMENT,
+               "x[%d] = %p: must be a vector other than y", i, x[i]);
+    TPMG_CALL(tpmg_vector_check(ctx, "tpmg_vector_axpys: x[i]", x[i], precision, n));
+  }
+  TPMG_CALL(tpmg_vector_check(ctx, "tpmg_vector_axpys: y", y, precision, n));
+  for (int first = 0; first < m; first += TPMG_MULTI_MAX) {
+    int count = m - first < TPMG_MULTI_MAX ? m - first : TPMG_MULTI_MAX;
+    TPMG_CALL(ctx->ops->axpys(ctx, precision, n, count, a + first, x + first, y,
+                              first + count == m ? norm2 : NULL));
+  }
+  return TPMG_SUCCESS;
+}

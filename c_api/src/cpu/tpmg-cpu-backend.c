@@ -211,6 +211,24 @@ static tpmg_status cpu_stopwatch(tpmg_context *ctx, int start, double *seconds) 
   return TPMG_SUCCESS;
 }
 
+/* The loops of tpmg-cpu-laplace.c and tpmg-cpu-patch.c do the dense team
+ * kernels' arithmetic, their intermediate tensors in work arrays. */
+static tpmg_status cpu_operator_work(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
+                                     tpmg_work *work) {
+  tpmg_work_operator(lvl, 0, 1, 0, work);
+  work->kernel = "cpu";
+  return TPMG_SUCCESS;
+}
+
+static tpmg_status cpu_smoother_work(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
+                                     tpmg_smoother_variant variant, tpmg_work *work) {
+  tpmg_work apply;
+  tpmg_work_operator(lvl, 0, 1, 0, &apply);
+  tpmg_work_smoother(lvl, variant, 0, 1, 0, &apply, work);
+  work->kernel = "cpu";
+  return TPMG_SUCCESS;
+}
+
 const tpmg_backend_ops tpmg_cpu_backend = {
     .name = "cpu",
     .memory = TPMG_MEMORY_HOST,
@@ -229,7 +247,6 @@ const tpmg_backend_ops tpmg_cpu_backend = {
     .dots = cpu_dots,
     .axpys = cpu_axpys,
     .laplace = tpmg_cpu_laplace,
-    .laplace_kernel = tpmg_cpu_laplace_kernel,
     .copy_boundary = tpmg_cpu_copy_boundary,
     .patch_fused = tpmg_cpu_patch_fused,
     .patch_residual = tpmg_cpu_patch_residual,
@@ -237,8 +254,11 @@ const tpmg_backend_ops tpmg_cpu_backend = {
     .prolongate_add = tpmg_cpu_prolongate_add,
     .restrict_ = tpmg_cpu_restrict,
     .coarse_solve = cpu_coarse_solve,
+    .check_level = NULL,
     .stopwatch = cpu_stopwatch,
     .measure_limits = NULL,
+    .operator_work = cpu_operator_work,
+    .smoother_work = cpu_smoother_work,
 };
 
 #else /* precision-generic part */
