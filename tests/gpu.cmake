@@ -5,7 +5,6 @@
 add_library(tpmg_test_gpu_pair STATIC gpu-pair.c)
 target_include_directories(tpmg_test_gpu_pair PUBLIC ${CMAKE_CURRENT_SOURCE_DIR})
 target_link_libraries(tpmg_test_gpu_pair PUBLIC tpmg_test_reference tpmg m)
-list(APPEND tpmg_internal_tests t801-gpu-level t802-gpu-smoother)
 foreach(name t800-gpu-vector t801-gpu-level t802-gpu-smoother t803-gpu-solve)
   add_executable(${name} ${name}.c)
   target_link_libraries(${name} PRIVATE tpmg_test_gpu_pair)
@@ -16,4 +15,7 @@ foreach(name t800-gpu-vector t801-gpu-level t802-gpu-smoother t803-gpu-solve)
   # 16 cores took 93-101 s where one after another took under 14 s.
   set_tests_properties(${name} PROPERTIES SKIP_RETURN_CODE 77 LABELS gpu TIMEOUT 1200
                                           RESOURCE_LOCK gpu)
+endforeach()
+foreach(name t801-gpu-level t802-gpu-smoother)
+  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/c_api/src)
 endforeach()

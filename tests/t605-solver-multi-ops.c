@@ -1,32 +1,30 @@
-/* t605-solver-multi-ops: the fused vector passes of GMRES' Gram-Schmidt, the
- * backend operations dots and axpys (tpmg_backend_ops), on the backend named by
+/* t605-solver-multi-ops: the fused vector passes of GMRES' Gram-Schmidt,
+ * tpmg_vector_dots and tpmg_vector_axpys, on the backend named by
  * argv[1] (default "cpu"), against sums in long double on random data, both
- * precisions, 1, 5 and TPMG_MULTI_MAX vectors, lengths around the block
+ * precisions, 1, 5 and MULTI vectors (more than one backend pass takes), lengths around the block
  * boundaries. Two contexts of the backend (1 and 2 host threads) give bitwise
  * equal results: on the CPU the sums do not depend on the thread count, on a
  * GPU they are reproducible from run to run. axpys' norm is that of the
  * stored result; the entry past n is untouched. Results poisoned with NaN. A
  * backend with device memory also runs t800-gpu-vector's larger lengths (many
- * thread blocks).
- *
- * An internal test: these operations have no public entry point, so it calls
- * them through the context's backend table and includes the private header
- * tpmg-impl.h (tests/CMakeLists.txt lists the tests that may). */
+ * thread blocks). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "reference.h"
-#include "tpmg-impl.h"
+
+/* more vectors than one backend pass takes (16): the core splits the list */
+#define MULTI 20
 
 static void check_ops(tpmg_context *c1, tpmg_context *c2, tpmg_precision p, int m, int64_t n,
                       uint64_t *seed) {
-  const size_t size = tpmg_precision_size(p);
+  const size_t size = (p == TPMG_DOUBLE ? sizeof(double) : sizeof(float));
   const char *pname = p == TPMG_DOUBLE ? "double" : "float";
   const double tol = p == TPMG_DOUBLE ? 1e-13 : 1e-5;
   /* host values in precision p: m vectors x, y; one guard entry after y */
   char *xh = ref_malloc((size_t)(m * n) * size), *yh = ref_malloc((size_t)(n + 1) * size);
-  double a[TPMG_MULTI_MAX], r1[TPMG_MULTI_MAX + 1], r2[TPMG_MULTI_MAX + 1];
+  double a[MULTI], r1[MULTI + 1], r2[MULTI + 1];
   double *xv = ref_malloc(sizeof(double) * (size_t)(m * n)), *yv = ref_malloc(sizeof(double) * n);
   for (int v = 0; v < m; v++) {
     ref_fill_random(seed, n, xv + v * n);
@@ -52,7 +50,7 @@ static void check_ops(tpmg_context *c1, tpmg_context *c2, tpmg_precision p, int 
     ((float *)yh)[n] = 7.0f;
   /* the same vectors in each context's memory */
   tpmg_context *c[2] = {c1, c2};
-  void *x[2][TPMG_MULTI_MAX], *y[2];
+  void *x[2][MULTI], *y[2];
   for (int s = 0; s < 2; s++) {
     for (int v = 0; v < m; v++)
       x[s][v] = ref_vector_create(c[s], p, n, xh + (size_t)(v * n) * size);
@@ -62,8 +60,8 @@ static void check_ops(tpmg_context *c1, tpmg_context *c2, tpmg_precision p, int 
   /* dots */
   for (int v = 0; v <= m; v++)
     r1[v] = r2[v] = NAN;
-  REF_CALL(c1, c1->ops->dots(c1, p, n, m, (const void *const *)x[0], y[0], r1));
-  REF_CALL(c2, c2->ops->dots(c2, p, n, m, (const void *const *)x[1], y[1], r2));
+  REF_CALL(c1, tpmg_vector_dots(c1, p, n, m, (const void *const *)x[0], y[0], r1));
+  REF_CALL(c2, tpmg_vector_dots(c2, p, n, m, (const void *const *)x[1], y[1], r2));
   for (int v = 0; v <= m; v++) {
     long double sum = 0, scale = 1e-300L;
     for (int64_t i = 0; i < n; i++) {
@@ -81,8 +79,8 @@ static void check_ops(tpmg_context *c1, tpmg_context *c2, tpmg_precision p, int 
 
   /* axpys with its norm; the guard entry after y stays */
   double norm1 = NAN, norm2 = NAN;
-  REF_CALL(c1, c1->ops->axpys(c1, p, n, m, a, (const void *const *)x[0], y[0], &norm1));
-  REF_CALL(c2, c2->ops->axpys(c2, p, n, m, a, (const void *const *)x[1], y[1], &norm2));
+  REF_CALL(c1, tpmg_vector_axpys(c1, p, n, m, a, (const void *const *)x[0], y[0], &norm1));
+  REF_CALL(c2, tpmg_vector_axpys(c2, p, n, m, a, (const void *const *)x[1], y[1], &norm2));
   char *y1 = ref_malloc((size_t)(n + 1) * size), *y2 = ref_malloc((size_t)(n + 1) * size);
   REF_DOWNLOAD(c1, p, n + 1, y[0], y1);
   REF_DOWNLOAD(c2, p, n + 1, y[1], y2);
@@ -120,7 +118,7 @@ static void check_ops(tpmg_context *c1, tpmg_context *c2, tpmg_precision p, int 
   REF_CHECK(guard == 7.0, "axpys %s m %d n %lld: wrote past the end", pname, m, (long long)n);
   /* without the norm: the same y */
   ref_vector_upload(c1, p, n + 1, yh, y[0]);
-  REF_CALL(c1, c1->ops->axpys(c1, p, n, m, a, (const void *const *)x[0], y[0], NULL));
+  REF_CALL(c1, tpmg_vector_axpys(c1, p, n, m, a, (const void *const *)x[0], y[0], NULL));
   REF_DOWNLOAD(c1, p, n + 1, y[0], y2);
   REF_CHECK(memcmp(y1, y2, (size_t)n * size) == 0,
             "axpys %s m %d n %lld: result differs without the norm", pname, m, (long long)n);
@@ -142,7 +140,7 @@ int main(int argc, char **argv) {
   const char *backend = ref_backend(argc, argv);
   tpmg_context *c1 = ref_context_create(backend, 1), *c2 = ref_context_create(backend, 2);
   uint64_t seed = 604;
-  const int counts[] = {1, 5, TPMG_MULTI_MAX};
+  const int counts[] = {1, 5, MULTI};
   const int64_t sizes[] = {1, 255, 257, 20000, 65537, 4097, 123457, 5000011};
   tpmg_memory_type memory = TPMG_MEMORY_HOST;
   REF_CALL(c1, tpmg_context_memory_type(c1, &memory));

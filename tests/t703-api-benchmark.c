@@ -1,4 +1,4 @@
-/* t702-api-benchmark: the values of the benchmark interface on the CPU
+/* t703-api-benchmark: the values of the benchmark interface on the CPU
  * backend (the GPU tests check the CUDA backend's): the stopwatch against a
  * known sleep, the multi-vector dots and axpys (more vectors than one backend
  * call takes) against sums on the host, and the work counts per DoF of an
@@ -126,5 +126,5 @@ int main(void) {
   check_multi(ctx, &seed);
   check_work(ctx);
   REF_CALL(ctx, tpmg_context_destroy(&ctx));
-  return ref_exit_code("t702-api-benchmark");
+  return ref_exit_code("t703-api-benchmark");
 }
