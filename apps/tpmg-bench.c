@@ -659,17 +659,6 @@ static void breakdown_destroy(breakdown *s) {
   tpmg_multigrid_destroy(&s->mg);
 }
 
-#define BD_CALL(call)                                                                              \
-  do {                                                                                             \
-    tpmg_status bd_status_ = (call);                                                               \
-    if (bd_status_ != TPMG_SUCCESS) {                                                              \
-      app_library_error(ctx, #call, bd_status_);                                                   \
-      breakdown_destroy(&s);                                                                       \
-      tpmg_grid_destroy(&grid);                                                                    \
-      return APP_EXIT_LIBRARY;                                                                     \
-    }                                                                                              \
-  } while (0)
-
 static tpmg_status time_what(breakdown *s, int what, int l, int repeat, double *times,
                              double *seconds) {
   s->what = what;
@@ -734,215 +723,279 @@ static tpmg_status time_multi(tpmg_context *ctx, tpmg_index n, int it, int repea
   return status;
 }
 
-static int run_breakdown_mode(tpmg_context *ctx, const options *o, FILE *csv, double *times,
-                              int dim, int k, int L) {
-  const tpmg_precision p = o->mode == TPMG_MODE_MIXED ? TPMG_FLOAT : TPMG_DOUBLE;
-  tpmg_grid *grid = NULL;
-  breakdown s;
-  memset(&s, 0, sizeof(s));
-  s.ctx = ctx;
-  s.p = p;
-  s.L = L;
-  tpmg_grid_options go = tpmg_grid_options_default();
-  go.dim = dim;
-  go.degree = k;
-  go.fine_level = L;
-  BD_CALL(tpmg_grid_create(ctx, &go, &grid));
-  s.grid = grid;
-  for (int l = 0; l <= L; ++l)
-    BD_CALL(tpmg_grid_level_size(grid, l, &s.n[l], NULL));
-  const tpmg_index nL = s.n[L];
-  char group[32];
-  fprintf(stderr, "tpmg-bench: breakdown %dD Q%d level %d (%s DoFs), %s\n", dim, k, L,
-          app_group((long long)nL, group), mode_names[o->mode]);
+/* Stop at the first failed call of a breakdown step: its status. */
+#define BD_CALL(call)                                                                              \
+  do {                                                                                             \
+    tpmg_status bd_status_ = (call);                                                               \
+    if (bd_status_ != TPMG_SUCCESS)                                                                \
+      return bd_status_;                                                                           \
+  } while (0)
+
+/* The objects of the breakdown on grid's levels 0..L in precision p, with data:
+ * the right-hand side on the finest level, restricted below, x = b / 2 and
+ * r = b / 4 per level, and d = (b, b / 2, b / 4) in double on the finest. */
+static tpmg_status breakdown_setup(breakdown *s, tpmg_grid *grid, tpmg_precision p, int L) {
+  tpmg_context *ctx = s->ctx;
+  s->grid = grid;
+  s->p = p;
+  s->L = L;
   for (int l = 0; l <= L; ++l) {
-    const tpmg_index n = s.n[l];
-    BD_CALL(tpmg_operator_create(grid, l, p, &s.op[l]));
-    BD_CALL(tpmg_vector_create(ctx, p, n, &s.b[l]));
-    BD_CALL(tpmg_vector_create(ctx, p, n, &s.x[l]));
-    BD_CALL(tpmg_vector_create(ctx, p, n, &s.r[l]));
+    BD_CALL(tpmg_grid_level_size(grid, l, &s->n[l], NULL));
+    BD_CALL(tpmg_operator_create(grid, l, p, &s->op[l]));
+    BD_CALL(tpmg_vector_create(ctx, p, s->n[l], &s->b[l]));
+    BD_CALL(tpmg_vector_create(ctx, p, s->n[l], &s->x[l]));
+    BD_CALL(tpmg_vector_create(ctx, p, s->n[l], &s->r[l]));
     if (l >= 1) {
-      BD_CALL(tpmg_smoother_create(grid, l, p, NULL, &s.smoother[l]));
-      BD_CALL(tpmg_transfer_create(grid, l, p, &s.transfer[l]));
+      BD_CALL(tpmg_smoother_create(grid, l, p, NULL, &s->smoother[l]));
+      BD_CALL(tpmg_transfer_create(grid, l, p, &s->transfer[l]));
     }
   }
-  BD_CALL(tpmg_operator_create(grid, L, TPMG_DOUBLE, &s.op_double));
+  const tpmg_index nL = s->n[L];
+  BD_CALL(tpmg_operator_create(grid, L, TPMG_DOUBLE, &s->op_double));
   for (int i = 0; i < 3; ++i)
-    BD_CALL(tpmg_vector_create(ctx, TPMG_DOUBLE, nL, &s.d[i]));
-  /* data: the right-hand side on the finest level, restricted below */
-  BD_CALL(tpmg_problem_rhs(grid, TPMG_RHS_SINE, TPMG_DOUBLE, s.d[0]));
-  BD_CALL(tpmg_vector_axpby(ctx, TPMG_DOUBLE, nL, 0.5, s.d[0], 0.0, s.d[1]));
-  BD_CALL(tpmg_vector_axpby(ctx, TPMG_DOUBLE, nL, 0.25, s.d[0], 0.0, s.d[2]));
-  BD_CALL(tpmg_vector_convert(ctx, nL, TPMG_DOUBLE, s.d[0], p, s.b[L]));
+    BD_CALL(tpmg_vector_create(ctx, TPMG_DOUBLE, nL, &s->d[i]));
+  BD_CALL(tpmg_problem_rhs(grid, TPMG_RHS_SINE, TPMG_DOUBLE, s->d[0]));
+  BD_CALL(tpmg_vector_axpby(ctx, TPMG_DOUBLE, nL, 0.5, s->d[0], 0.0, s->d[1]));
+  BD_CALL(tpmg_vector_axpby(ctx, TPMG_DOUBLE, nL, 0.25, s->d[0], 0.0, s->d[2]));
+  BD_CALL(tpmg_vector_convert(ctx, nL, TPMG_DOUBLE, s->d[0], p, s->b[L]));
   for (int l = L; l >= 1; --l)
-    BD_CALL(tpmg_transfer_restrict(s.transfer[l], s.b[l], s.b[l - 1]));
+    BD_CALL(tpmg_transfer_restrict(s->transfer[l], s->b[l], s->b[l - 1]));
   for (int l = 0; l <= L; ++l) {
-    const tpmg_index n = s.n[l];
-    BD_CALL(tpmg_vector_axpby(ctx, p, n, 0.5, s.b[l], 0.0, s.x[l]));
-    BD_CALL(tpmg_vector_axpby(ctx, p, n, 0.25, s.b[l], 0.0, s.r[l]));
+    BD_CALL(tpmg_vector_axpby(ctx, p, s->n[l], 0.5, s->b[l], 0.0, s->x[l]));
+    BD_CALL(tpmg_vector_axpby(ctx, p, s->n[l], 0.25, s->b[l], 0.0, s->r[l]));
   }
   tpmg_multigrid_options mo = tpmg_multigrid_options_default();
   mo.precision = p;
-  BD_CALL(tpmg_multigrid_create(grid, &mo, &s.mg));
+  BD_CALL(tpmg_multigrid_create(grid, &mo, &s->mg));
+  return TPMG_SUCCESS;
+}
 
+/* The timed components of one V-cycle and of the outer iteration. */
+typedef struct {
   level_times lt[MAX_LEVELS];
-  memset(lt, 0, sizeof(lt));
-  for (int l = 1; l <= L; ++l) {
-    BD_CALL(time_what(&s, B_SMOOTH, l, o->repeat, times, &lt[l].smooth));
-    BD_CALL(time_what(&s, B_APPLY, l, o->repeat, times, &lt[l].residual_apply));
-    BD_CALL(time_what(&s, B_UPDATE, l, o->repeat, times, &lt[l].residual_update));
-    BD_CALL(time_what(&s, B_RESTRICT, l, o->repeat, times, &lt[l].restrict_));
-    BD_CALL(time_what(&s, B_PROLONGATE, l, o->repeat, times, &lt[l].prolongate));
-    BD_CALL(time_what(&s, B_ZERO, l - 1, o->repeat, times, &lt[l].zero));
-  }
-  double vcycle, apply_double, dot, axpby, to_p = 0, from_p = 0, zero_top, coarse;
-  BD_CALL(time_what(&s, B_ZERO, L, o->repeat, times, &zero_top));
-  BD_CALL(time_what(&s, B_VCYCLE, L, o->repeat, times, &vcycle));
-  BD_CALL(time_what(&s, B_APPLY_DOUBLE, L, o->repeat, times, &apply_double));
-  BD_CALL(time_what(&s, B_DOT, L, o->repeat, times, &dot));
-  BD_CALL(time_what(&s, B_AXPBY, L, o->repeat, times, &axpby));
-  if (p != TPMG_DOUBLE) {
-    BD_CALL(time_what(&s, B_TO_P, L, o->repeat, times, &to_p));
-    BD_CALL(time_what(&s, B_FROM_P, L, o->repeat, times, &from_p));
-  }
-  /* the coarse solve: the measured V-cycle minus the modelled levels >= 1 */
-  double levels_sum = 0, per_level[MAX_LEVELS];
-  for (int l = 1; l <= L; ++l) {
-    per_level[l] = 2 * lt[l].smooth + lt[l].residual_apply + lt[l].residual_update +
-                   lt[l].restrict_ + lt[l].prolongate + lt[l].zero;
-    levels_sum += per_level[l];
-  }
-  coarse = vcycle - levels_sum > 0 ? vcycle - levels_sum : 0;
-  per_level[0] = coarse;
-  breakdown_destroy(&s);
+  double vcycle, apply_double, dot, axpby, to_p, from_p, zero_top;
+  double per_level[MAX_LEVELS]; /* modelled V-cycle time per level; [0] the coarse solve */
+  double levels_sum;            /* levels >= 1 */
+} component_times;
 
-  /* the solve itself, timed once, for its iteration count and time */
+/* Time every component in isolation; the coarse solve is the measured
+ * V-cycle minus the modelled levels >= 1. */
+static tpmg_status breakdown_time_components(breakdown *s, int repeat, double *times,
+                                             component_times *t) {
+  const int L = s->L;
+  memset(t, 0, sizeof(*t));
+  for (int l = 1; l <= L; ++l) {
+    level_times *lt = &t->lt[l];
+    BD_CALL(time_what(s, B_SMOOTH, l, repeat, times, &lt->smooth));
+    BD_CALL(time_what(s, B_APPLY, l, repeat, times, &lt->residual_apply));
+    BD_CALL(time_what(s, B_UPDATE, l, repeat, times, &lt->residual_update));
+    BD_CALL(time_what(s, B_RESTRICT, l, repeat, times, &lt->restrict_));
+    BD_CALL(time_what(s, B_PROLONGATE, l, repeat, times, &lt->prolongate));
+    BD_CALL(time_what(s, B_ZERO, l - 1, repeat, times, &lt->zero));
+  }
+  BD_CALL(time_what(s, B_ZERO, L, repeat, times, &t->zero_top));
+  BD_CALL(time_what(s, B_VCYCLE, L, repeat, times, &t->vcycle));
+  BD_CALL(time_what(s, B_APPLY_DOUBLE, L, repeat, times, &t->apply_double));
+  BD_CALL(time_what(s, B_DOT, L, repeat, times, &t->dot));
+  BD_CALL(time_what(s, B_AXPBY, L, repeat, times, &t->axpby));
+  if (s->p != TPMG_DOUBLE) {
+    BD_CALL(time_what(s, B_TO_P, L, repeat, times, &t->to_p));
+    BD_CALL(time_what(s, B_FROM_P, L, repeat, times, &t->from_p));
+  }
+  for (int l = 1; l <= L; ++l) {
+    const level_times *lt = &t->lt[l];
+    t->per_level[l] = 2 * lt->smooth + lt->residual_apply + lt->residual_update + lt->restrict_ +
+                      lt->prolongate + lt->zero;
+    t->levels_sum += t->per_level[l];
+  }
+  t->per_level[0] = t->vcycle - t->levels_sum > 0 ? t->vcycle - t->levels_sum : 0;
+  return TPMG_SUCCESS;
+}
+
+/* The GMRES solve itself in `mode`, timed once after a warm-up solve, both
+ * from x = 0: its seconds, result and restart length. */
+static tpmg_status time_solve(tpmg_context *ctx, tpmg_grid *grid, tpmg_mode mode, tpmg_index nL,
+                              double *seconds, tpmg_solver_result *result, int *restart) {
   tpmg_solver_options so = tpmg_solver_options_default();
-  so.mode = o->mode;
+  so.mode = mode;
   tpmg_solver *solver = NULL;
   void *b = NULL, *x = NULL;
-  BD_CALL(tpmg_vector_create(ctx, TPMG_DOUBLE, nL, &b));
-  BD_CALL(tpmg_vector_create(ctx, TPMG_DOUBLE, nL, &x));
-  tpmg_status status = tpmg_problem_rhs(grid, TPMG_RHS_SINE, TPMG_DOUBLE, b);
+  tpmg_status status = tpmg_vector_create(ctx, TPMG_DOUBLE, nL, &b);
+  if (status == TPMG_SUCCESS)
+    status = tpmg_vector_create(ctx, TPMG_DOUBLE, nL, &x);
+  if (status == TPMG_SUCCESS)
+    status = tpmg_problem_rhs(grid, TPMG_RHS_SINE, TPMG_DOUBLE, b);
   if (status == TPMG_SUCCESS)
     status = tpmg_solver_create(grid, &so, &solver);
-  tpmg_solver_result result = {0};
-  double solve_seconds = NAN;
-  /* a first solve to warm up, then the timed one, both from x = 0 */
   if (status == TPMG_SUCCESS)
-    status = tpmg_solver_solve(solver, b, x, &result);
+    status = tpmg_solver_solve(solver, b, x, result);
   if (status == TPMG_SUCCESS)
     status = tpmg_vector_set(ctx, TPMG_DOUBLE, nL, 0.0, x);
   if (status == TPMG_SUCCESS)
     status = tpmg_context_stopwatch(ctx, 1, NULL);
   if (status == TPMG_SUCCESS)
-    status = tpmg_solver_solve(solver, b, x, &result);
+    status = tpmg_solver_solve(solver, b, x, result);
   if (status == TPMG_SUCCESS)
-    status = tpmg_context_stopwatch(ctx, 0, &solve_seconds);
-  int restart = 0;
+    status = tpmg_context_stopwatch(ctx, 0, seconds);
   if (status == TPMG_SUCCESS)
-    tpmg_solver_restart(solver, &restart);
+    status = tpmg_solver_restart(solver, restart);
   tpmg_solver_destroy(&solver);
   tpmg_vector_destroy(ctx, &b);
   tpmg_vector_destroy(ctx, &x);
-  if (status != TPMG_SUCCESS) {
-    app_library_error(ctx, "tpmg_solver_solve", status);
-    tpmg_grid_destroy(&grid);
-    return APP_EXIT_LIBRARY;
-  }
+  return status;
+}
 
-  /* the model of the solve */
-  const int it = result.iterations;
+/* The components of the solve's model (paper Figures 11 and 12). */
+enum { C_LOWER, C_SMOOTH, C_MATVEC, C_TRANSFER, C_UPDATE, C_GMRES_MATVEC, C_GMRES_VECTOR, C_N };
+static const char *const component_names[C_N] = {"levels < L",
+                                                 "level L smooth",
+                                                 "level L mat-vec",
+                                                 "level L restrict & prolongate",
+                                                 "level L vector update",
+                                                 "GMRES mat-vec",
+                                                 "GMRES vector ops"};
+
+/* The model of a solve of `it` iterations from the timed components: the
+ * seconds of each, c[C_*], and their sum. gs: the Gram-Schmidt passes of all
+ * iterations, update: x += Z y. */
+static double solve_model(const component_times *t, int L, int it, double gs, double update,
+                          double *c) {
+  const level_times *top = &t->lt[L];
   const double n_vcycles = it;
-  /* Gram-Schmidt per basis length (the bases of longer solves are restarted
-   * or split into MAX_BASIS vectors per pass; not modelled) */
-  double gs_dots[MAX_BASIS], gs_axpys[MAX_BASIS], update = 0, gs = 0;
-  if (it > MAX_BASIS) {
-    fprintf(stderr, "tpmg-bench: the breakdown models at most %d iterations, the solve took %d\n",
-            MAX_BASIS, it);
-    tpmg_grid_destroy(&grid);
-    return APP_EXIT_LIBRARY;
-  }
-  if (it > 0) {
-    status = time_multi(ctx, nL, it, o->repeat, times, gs_dots, gs_axpys, &update);
-    if (status != TPMG_SUCCESS) {
-      app_library_error(ctx, "time_multi", status);
-      tpmg_grid_destroy(&grid);
-      return APP_EXIT_LIBRARY;
-    }
-  }
-  tpmg_grid_destroy(&grid);
-  for (int j = 0; j < it; ++j)
-    gs += gs_dots[j] + gs_axpys[j];
-  enum { C_LOWER, C_SMOOTH, C_MATVEC, C_TRANSFER, C_UPDATE, C_GMRES_MATVEC, C_GMRES_VECTOR, C_N };
-  static const char *const cname[C_N] = {"levels < L",
-                                         "level L smooth",
-                                         "level L mat-vec",
-                                         "level L restrict & prolongate",
-                                         "level L vector update",
-                                         "GMRES mat-vec",
-                                         "GMRES vector ops"};
-  double c[C_N];
-  c[C_LOWER] = n_vcycles * (levels_sum - per_level[L] + coarse + lt[L].zero);
-  c[C_SMOOTH] = n_vcycles * 2 * lt[L].smooth;
-  c[C_MATVEC] = n_vcycles * lt[L].residual_apply;
-  c[C_TRANSFER] = n_vcycles * (lt[L].restrict_ + lt[L].prolongate);
+  c[C_LOWER] = n_vcycles * (t->levels_sum - t->per_level[L] + t->per_level[0] + top->zero);
+  c[C_SMOOTH] = n_vcycles * 2 * top->smooth;
+  c[C_MATVEC] = n_vcycles * top->residual_apply;
+  c[C_TRANSFER] = n_vcycles * (top->restrict_ + top->prolongate);
   /* the residual update, the zero start of the preconditioner and in mixed
    * mode its conversions */
-  c[C_UPDATE] = n_vcycles * (lt[L].residual_update + zero_top + to_p + from_p);
+  c[C_UPDATE] = n_vcycles * (top->residual_update + t->zero_top + t->to_p + t->from_p);
   /* operator applies: one per iteration, the first residual, the one after
    * the cycle, and the final check */
-  c[C_GMRES_MATVEC] = (it + 3) * apply_double;
+  c[C_GMRES_MATVEC] = (it + 3) * t->apply_double;
   /* Gram-Schmidt: iteration j one dots and one axpys on j + 1 vectors (no
    * second pass: it is rare, and not counted); x += Z y one axpys; dots: |b|,
    * the first residual and the two final residuals; axpbys: the first
    * residual and basis vector, the scaling of it - 1 basis vectors, the two
    * final residuals */
-  c[C_GMRES_VECTOR] = gs + update + 4 * dot + (it + 3) * axpby;
+  c[C_GMRES_VECTOR] = gs + update + 4 * t->dot + (it + 3) * t->axpby;
   double model = 0;
   for (int i = 0; i < C_N; ++i)
     model += c[i];
-  printf("breakdown: %dD Q%d level %d, %lld DoFs, GMRES(%d) %s, %d iterations\n", dim, k, L,
-         (long long)nL, restart, mode_names[o->mode], it);
+  return model;
+}
+
+/* What the breakdown of one solve found, for printing. */
+typedef struct {
+  int dim, k, L, it, restart;
+  tpmg_index n_dofs;
+  double solve_seconds, model, c[C_N];
+  double gs_dots[MAX_BASIS], gs_axpys[MAX_BASIS], update;
+} breakdown_result;
+
+static void print_breakdown(const options *o, const component_times *t, const breakdown_result *r,
+                            FILE *csv) {
+  const int L = r->L, it = r->it;
+  const level_times *top = &t->lt[L];
+  printf("breakdown: %dD Q%d level %d, %lld DoFs, GMRES(%d) %s, %d iterations\n", r->dim, r->k, L,
+         (long long)r->n_dofs, r->restart, mode_names[o->mode], it);
   printf("  solve (the second of two): %.4f s; the model from the components below: %.4f s\n",
-         solve_seconds, model);
+         r->solve_seconds, r->model);
   printf("  %-30s %10s %7s\n", "component (paper Fig. 11/12)", "ms", "share");
   for (int i = 0; i < C_N; ++i)
-    printf("  %-30s %10.2f %6.1f%%\n", cname[i], 1e3 * c[i], 100 * c[i] / model);
+    printf("  %-30s %10.2f %6.1f%%\n", component_names[i], 1e3 * r->c[i], 100 * r->c[i] / r->model);
   printf("  one V-cycle: %.3f ms measured; by level (paper Fig. 13), ms and share:\n",
-         1e3 * vcycle);
+         1e3 * t->vcycle);
   for (int l = L; l >= 0; --l)
-    printf("    level %2d %10.3f %6.1f%%%s\n", l, 1e3 * per_level[l],
-           100 * per_level[l] / (levels_sum + coarse),
+    printf("    level %2d %10.3f %6.1f%%%s\n", l, 1e3 * t->per_level[l],
+           100 * t->per_level[l] / (t->levels_sum + t->per_level[0]),
            l == 0 ? " (coarse solve and overhead)" : "");
   printf("  Gram-Schmidt, ms, for 1..%d basis vectors: dots", it);
   for (int j = 0; j < it; ++j)
-    printf(" %.3f", 1e3 * gs_dots[j]);
+    printf(" %.3f", 1e3 * r->gs_dots[j]);
   printf("; axpys with the norm");
   for (int j = 0; j < it; ++j)
-    printf(" %.3f", 1e3 * gs_axpys[j]);
-  printf("; x += Z y %.3f\n", 1e3 * update);
+    printf(" %.3f", 1e3 * r->gs_axpys[j]);
+  printf("; x += Z y %.3f\n", 1e3 * r->update);
   printf("  finest level, ms: smooth %.3f, mat-vec %.3f, update %.3f, restrict %.3f, prolongate "
          "%.3f | double: apply %.3f, dot %.3f, axpby %.3f, convert %.3f + %.3f\n",
-         1e3 * lt[L].smooth, 1e3 * lt[L].residual_apply, 1e3 * lt[L].residual_update,
-         1e3 * lt[L].restrict_, 1e3 * lt[L].prolongate, 1e3 * apply_double, 1e3 * dot, 1e3 * axpby,
-         1e3 * to_p, 1e3 * from_p);
-  if (csv) {
-    fprintf(csv, "dim,degree,level,n_dofs,mode,iterations,restart,solve_s,model_s");
-    for (int i = 0; i < C_N; ++i)
-      fprintf(csv, ",%s_s", cname[i]);
-    for (int l = 0; l <= L; ++l)
-      fprintf(csv, ",vcycle_level%d_s", l);
-    fprintf(csv, ",vcycle_s,smooth_L_s,apply_L_s,apply_double_L_s,dot_L_s,axpby_L_s\n");
-    fprintf(csv, "%d,%d,%d,%lld,%s,%d,%d,%.6g,%.6g", dim, k, L, (long long)nL, mode_names[o->mode],
-            it, restart, solve_seconds, model);
-    for (int i = 0; i < C_N; ++i)
-      fprintf(csv, ",%.6g", c[i]);
-    for (int l = 0; l <= L; ++l)
-      fprintf(csv, ",%.6g", per_level[l]);
-    fprintf(csv, ",%.6g,%.6g,%.6g,%.6g,%.6g,%.6g\n", vcycle, lt[L].smooth, lt[L].residual_apply,
-            apply_double, dot, axpby);
+         1e3 * top->smooth, 1e3 * top->residual_apply, 1e3 * top->residual_update,
+         1e3 * top->restrict_, 1e3 * top->prolongate, 1e3 * t->apply_double, 1e3 * t->dot,
+         1e3 * t->axpby, 1e3 * t->to_p, 1e3 * t->from_p);
+  if (!csv)
+    return;
+  fprintf(csv, "dim,degree,level,n_dofs,mode,iterations,restart,solve_s,model_s");
+  for (int i = 0; i < C_N; ++i)
+    fprintf(csv, ",%s_s", component_names[i]);
+  for (int l = 0; l <= L; ++l)
+    fprintf(csv, ",vcycle_level%d_s", l);
+  fprintf(csv, ",vcycle_s,smooth_L_s,apply_L_s,apply_double_L_s,dot_L_s,axpby_L_s\n");
+  fprintf(csv, "%d,%d,%d,%lld,%s,%d,%d,%.6g,%.6g", r->dim, r->k, L, (long long)r->n_dofs,
+          mode_names[o->mode], it, r->restart, r->solve_seconds, r->model);
+  for (int i = 0; i < C_N; ++i)
+    fprintf(csv, ",%.6g", r->c[i]);
+  for (int l = 0; l <= L; ++l)
+    fprintf(csv, ",%.6g", t->per_level[l]);
+  fprintf(csv, ",%.6g,%.6g,%.6g,%.6g,%.6g,%.6g\n", t->vcycle, top->smooth, top->residual_apply,
+          t->apply_double, t->dot, t->axpby);
+}
+
+/* The breakdown of one (dim, degree, level): time the components, time the
+ * solve, model it from the components (the GMRES solve as components: the
+ * comment before multi_call) and print both. */
+static int run_breakdown_mode(tpmg_context *ctx, const options *o, FILE *csv, double *times,
+                              int dim, int k, int L) {
+  const tpmg_precision p = o->mode == TPMG_MODE_MIXED ? TPMG_FLOAT : TPMG_DOUBLE;
+  tpmg_grid_options go = tpmg_grid_options_default();
+  go.dim = dim;
+  go.degree = k;
+  go.fine_level = L;
+  tpmg_grid *grid = NULL;
+  tpmg_status status = tpmg_grid_create(ctx, &go, &grid);
+  if (status != TPMG_SUCCESS)
+    return app_library_error(ctx, "tpmg_grid_create", status);
+  breakdown_result r = {.dim = dim, .k = k, .L = L, .solve_seconds = NAN};
+  tpmg_grid_level_size(grid, L, &r.n_dofs, NULL);
+  char group[32];
+  fprintf(stderr, "tpmg-bench: breakdown %dD Q%d level %d (%s DoFs), %s\n", dim, k, L,
+          app_group((long long)r.n_dofs, group), mode_names[o->mode]);
+
+  breakdown s;
+  memset(&s, 0, sizeof(s));
+  s.ctx = ctx;
+  component_times t;
+  const char *what = "the breakdown's objects";
+  status = breakdown_setup(&s, grid, p, L);
+  if (status == TPMG_SUCCESS) {
+    what = "timing the components";
+    status = breakdown_time_components(&s, o->repeat, times, &t);
   }
+  breakdown_destroy(&s);
+  tpmg_solver_result result = {0};
+  if (status == TPMG_SUCCESS) {
+    what = "the timed solve";
+    status = time_solve(ctx, grid, o->mode, r.n_dofs, &r.solve_seconds, &result, &r.restart);
+  }
+  r.it = result.iterations;
+  /* Gram-Schmidt per basis length (the bases of longer solves are restarted
+   * or split into MAX_BASIS vectors per pass; not modelled) */
+  if (status == TPMG_SUCCESS && r.it > MAX_BASIS) {
+    fprintf(stderr, "tpmg-bench: the breakdown models at most %d iterations, the solve took %d\n",
+            MAX_BASIS, r.it);
+    tpmg_grid_destroy(&grid);
+    return APP_EXIT_LIBRARY;
+  }
+  if (status == TPMG_SUCCESS && r.it > 0) {
+    what = "timing Gram-Schmidt";
+    status = time_multi(ctx, r.n_dofs, r.it, o->repeat, times, r.gs_dots, r.gs_axpys, &r.update);
+  }
+  tpmg_grid_destroy(&grid);
+  if (status != TPMG_SUCCESS)
+    return app_library_error(ctx, what, status);
+  double gs = 0;
+  for (int j = 0; j < r.it; ++j)
+    gs += r.gs_dots[j] + r.gs_axpys[j];
+  r.model = solve_model(&t, L, r.it, gs, r.update, r.c);
+  print_breakdown(o, &t, &r, csv);
   return 0;
 }
 
