@@ -168,7 +168,7 @@ static int next_permutation(int *p, int n) {
 }
 
 static void destroy_orders(void) {
-  tpmg_context *ctx = ref_context_create(1);
+  tpmg_context *ctx = ref_context_create("cpu", 1);
   order_data d;
   memset(&d, 0, sizeof d);
   {
@@ -230,7 +230,7 @@ static void destroy_orders(void) {
 /* ---- a solver outliving its grid handle ---------------------------------- */
 
 static void solver_outlives_grid(void) {
-  tpmg_context *ctx = ref_context_create(0);
+  tpmg_context *ctx = ref_context_create("cpu", 0);
   const int cells[3] = {2, 3, 1};
   tpmg_grid *grid = ref_grid_create(ctx, 2, 3, 3, cells, NULL);
   tpmg_index n = 0;
@@ -280,7 +280,7 @@ static void solver_outlives_grid(void) {
 /* ---- context destroy refused ---------------------------------------------- */
 
 static void context_refused(void) {
-  tpmg_context *ctx = ref_context_create(1);
+  tpmg_context *ctx = ref_context_create("cpu", 1);
   const int cells[3] = {1, 1, 1};
   tpmg_grid *grid = ref_grid_create(ctx, 3, 2, 1, cells, NULL);
   tpmg_context *before = ctx;
@@ -308,7 +308,7 @@ static void context_refused(void) {
 /* ---- vector_destroy of what is not this context's vector ------------------ */
 
 static void foreign_vectors(void) {
-  tpmg_context *a = ref_context_create(1), *b = ref_context_create(1);
+  tpmg_context *a = ref_context_create("cpu", 1), *b = ref_context_create("cpu", 1);
   void *va = NULL, *vb = NULL;
   REF_CALL(a, tpmg_vector_create(a, TPMG_DOUBLE, 100, &va));
   REF_CALL(b, tpmg_vector_create(b, TPMG_FLOAT, 1000, &vb));
@@ -372,7 +372,7 @@ static int untouched(tpmg_context *ctx, tpmg_precision p, tpmg_index n, const vo
   } while (0)
 
 static void checked_vectors(void) {
-  tpmg_context *ctx = ref_context_create(1);
+  tpmg_context *ctx = ref_context_create("cpu", 1);
   const int cells[3] = {2, 2, 1};
   const int L = 2;
   tpmg_grid *grid = ref_grid_create(ctx, 2, 2, L, cells, NULL);

@@ -120,7 +120,7 @@ static void check_work(tpmg_context *ctx) {
 }
 
 int main(void) {
-  tpmg_context *ctx = ref_context_create(0);
+  tpmg_context *ctx = ref_context_create("cpu", 0);
   uint64_t seed = 702;
   check_stopwatch(ctx);
   check_multi(ctx, &seed);
