@@ -68,7 +68,7 @@ static void print_help(void) {
          "                         kernel variant (cuda/basic, cuda/constant, cuda/tiled,\n"
          "                         cuda/thread, cuda/brick) and one for cuda itself; a\n"
          "                         variant name: that variant only\n"
-         "  --threads n            CPU threads, >= 1 (default: OpenMP's default)\n"
+         "  --threads n            CPU threads, 1..1024 (default: OpenMP's default)\n"
          "  --repeat n             timed runs per component, >= 1 (default 5)\n"
          "  --csv FILE             also write the results as CSV to FILE\n"
          "  --help                 print this help and exit\n"
@@ -77,7 +77,8 @@ static void print_help(void) {
 }
 
 static options parse_options(int argc, char **argv) {
-  options o = {.backend = "cpu", .dofs = DEFAULT_TARGET_DOFS, .repeat = 5, .mode = TPMG_MODE_MIXED};
+  options o = {.dofs = DEFAULT_TARGET_DOFS, .repeat = 5, .mode = TPMG_MODE_MIXED};
+  app_machine machine = app_machine_default();
   int dofs_given = 0;
   for (int i = 1; i < argc; ++i) {
     const char *arg = argv[i];
@@ -91,7 +92,8 @@ static options parse_options(int argc, char **argv) {
       const char *text = app_option_value(argc, argv, &i, "--degree");
       o.degree = strcmp(text, "all") == 0 ? 0 : app_parse_int("--degree", text, 1, INT_MAX);
     } else if (app_option_is(arg, "--level")) {
-      o.level = app_parse_int("--level", app_option_value(argc, argv, &i, "--level"), 1, 30);
+      o.level = app_parse_int("--level", app_option_value(argc, argv, &i, "--level"), 1,
+                              TPMG_MAX_FINE_LEVEL);
     } else if (app_option_is(arg, "--dofs")) {
       o.dofs = app_parse_positive("--dofs", app_option_value(argc, argv, &i, "--dofs"));
       dofs_given = 1;
@@ -102,11 +104,8 @@ static options parse_options(int argc, char **argv) {
       o.mode = app_parse_choice("--mode", app_option_value(argc, argv, &i, "--mode"), mode_names);
     } else if (app_option_is(arg, "--breakdown")) {
       o.breakdown = 1;
-    } else if (app_option_is(arg, "--backend")) {
-      o.backend = app_parse_backend("--backend", app_option_value(argc, argv, &i, "--backend"));
-    } else if (app_option_is(arg, "--threads")) {
-      o.threads =
-          app_parse_int("--threads", app_option_value(argc, argv, &i, "--threads"), 1, INT_MAX);
+    } else if (app_machine_option(argc, argv, &i, &machine)) {
+      continue;
     } else if (app_option_is(arg, "--repeat")) {
       o.repeat =
           app_parse_int("--repeat", app_option_value(argc, argv, &i, "--repeat"), 1, INT_MAX);
@@ -118,6 +117,8 @@ static options parse_options(int argc, char **argv) {
       app_usage_error("unknown option '%s' (see --help)", arg);
     }
   }
+  o.backend = machine.backend ? machine.backend : "cpu";
+  o.threads = machine.threads;
   if (dofs_given && o.level)
     app_usage_error("--level and --dofs exclude each other");
   int dim = o.dim == 2 ? 2 : 3;
