@@ -151,7 +151,6 @@ namespace DealiiCompare
                                       "tpmg-cpu",
                                       "tpmg-cuda",
                                       nullptr};
-  const char *const solver_names[] = {"gmres", "cg", nullptr};
 
   struct Parameters
   {
@@ -188,15 +187,15 @@ namespace DealiiCompare
       "\n"
       "  --dim 2|3                   dimension (default 3)\n"
       "  --degree k                  polynomial degree, 1..10 in 2D, 1..8 in 3D (default 3)\n"
-      "  --level L                   global refinements of the coarse mesh, >= 1\n"
+      "  --level L                   global refinements of the coarse mesh, 1..30\n"
       "  --dofs N                    without --level: the level whose DoF count is nearest\n"
       "                              to N (default 1e6)\n"
       "  --cells n0,n1[,n2]          coarse cells per direction (default 1,1[,1])\n"
       "  --box a0,b0,a1,b1[,a2,b2]   the domain, a_d < b_d (default the unit square/cube)\n"
       "  --solver gmres|cg           the Krylov method of every method (default gmres)\n"
-      "  --tol t                     relative residual to reach, > 0 (default 1e-9)\n"
+      "  --tol t                     relative residual to reach, in (0, 1) (default 1e-9)\n"
       "  --max-iterations n          iteration limit, >= 1 (default 100)\n"
-      "  --restart n                 GMRES restart length, >= 1 (default 30)\n"
+      "  --restart n                 GMRES restart length, 1..1000 (default 30)\n"
       "  --threads n                 TBB threads of deal.II and OpenMP threads of tpmg\n"
       "                              (default 2)\n"
       "  --repeat n                  solve n times from the start vector, report the\n"
@@ -219,15 +218,29 @@ namespace DealiiCompare
   Parameters
   parse_options(int argc, char **argv)
   {
-    Parameters  p;
-    const char *cells_text = nullptr, *box_text = nullptr;
-    bool        have_dofs = false;
+    Parameters          p;
+    app_problem         problem   = app_problem_default();
+    tpmg_solver_options solver    = app_solver_default();
+    app_machine         machine   = app_machine_default();
+    bool                have_dofs = false;
     for (int i = 1; i < argc; ++i)
       {
         const char *arg   = argv[i];
         auto        value = [&](const char *name) {
           return app_option_value(argc, argv, &i, name);
         };
+        // the options of tpmg-poisson that this comparison has (its problem
+        // is always the sine one)
+        const bool krylov_option = app_option_is(arg, "--solver") ||
+                                   app_option_is(arg, "--tol") ||
+                                   app_option_is(arg, "--max-iterations") ||
+                                   app_option_is(arg, "--restart");
+        if ((!app_option_is(arg, "--rhs") &&
+             app_problem_option(argc, argv, &i, &problem)) ||
+            (krylov_option && app_solver_option(argc, argv, &i, &solver)) ||
+            (app_option_is(arg, "--threads") &&
+             app_machine_option(argc, argv, &i, &machine)))
+          continue;
         if (app_option_is(arg, "--help"))
           {
             print_help();
@@ -235,60 +248,14 @@ namespace DealiiCompare
           }
         else if (app_option_is(arg, "--json"))
           {
-            if (std::strchr(arg, '=') != nullptr)
-              app_usage_error("--json takes no value: %s", arg);
+            app_option_flag(arg, "--json");
             p.json = true;
           }
-        else if (app_option_is(arg, "--dim"))
-          p.dim = app_parse_int("--dim", value("--dim"), 2, 3);
-        else if (app_option_is(arg, "--degree"))
-          p.degree = app_parse_int("--degree", value("--degree"), 1, INT_MAX);
-        else if (app_option_is(arg, "--level"))
-          p.level = app_parse_int("--level", value("--level"), 1, 30);
         else if (app_option_is(arg, "--dofs"))
           {
             p.target_dofs = app_parse_positive("--dofs", value("--dofs"));
             have_dofs     = true;
           }
-        else if (app_option_is(arg, "--cells"))
-          {
-            cells_text = value("--cells");
-            double    values[3];
-            const int n = app_parse_list("--cells", cells_text, values, 3);
-            p.cells.clear();
-            for (int d = 0; d < n; ++d)
-              {
-                if (!(values[d] >= 1 && values[d] <= (1 << 20) &&
-                      values[d] == std::floor(values[d])))
-                  app_usage_error(
-                    "--cells %s: each count must be an integer >= 1",
-                    cells_text);
-                p.cells.push_back(static_cast<int>(values[d]));
-              }
-          }
-        else if (app_option_is(arg, "--box"))
-          {
-            box_text = value("--box");
-            double    values[6];
-            const int n = app_parse_list("--box", box_text, values, 6);
-            p.box.assign(values, values + n);
-          }
-        else if (app_option_is(arg, "--solver"))
-          p.solver = static_cast<tpmg_solver_type>(
-            app_parse_choice("--solver", value("--solver"), solver_names));
-        else if (app_option_is(arg, "--tol"))
-          p.tolerance = app_parse_positive("--tol", value("--tol"));
-        else if (app_option_is(arg, "--max-iterations"))
-          p.max_iterations = app_parse_int("--max-iterations",
-                                           value("--max-iterations"),
-                                           1,
-                                           INT_MAX);
-        else if (app_option_is(arg, "--restart"))
-          p.restart =
-            app_parse_int("--restart", value("--restart"), 1, INT_MAX);
-        else if (app_option_is(arg, "--threads"))
-          p.threads =
-            app_parse_int("--threads", value("--threads"), 1, INT_MAX);
         else if (app_option_is(arg, "--repeat"))
           p.repeat = app_parse_int("--repeat", value("--repeat"), 1, INT_MAX);
         else if (app_option_is(arg, "--block-sor-max-mib"))
@@ -319,46 +286,28 @@ namespace DealiiCompare
         else if (app_option_is(arg, "--csv"))
           p.csv_file = value("--csv");
         else
-          app_usage_error("unknown option '%s' (see --help)", arg);
+          app_usage_error("unknown option '%.200s' (see --help)", arg);
       }
 
-    const int dim = p.dim;
-    if (static_cast<int>(p.degree) > app_max_degree(dim))
-      app_usage_error("--degree %u: must be 1..%d for dim %d",
-                      p.degree,
-                      app_max_degree(dim),
-                      dim);
-    if (p.level != 0 && have_dofs)
+    if (problem.level != 0 && have_dofs)
       app_usage_error("--level and --dofs exclude each other");
-    if (!p.cells.empty() && static_cast<int>(p.cells.size()) != dim)
-      app_usage_error("--cells %s: needs %d values for dim %d",
-                      cells_text,
-                      dim,
-                      dim);
-    if (!p.box.empty() && static_cast<int>(p.box.size()) != 2 * dim)
-      app_usage_error("--box %s: needs %d values for dim %d",
-                      box_text,
-                      2 * dim,
-                      dim);
-    for (int d = 0; d < static_cast<int>(p.box.size()) / 2; ++d)
-      if (!(p.box[2 * d] < p.box[2 * d + 1]))
-        app_usage_error("--box %s: needs a_%d < b_%d", box_text, d, d);
-    int cells[3] = {1, 1, 1};
-    for (unsigned int d = 0; d < p.cells.size(); ++d)
-      cells[d] = p.cells[d];
-    double coarse_interior = 1;
-    for (int d = 0; d < dim; ++d)
-      coarse_interior *= static_cast<double>(cells[d]) * p.degree - 1;
-    if (coarse_interior > TPMG_MAX_COARSE_DOFS)
-      app_usage_error(
-        "--cells %s: the coarse mesh has %.0f interior DoFs at degree %u, at "
-        "most %d are supported",
-        cells_text != nullptr ? cells_text : "1,1,1",
-        coarse_interior,
-        p.degree,
-        TPMG_MAX_COARSE_DOFS);
-    if (p.level == 0)
-      p.level = app_choose_level(dim, p.degree, cells, p.target_dofs);
+    app_problem_finish(&problem, p.target_dofs);
+    app_solver_finish(&solver);
+    if (solver.type != TPMG_SOLVER_GMRES && solver.type != TPMG_SOLVER_CG)
+      app_usage_error("--solver %s: expected one of gmres, cg",
+                      tpmg_solver_type_name(solver.type));
+
+    p.dim    = problem.dim;
+    p.degree = problem.degree;
+    p.level  = problem.level;
+    p.cells.assign(problem.cells, problem.cells + problem.n_cells);
+    p.box.assign(problem.box, problem.box + problem.n_box);
+    p.solver         = solver.type;
+    p.tolerance      = solver.tolerance;
+    p.max_iterations = solver.max_iterations;
+    p.restart        = solver.restart;
+    if (machine.threads > 0)
+      p.threads = machine.threads;
     return p;
   }
 
@@ -666,8 +615,8 @@ namespace DealiiCompare
                 // modified Gram-Schmidt, as deal.II < 9.6 and tpmg's GMRES.
                 typename SolverGMRES<VectorType>::AdditionalData gmres_data(
                   prm.restart, true);
-                gmres_data.orthogonalization_strategy =
-                  LinearAlgebra::OrthogonalizationStrategy::modified_gram_schmidt;
+                gmres_data.orthogonalization_strategy = LinearAlgebra::
+                  OrthogonalizationStrategy::modified_gram_schmidt;
                 SolverGMRES<VectorType> gmres(control, gmres_data);
 #else
                 const unsigned int      n_vectors = prm.restart + 2;
@@ -1284,7 +1233,7 @@ namespace DealiiCompare
                      cells.c_str(),
                      method_names[r.method],
                      r.status.c_str(),
-                     solver_names[prm.solver],
+                     tpmg_solver_type_name(prm.solver),
                      prm.tolerance,
                      prm.threads);
         if (r.status == "ok")
@@ -1308,66 +1257,64 @@ namespace DealiiCompare
 
 
 
-  // A JSON number, or null where it is not finite (a diverged solve).
-  void
-  json_number(const char *key, const double value, const char *separator = ",")
-  {
-    if (std::isfinite(value))
-      std::printf("\"%s\":%.9g%s", key, value, separator);
-    else
-      std::printf("\"%s\":null%s", key, separator);
-  }
-
-
-
   void
   print_json(const Parameters          &prm,
              const std::vector<Result> &results,
              const double               n_dofs,
              const double               common_setup)
   {
-    std::printf(
-      "{\"program\":\"dealii-compare\",\"dim\":%u,\"degree\":%u,\"level\":%u,"
-      "\"cells\":[",
-      prm.dim,
-      prm.degree,
-      prm.level);
+    app_json j;
+    app_json_begin(&j);
+    app_json_string(&j, "program", "dealii-compare");
+    app_json_int(&j, "dim", prm.dim);
+    app_json_int(&j, "degree", prm.degree);
+    app_json_int(&j, "level", prm.level);
+    app_json_open(&j, "cells", '[');
     for (unsigned int d = 0; d < prm.dim; ++d)
-      std::printf("%s%d", d ? "," : "", prm.cells.empty() ? 1 : prm.cells[d]);
-    std::printf("],\"n_dofs\":%.0f,\"solver\":\"%s\",",
-                n_dofs,
-                solver_names[prm.solver]);
-    json_number("tolerance", prm.tolerance);
-    std::printf(
-      "\"threads\":%u,\"threading\":\"deal.II: TBB, tpmg: OpenMP\",\"repeat\":%u,"
-      "\"memory\":\"peak RSS growth (VmHWM); tpmg-cuda: device memory\",",
-      prm.threads,
-      prm.repeat);
-    json_number("common_setup_seconds", common_setup);
-    std::printf("\"methods\":[");
-    for (unsigned int i = 0; i < results.size(); ++i)
+      app_json_int(&j, nullptr, prm.cells.empty() ? 1 : prm.cells[d]);
+    app_json_close(&j, ']');
+    app_json_int(&j, "n_dofs", static_cast<long long>(n_dofs));
+    app_json_string(&j, "solver", tpmg_solver_type_name(prm.solver));
+    app_json_number(&j, "tolerance", prm.tolerance);
+    app_json_int(&j, "threads", prm.threads);
+    app_json_string(&j, "threading", "deal.II: TBB, tpmg: OpenMP");
+    app_json_int(&j, "repeat", prm.repeat);
+    app_json_string(&j,
+                    "memory",
+                    "peak RSS growth (VmHWM); tpmg-cuda: device memory");
+    app_json_number(&j, "common_setup_seconds", common_setup);
+    app_json_open(&j, "methods", '[');
+    for (const Result &r : results)
       {
-        const Result &r   = results[i];
-        const bool    ok  = r.status == "ok";
-        const double  nan = std::numeric_limits<double>::quiet_NaN();
-        std::printf("%s{\"method\":\"%s\",\"status\":\"%s\",",
-                    i ? "," : "",
-                    method_names[r.method],
-                    r.status.c_str());
+        const bool ok = r.status == "ok";
+        app_json_open(&j, nullptr, '{');
+        app_json_string(&j, "method", method_names[r.method]);
+        app_json_string(&j, "status", r.status.c_str());
         if (ok)
-          std::printf("\"iterations\":%u,\"converged\":%s,",
-                      r.iterations,
-                      r.converged ? "true" : "false");
+          {
+            app_json_int(&j, "iterations", r.iterations);
+            app_json_bool(&j, "converged", r.converged);
+          }
         else
-          std::printf("\"iterations\":null,\"converged\":null,");
-        json_number("setup_seconds", ok ? r.setup_seconds : nan);
-        json_number("solve_seconds", ok ? r.solve_seconds : nan);
-        json_number("dofs_per_second", ok ? n_dofs / r.solve_seconds : nan);
-        json_number("residual_reduction", ok ? r.residual_reduction : nan);
-        json_number("l2_error", ok ? r.l2_error : nan);
-        json_number("memory_bytes", ok ? r.memory_bytes : nan, "}");
+          {
+            app_json_null(&j, "iterations");
+            app_json_null(&j, "converged");
+          }
+        const double nan = std::numeric_limits<double>::quiet_NaN();
+        app_json_number(&j, "setup_seconds", ok ? r.setup_seconds : nan);
+        app_json_number(&j, "solve_seconds", ok ? r.solve_seconds : nan);
+        app_json_number(&j,
+                        "dofs_per_second",
+                        ok ? n_dofs / r.solve_seconds : nan);
+        app_json_number(&j,
+                        "residual_reduction",
+                        ok ? r.residual_reduction : nan);
+        app_json_number(&j, "l2_error", ok ? r.l2_error : nan);
+        app_json_number(&j, "memory_bytes", ok ? r.memory_bytes : nan);
+        app_json_close(&j, '}');
       }
-    std::printf("]}\n");
+    app_json_close(&j, ']');
+    app_json_end(&j);
   }
 
 
@@ -1385,7 +1332,7 @@ namespace DealiiCompare
                 prm.degree,
                 prm.level,
                 app_group(static_cast<long long>(n_dofs), group),
-                solver_names[prm.solver]);
+                tpmg_solver_type_name(prm.solver));
     if (prm.solver == TPMG_SOLVER_GMRES)
       std::printf("(%u)", prm.restart);
     std::printf(", tolerance %.1e\n", prm.tolerance);
@@ -1413,12 +1360,10 @@ namespace DealiiCompare
                 results.push_back(run_tpmg_in_dealii<dim>(problem));
                 break;
               case tpmg_cpu:
-                results.push_back(
-                  run_tpmg_solver<dim>(problem, "cpu"));
+                results.push_back(run_tpmg_solver<dim>(problem, "cpu"));
                 break;
               case tpmg_cuda:
-                results.push_back(
-                  run_tpmg_solver<dim>(problem, "cuda"));
+                results.push_back(run_tpmg_solver<dim>(problem, "cuda"));
                 break;
             }
           const Result &r = results.back();
@@ -1477,7 +1422,15 @@ main(int argc, char **argv)
   const Parameters prm = parse_options(argc, argv);
   try
     {
-      Utilities::MPI::MPI_InitFinalize mpi_init(argc, argv, prm.threads);
+      // deal.II forwards its arguments to PETSc and Kokkos (9.6: Kokkos
+      // rejects --threads, PETSc reports options it left unused): they get
+      // only the program's name, the options are ours.
+      int                              mpi_argc   = 1;
+      char                            *mpi_args[] = {argv[0], nullptr};
+      char                           **mpi_argv   = mpi_args;
+      Utilities::MPI::MPI_InitFinalize mpi_init(mpi_argc,
+                                                mpi_argv,
+                                                prm.threads);
       if (prm.dim == 2)
         run<2>(prm);
       else

@@ -122,12 +122,10 @@ namespace DealiiPoisson
     solve           // tpmg::dealii::solve_on_gpu()
   };
 
-  const char *const mode_names[]    = {"multigrid",
-                                       "preconditioner",
-                                       "solve",
-                                       nullptr};
-  const char *const solver_names[]  = {"gmres", "cg", nullptr};
-  const char *const rhs_names[]     = {"one", "sine", nullptr};
+  const char *const mode_names[] = {"multigrid",
+                                    "preconditioner",
+                                    "solve",
+                                    nullptr};
 
   struct Parameters
   {
@@ -162,7 +160,7 @@ namespace DealiiPoisson
       "\n"
       "  --dim 2|3                   dimension (default 3)\n"
       "  --degree k                  polynomial degree, 1..10 in 2D, 1..8 in 3D (default 3)\n"
-      "  --level L                   global refinements of the coarse mesh, >= 1 (default:\n"
+      "  --level L                   global refinements of the coarse mesh, 1..30 (default:\n"
       "                              the level whose DoF count is nearest to 1,000,000)\n"
       "  --cells n0,n1[,n2]          coarse cells per direction: subdivided_hyper_rectangle\n"
       "                              (default: hyper_cube, one cell)\n"
@@ -174,12 +172,12 @@ namespace DealiiPoisson
       "                              deal.II's solver with tpmg's GpuPreconditioner (whole\n"
       "                              V-cycle in the backend); solve: tpmg's solve_on_gpu()\n"
       "  --solver gmres|cg           the Krylov method (default gmres)\n"
-      "  --tol t                     relative residual to reach, > 0 (default 1e-9)\n"
+      "  --tol t                     relative residual to reach, in (0, 1) (default 1e-9)\n"
       "  --max-iterations n          iteration limit, >= 1 (default 100)\n"
-      "  --restart n                 GMRES restart length, >= 1 (default 30)\n"
+      "  --restart n                 GMRES restart length, 1..1000 (default 30)\n"
       "  --backend NAME              where tpmg's parts run: cpu, cuda, cuda/VARIANT\n"
       "                              (default cpu)\n"
-      "  --threads n                 threads, >= 1: OpenMP threads of tpmg and TBB threads\n"
+      "  --threads n                 threads, 1..1024: OpenMP threads of tpmg and TBB threads\n"
       "                              of deal.II (default: their defaults)\n"
       "  --vtu FILE                  write the solution as a VTU file\n"
       "  --write-setup FILE          write the problem as a tpmg setup file, for\n"
@@ -198,14 +196,25 @@ namespace DealiiPoisson
   Parameters
   parse_options(int argc, char **argv)
   {
-    Parameters  p;
-    const char *cells_text = nullptr, *box_text = nullptr;
+    Parameters          p;
+    app_problem         problem = app_problem_default();
+    tpmg_solver_options solver  = app_solver_default();
+    app_machine         machine = app_machine_default();
     for (int i = 1; i < argc; ++i)
       {
         const char *arg   = argv[i];
         auto        value = [&](const char *name) {
           return app_option_value(argc, argv, &i, name);
         };
+        // the solver options of tpmg-poisson that deal.II's solvers have
+        const bool krylov_option = app_option_is(arg, "--solver") ||
+                                   app_option_is(arg, "--tol") ||
+                                   app_option_is(arg, "--max-iterations") ||
+                                   app_option_is(arg, "--restart");
+        if (app_problem_option(argc, argv, &i, &problem) ||
+            (krylov_option && app_solver_option(argc, argv, &i, &solver)) ||
+            app_machine_option(argc, argv, &i, &machine))
+          continue;
         if (app_option_is(arg, "--help"))
           {
             print_help();
@@ -213,108 +222,45 @@ namespace DealiiPoisson
           }
         else if (app_option_is(arg, "--json"))
           {
-            if (std::strchr(arg, '=') != nullptr)
-              app_usage_error("--json takes no value: %s", arg);
+            app_option_flag(arg, "--json");
             p.json = true;
           }
-        else if (app_option_is(arg, "--dim"))
-          p.dim = app_parse_int("--dim", value("--dim"), 2, 3);
-        else if (app_option_is(arg, "--degree"))
-          p.degree = app_parse_int("--degree", value("--degree"), 1, INT_MAX);
-        else if (app_option_is(arg, "--level"))
-          p.level = app_parse_int("--level", value("--level"), 1, 30);
-        else if (app_option_is(arg, "--cells"))
-          {
-            cells_text = value("--cells");
-            double    values[3];
-            const int n = app_parse_list("--cells", cells_text, values, 3);
-            p.cells.clear();
-            for (int d = 0; d < n; ++d)
-              {
-                if (!(values[d] >= 1 && values[d] <= (1 << 20) &&
-                      values[d] == std::floor(values[d])))
-                  app_usage_error(
-                    "--cells %s: each count must be an integer >= 1",
-                    cells_text);
-                p.cells.push_back(static_cast<int>(values[d]));
-              }
-          }
-        else if (app_option_is(arg, "--box"))
-          {
-            box_text = value("--box");
-            double    values[6];
-            const int n = app_parse_list("--box", box_text, values, 6);
-            p.box.assign(values, values + n);
-          }
-        else if (app_option_is(arg, "--rhs"))
-          p.rhs = static_cast<tpmg_rhs>(
-            app_parse_choice("--rhs", value("--rhs"), rhs_names));
         else if (app_option_is(arg, "--mode"))
           p.mode = static_cast<Mode>(
             app_parse_choice("--mode", value("--mode"), mode_names));
-        else if (app_option_is(arg, "--solver"))
-          p.solver = static_cast<tpmg_solver_type>(
-            app_parse_choice("--solver", value("--solver"), solver_names));
-        else if (app_option_is(arg, "--tol"))
-          p.tolerance = app_parse_positive("--tol", value("--tol"));
-        else if (app_option_is(arg, "--max-iterations"))
-          p.max_iterations = app_parse_int("--max-iterations",
-                                           value("--max-iterations"),
-                                           1,
-                                           INT_MAX);
-        else if (app_option_is(arg, "--restart"))
-          p.restart =
-            app_parse_int("--restart", value("--restart"), 1, INT_MAX);
-        else if (app_option_is(arg, "--backend"))
-          p.backend = app_parse_backend("--backend", value("--backend"));
-        else if (app_option_is(arg, "--threads"))
-          p.threads =
-            app_parse_int("--threads", value("--threads"), 1, INT_MAX);
         else if (app_option_is(arg, "--vtu"))
           p.vtu_file = value("--vtu");
         else if (app_option_is(arg, "--write-setup"))
           p.setup_file = value("--write-setup");
         else
-          app_usage_error("unknown option '%s' (see --help)", arg);
+          app_usage_error("unknown option '%.200s' (see --help)", arg);
       }
 
-    // The checks that combine options, once all are known. The size of the
-    // coarse level is tpmg's limit: it is solved with a dense inverse.
-    const int dim = p.dim;
-    if (static_cast<int>(p.degree) > app_max_degree(dim))
-      app_usage_error("--degree %u: must be 1..%d for dim %d",
-                      p.degree,
-                      app_max_degree(dim),
-                      dim);
-    if (!p.cells.empty() && static_cast<int>(p.cells.size()) != dim)
-      app_usage_error("--cells %s: needs %d values for dim %d",
-                      cells_text,
-                      dim,
-                      dim);
-    if (!p.box.empty() && static_cast<int>(p.box.size()) != 2 * dim)
-      app_usage_error("--box %s: needs %d values for dim %d",
-                      box_text,
-                      2 * dim,
-                      dim);
-    for (int d = 0; d < static_cast<int>(p.box.size()) / 2; ++d)
-      if (!(p.box[2 * d] < p.box[2 * d + 1]))
-        app_usage_error("--box %s: needs a_%d < b_%d", box_text, d, d);
-    int cells[3] = {1, 1, 1};
-    for (unsigned int d = 0; d < p.cells.size(); ++d)
-      cells[d] = p.cells[d];
-    double coarse_interior = 1;
-    for (int d = 0; d < dim; ++d)
-      coarse_interior *= static_cast<double>(cells[d]) * p.degree - 1;
-    if (coarse_interior > TPMG_MAX_COARSE_DOFS)
-      app_usage_error(
-        "--cells %s: the coarse mesh has %.0f interior DoFs at degree %u, at "
-        "most %d are supported",
-        cells_text != nullptr ? cells_text : "1,1,1",
-        coarse_interior,
-        p.degree,
-        TPMG_MAX_COARSE_DOFS);
-    if (p.level == 0)
-      p.level = app_choose_level(dim, p.degree, cells, 1e6);
+    // The checks that combine options, once all are known (the size of the
+    // coarse level is tpmg's limit: it is solved with a dense inverse), and
+    // what this program does not have.
+    app_problem_finish(&problem, 1e6);
+    app_solver_finish(&solver);
+    if (problem.rhs != TPMG_RHS_ONE && problem.rhs != TPMG_RHS_SINE)
+      app_usage_error("--rhs %s: expected one of one, sine",
+                      tpmg_rhs_name(problem.rhs));
+    if (solver.type != TPMG_SOLVER_GMRES && solver.type != TPMG_SOLVER_CG)
+      app_usage_error("--solver %s: expected one of gmres, cg",
+                      tpmg_solver_type_name(solver.type));
+
+    p.dim    = problem.dim;
+    p.degree = problem.degree;
+    p.level  = problem.level;
+    p.cells.assign(problem.cells, problem.cells + problem.n_cells);
+    p.box.assign(problem.box, problem.box + problem.n_box);
+    p.rhs            = problem.rhs;
+    p.solver         = solver.type;
+    p.tolerance      = solver.tolerance;
+    p.max_iterations = solver.max_iterations;
+    p.restart        = solver.restart;
+    if (machine.backend != nullptr)
+      p.backend = machine.backend;
+    p.threads = machine.threads;
     return p;
   }
 
@@ -359,19 +305,6 @@ namespace DealiiPoisson
   private:
     const tpmg_rhs rhs;
   };
-
-
-
-  // A JSON number, or null where it is not finite (no exact solution, or a
-  // diverged solve).
-  void
-  json_number(const char *key, const double value)
-  {
-    if (std::isfinite(value))
-      std::printf("\"%s\":%.9g,", key, value);
-    else
-      std::printf("\"%s\":null,", key);
-  }
 
 
 
@@ -843,11 +776,11 @@ namespace DealiiPoisson
       prm.backend,
       context.n_threads(),
       context.n_threads() == 1 ? "" : "s");
-    std::printf("solver %s", solver_names[prm.solver]);
+    std::printf("solver %s", tpmg_solver_type_name(prm.solver));
     if (prm.solver == TPMG_SOLVER_GMRES)
       std::printf("(%u)", prm.restart);
     std::printf(", rhs %s, tolerance %.1e\n",
-                rhs_names[prm.rhs],
+                tpmg_rhs_name(prm.rhs),
                 prm.tolerance);
     std::printf("setup %.3f s\n", setup_time);
     std::fflush(stdout);
@@ -873,40 +806,32 @@ namespace DealiiPoisson
     if (prm.json)
       {
         const tpmg_grid_options &grid = hierarchy->get_grid_options();
-        std::printf(
-          "{\"program\":\"dealii-poisson\",\"dim\":%d,\"degree\":%u,\"level\":%u,"
-          "\"cells\":[",
-          dim,
-          prm.degree,
-          prm.level);
-        for (unsigned int d = 0; d < dim; ++d)
-          std::printf("%s%d", d ? "," : "", grid.cells[d]);
-        std::printf("],\"box\":[");
-        for (unsigned int j = 0; j < 2 * dim; ++j)
-          std::printf("%s%.17g", j ? "," : "", grid.box[j]);
-        std::printf(
-          "],\"n_dofs\":%llu,\"mode\":\"%s\",\"solver\":\"%s\",\"rhs\":\"%s\","
-          "\"backend\":\"%s\",\"threads\":%u,",
-          static_cast<unsigned long long>(n_dofs),
-          mode_names[static_cast<int>(prm.mode)],
-          solver_names[prm.solver],
-          rhs_names[prm.rhs],
-          prm.backend,
-          context.n_threads());
-        json_number("tolerance", prm.tolerance);
-        std::printf("\"max_iterations\":%u,\"iterations\":%u,\"converged\":%s,",
-                    prm.max_iterations,
-                    iterations,
-                    converged ? "true" : "false");
-        json_number("residual_reduction", residual_reduction);
-        json_number("setup_seconds", setup_time);
-        json_number("solve_seconds", solve_time);
-        json_number("dofs_per_second", n_dofs / solve_time);
-        json_number("l2_error",
-                    prm.rhs == TPMG_RHS_SINE ?
-                      l2_error :
-                      std::numeric_limits<double>::quiet_NaN());
-        std::printf("\"memory_bytes\":%zu}\n", context.memory_consumption());
+        app_json                 j;
+        app_json_begin(&j);
+        app_json_string(&j, "program", "dealii-poisson");
+        app_json_problem(&j, &grid, static_cast<tpmg_index>(n_dofs));
+        app_json_string(&j, "mode", mode_names[static_cast<int>(prm.mode)]);
+        app_json_string(&j, "solver", tpmg_solver_type_name(prm.solver));
+        app_json_string(&j, "rhs", tpmg_rhs_name(prm.rhs));
+        app_json_string(&j, "backend", prm.backend);
+        app_json_int(&j, "threads", context.n_threads());
+        app_json_number(&j, "tolerance", prm.tolerance);
+        app_json_int(&j, "max_iterations", prm.max_iterations);
+        app_json_int(&j, "iterations", iterations);
+        app_json_bool(&j, "converged", converged);
+        app_json_number(&j, "residual_reduction", residual_reduction);
+        app_json_number(&j, "setup_seconds", setup_time);
+        app_json_number(&j, "solve_seconds", solve_time);
+        app_json_number(&j, "dofs_per_second", n_dofs / solve_time);
+        app_json_number(&j,
+                        "l2_error",
+                        prm.rhs == TPMG_RHS_SINE ?
+                          l2_error :
+                          std::numeric_limits<double>::quiet_NaN());
+        app_json_int(&j,
+                     "memory_bytes",
+                     static_cast<long long>(context.memory_consumption()));
+        app_json_end(&j);
       }
   }
 
@@ -953,9 +878,15 @@ main(int argc, char **argv)
 
   try
     {
+      // deal.II forwards its arguments to PETSc and Kokkos (9.6: Kokkos
+      // rejects --threads, PETSc reports options it left unused): they get
+      // only the program's name, the options are ours.
+      int                              mpi_argc   = 1;
+      char                            *mpi_args[] = {argv[0], nullptr};
+      char                           **mpi_argv   = mpi_args;
       Utilities::MPI::MPI_InitFinalize mpi_init(
-        argc,
-        argv,
+        mpi_argc,
+        mpi_argv,
         prm.threads > 0 ? prm.threads : numbers::invalid_unsigned_int);
       if (prm.dim == 2)
         PoissonProblem<2>(prm).run();

@@ -21,6 +21,12 @@ const char *app_program(void) {
   return program_name;
 }
 
+static void (*usage_exit)(void) = NULL;
+
+void app_set_usage_exit(void (*handler)(void)) {
+  usage_exit = handler;
+}
+
 void app_usage_error(const char *format, ...) {
   char message[512];
   va_list args;
@@ -28,6 +34,8 @@ void app_usage_error(const char *format, ...) {
   vsnprintf(message, sizeof message, format, args);
   va_end(args);
   fprintf(stderr, "%s: %s\n", program_name, message);
+  if (usage_exit)
+    usage_exit();
   exit(APP_EXIT_USAGE);
 }
 
@@ -36,7 +44,20 @@ int app_option_is(const char *arg, const char *name) {
   return strncmp(arg, name, n) == 0 && (arg[n] == '\0' || arg[n] == '=');
 }
 
+/* The value options seen on this command line, to refuse repeats. */
+static const char *seen_options[64];
+static int n_seen_options = 0;
+
+void app_options_reset(void) {
+  n_seen_options = 0;
+}
+
 const char *app_option_value(int argc, char **argv, int *i, const char *name) {
+  for (int s = 0; s < n_seen_options; ++s)
+    if (strcmp(seen_options[s], name) == 0)
+      app_usage_error("%s given twice", name);
+  if (n_seen_options < (int)(sizeof seen_options / sizeof seen_options[0]))
+    seen_options[n_seen_options++] = name;
   const char *equals = strchr(argv[*i], '=');
   if (equals)
     return equals + 1;
@@ -45,25 +66,60 @@ const char *app_option_value(int argc, char **argv, int *i, const char *name) {
   return argv[++*i];
 }
 
+void app_option_flag(const char *arg, const char *name) {
+  if (strchr(arg, '='))
+    app_usage_error("%s takes no value: %.200s", name, arg);
+}
+
 int app_parse_int(const char *name, const char *text, int min, int max) {
   char *end = NULL;
   errno = 0;
   long value = strtol(text, &end, 10);
   int ok = *text != '\0' && *end == '\0' && errno == 0 && value >= min && value <= max;
   if (!ok) {
-    if (max == INT_MAX)
+    if (max == INT_MAX && *text != '\0' && *end == '\0' && errno == 0 && value < min)
       app_usage_error("%s %s: expected an integer >= %d", name, text, min);
     app_usage_error("%s %s: expected an integer in %d..%d", name, text, min, max);
   }
   return (int)value;
 }
 
-double app_parse_positive(const char *name, const char *text) {
+/* The whole of text as a finite number: 0, or 1 for not a number, 2 for one
+ * outside double's range (overflow, or an underflow to a denormal or zero). */
+static int parse_number(const char *text, double *value) {
   char *end = NULL;
   errno = 0;
-  double value = strtod(text, &end);
-  if (*text == '\0' || *end != '\0' || errno != 0 || !isfinite(value) || !(value > 0))
-    app_usage_error("%s %s: expected a number > 0", name, text);
+  *value = strtod(text, &end);
+  if (*text == '\0' || *end != '\0' || (errno == 0 && !isfinite(*value)))
+    return 1; /* not a number, or nan or inf as such */
+  return errno != 0 ? 2 : 0;
+}
+
+/* The usage error of a number that parse_number refused. */
+static void number_error(const char *name, const char *text, int why, const char *expected) {
+  if (why == 2)
+    app_usage_error("%s %s: outside the range of a double (about 2.2e-308 to 1.8e308 in "
+                    "magnitude)",
+                    name, text);
+  app_usage_error("%s %s: expected %s", name, text, expected);
+}
+
+double app_parse_positive(const char *name, const char *text) {
+  double value = 0;
+  int why = parse_number(text, &value);
+  if (why != 0 || !(value > 0))
+    number_error(name, text, why, "a number > 0");
+  return value;
+}
+
+double app_parse_open_interval(const char *name, const char *text, double low, double high) {
+  double value = 0;
+  int why = parse_number(text, &value);
+  if (why != 0 || !(value > low && value < high)) {
+    char expected[80];
+    snprintf(expected, sizeof expected, "a number in (%g, %g)", low, high);
+    number_error(name, text, why, expected);
+  }
   return value;
 }
 
@@ -85,15 +141,43 @@ int app_parse_list(const char *name, const char *text, double *values, int max_c
     char *end = NULL;
     errno = 0;
     double value = strtod(p, &end);
-    if (end == p || errno != 0 || !isfinite(value) || count == max_count ||
+    if (end == p || (errno == 0 && !isfinite(value)) || count == max_count ||
         (*end != ',' && *end != '\0'))
-      app_usage_error("%s %s: expected at most %d comma-separated numbers", name, text, max_count);
+      app_usage_error("%s %s: expected at most %d comma-separated finite numbers", name, text,
+                      max_count);
+    if (errno != 0)
+      app_usage_error("%s %s: %.*s is outside the range of a double (about 2.2e-308 to 1.8e308 "
+                      "in magnitude)",
+                      name, text, (int)(end - p), p);
     values[count++] = value;
     if (*end == '\0')
       return count;
     p = end + 1;
   }
 }
+
+/* app_parse_<type>: the value of tpmg_<type>_from_name, or a usage error that
+ * lists the names (tpmg_<type>_name of 0, 1, ... until NULL). */
+#define APP_PARSE_ENUM(type, ctype)                                                                \
+  ctype app_parse_##type(const char *name, const char *text) {                                     \
+    ctype value;                                                                                   \
+    if (tpmg_##type##_from_name(text, &value) == TPMG_SUCCESS)                                     \
+      return value;                                                                                \
+    char list[256] = "";                                                                           \
+    for (int v = 0; tpmg_##type##_name((ctype)v); ++v) {                                           \
+      size_t used = strlen(list);                                                                  \
+      snprintf(list + used, sizeof list - used, "%s%s", v ? ", " : "",                             \
+               tpmg_##type##_name((ctype)v));                                                      \
+    }                                                                                              \
+    app_usage_error("%s %s: expected one of %s", name, text, list);                                \
+  }
+
+APP_PARSE_ENUM(solver_type, tpmg_solver_type)
+APP_PARSE_ENUM(mode, tpmg_mode)
+APP_PARSE_ENUM(smoother_variant, tpmg_smoother_variant)
+APP_PARSE_ENUM(rhs, tpmg_rhs)
+APP_PARSE_ENUM(preconditioning, tpmg_preconditioning)
+APP_PARSE_ENUM(precision, tpmg_precision)
 
 const char *app_parse_backend(const char *name, const char *text) {
   int available = 0;
@@ -104,6 +188,266 @@ const char *app_parse_backend(const char *name, const char *text) {
                     "such variant)",
                     name, text);
   return text;
+}
+
+/* ---- the shared options ---- */
+
+app_problem app_problem_default(void) {
+  tpmg_grid_options grid = tpmg_grid_options_default();
+  app_problem p = {.dim = grid.dim, .degree = grid.degree, .rhs = TPMG_RHS_SINE};
+  for (int d = 0; d < 3; ++d)
+    p.cells[d] = 1;
+  return p;
+}
+
+int app_problem_option(int argc, char **argv, int *i, app_problem *p) {
+  static const char *const names[] = {"--dim", "--degree", "--level", "--cells", "--box", "--rhs"};
+  const char *arg = argv[*i];
+  int which = 0;
+  while (which < 6 && !app_option_is(arg, names[which]))
+    ++which;
+  if (which == 6)
+    return 0;
+  const char *name = names[which];
+  const char *text = app_option_value(argc, argv, i, name);
+  if (!p->first)
+    p->first = name;
+  switch (which) {
+  case 0:
+    p->dim = app_parse_int(name, text, 2, 3);
+    break;
+  case 1:
+    p->degree = app_parse_int(name, text, 1, INT_MAX); /* the bound for dim: finish */
+    break;
+  case 2:
+    p->level = app_parse_int(name, text, 1, TPMG_MAX_FINE_LEVEL);
+    break;
+  case 3: {
+    double cells[3];
+    p->cells_text = text;
+    p->n_cells = app_parse_list(name, text, cells, 3);
+    for (int d = 0; d < p->n_cells; ++d) {
+      if (!(cells[d] >= 1 && cells[d] <= INT_MAX && cells[d] == floor(cells[d])))
+        app_usage_error("%s %s: each count must be an integer in 1..%d", name, text, INT_MAX);
+      p->cells[d] = (int)cells[d];
+    }
+    for (int d = p->n_cells; d < 3; ++d)
+      p->cells[d] = 1;
+    break;
+  }
+  case 4:
+    p->box_text = text;
+    p->n_box = app_parse_list(name, text, p->box, 6);
+    break;
+  default:
+    p->rhs = app_parse_rhs(name, text);
+  }
+  return 1;
+}
+
+void app_problem_finish(app_problem *p, double target_dofs) {
+  if (p->degree > app_max_degree(p->dim))
+    app_usage_error("--degree %d: must be 1..%d for dim %d", p->degree, app_max_degree(p->dim),
+                    p->dim);
+  if (p->n_cells != 0 && p->n_cells != p->dim)
+    app_usage_error("--cells %s: needs %d values for dim %d", p->cells_text, p->dim, p->dim);
+  if (p->n_box != 0 && p->n_box != 2 * p->dim)
+    app_usage_error("--box %s: needs %d values for dim %d", p->box_text, 2 * p->dim, p->dim);
+  for (int d = 0; d < p->n_box / 2; ++d)
+    if (!(p->box[2 * d] < p->box[2 * d + 1]))
+      app_usage_error("--box %s: needs a_%d < b_%d", p->box_text, d, d);
+  if (p->dim == 2)
+    p->cells[2] = 1;
+  double coarse_interior = 1;
+  for (int d = 0; d < p->dim; ++d)
+    coarse_interior *= (double)p->cells[d] * p->degree - 1;
+  if (coarse_interior > TPMG_MAX_COARSE_DOFS)
+    app_usage_error("--cells %s: the coarse mesh has %.0f interior DoFs at degree %d, at most %d "
+                    "are supported",
+                    p->cells_text ? p->cells_text : (p->dim == 2 ? "1,1" : "1,1,1"),
+                    coarse_interior, p->degree, TPMG_MAX_COARSE_DOFS);
+  if (p->level == 0)
+    p->level = app_choose_level(p->dim, p->degree, p->cells, target_dofs);
+  /* the library's box range (tpmg_grid_options.box), named by the option */
+  for (int d = 0; d < p->n_box / 2; ++d) {
+    double a = p->box[2 * d], b = p->box[2 * d + 1], largest = fmax(fabs(a), fabs(b));
+    if (largest > TPMG_MAX_BOX_COORDINATE)
+      app_usage_error("--box %s: coordinates beyond +-%g are not supported", p->box_text,
+                      TPMG_MAX_BOX_COORDINATE);
+    double h = (b - a) / ldexp(p->cells[d], p->level),
+           minimum = fmax(TPMG_MIN_CELL_WIDTH, 1e-12 * largest);
+    if (!(h >= minimum))
+      app_usage_error("--box %s: the cells of level %d are %g wide in direction %d, below the "
+                      "supported minimum %g (the larger of %g and 1e-12 times the largest "
+                      "coordinate)",
+                      p->box_text, p->level, h, d, minimum, TPMG_MIN_CELL_WIDTH);
+  }
+}
+
+tpmg_grid_options app_problem_grid_options(const app_problem *p) {
+  tpmg_grid_options grid = tpmg_grid_options_default();
+  grid.dim = p->dim;
+  grid.degree = p->degree;
+  grid.fine_level = p->level;
+  for (int d = 0; d < 3; ++d)
+    grid.cells[d] = p->cells[d];
+  for (int j = 0; j < p->n_box; ++j)
+    grid.box[j] = p->box[j];
+  return grid;
+}
+
+tpmg_solver_options app_solver_default(void) {
+  tpmg_solver_options s = tpmg_solver_options_default();
+  s.tolerance = 0;
+  return s;
+}
+
+int app_solver_option(int argc, char **argv, int *i, tpmg_solver_options *s) {
+  const char *arg = argv[*i];
+  if (app_option_is(arg, "--solver"))
+    s->type = app_parse_solver_type("--solver", app_option_value(argc, argv, i, "--solver"));
+  else if (app_option_is(arg, "--precision"))
+    s->mode = app_parse_mode("--precision", app_option_value(argc, argv, i, "--precision"));
+  else if (app_option_is(arg, "--smoother"))
+    s->smoother =
+        app_parse_smoother_variant("--smoother", app_option_value(argc, argv, i, "--smoother"));
+  else if (app_option_is(arg, "--tol"))
+    s->tolerance = app_parse_open_interval("--tol", app_option_value(argc, argv, i, "--tol"), 0, 1);
+  else if (app_option_is(arg, "--max-iterations"))
+    s->max_iterations = app_parse_int(
+        "--max-iterations", app_option_value(argc, argv, i, "--max-iterations"), 1, INT_MAX);
+  else if (app_option_is(arg, "--restart"))
+    s->restart = app_parse_int("--restart", app_option_value(argc, argv, i, "--restart"), 1,
+                               TPMG_MAX_RESTART);
+  else if (app_option_is(arg, "--preconditioning"))
+    s->preconditioning = app_parse_preconditioning(
+        "--preconditioning", app_option_value(argc, argv, i, "--preconditioning"));
+  else
+    return 0;
+  return 1;
+}
+
+void app_solver_finish(tpmg_solver_options *s) {
+  /* A float solution's true residual cannot fall much below eps_float cond(A):
+   * about 1e-5 to 1e-3 for the usual sizes, so float gets a looser default. */
+  if (s->tolerance == 0)
+    s->tolerance = s->mode == TPMG_MODE_FLOAT ? 1e-3 : 1e-9;
+  if (s->preconditioning != TPMG_PRECONDITION_RIGHT && s->type != TPMG_SOLVER_GMRES)
+    app_usage_error("--preconditioning %s: only with --solver gmres (not %s)",
+                    tpmg_preconditioning_name(s->preconditioning), tpmg_solver_type_name(s->type));
+}
+
+app_machine app_machine_default(void) {
+  app_machine m = {0, NULL};
+  return m;
+}
+
+int app_machine_option(int argc, char **argv, int *i, app_machine *m) {
+  const char *arg = argv[*i];
+  if (app_option_is(arg, "--threads"))
+    m->threads = app_parse_int("--threads", app_option_value(argc, argv, i, "--threads"), 1,
+                               TPMG_MAX_THREADS);
+  else if (app_option_is(arg, "--backend"))
+    m->backend = app_parse_backend("--backend", app_option_value(argc, argv, i, "--backend"));
+  else
+    return 0;
+  return 1;
+}
+
+/* ---- JSON ---- */
+
+/* The comma and the key of the next value. */
+static void json_key(app_json *j, const char *key) {
+  if (j->count[j->depth]++)
+    putchar(',');
+  if (key)
+    printf("\"%s\":", key);
+}
+
+void app_json_begin(app_json *j) {
+  memset(j, 0, sizeof *j);
+  putchar('{');
+}
+
+void app_json_end(app_json *j) {
+  (void)j;
+  printf("}\n");
+}
+
+void app_json_open(app_json *j, const char *key, char bracket) {
+  json_key(j, key);
+  putchar(bracket);
+  if (j->depth + 1 < (int)(sizeof j->count / sizeof j->count[0]))
+    j->count[++j->depth] = 0;
+}
+
+void app_json_close(app_json *j, char bracket) {
+  if (j->depth > 0)
+    --j->depth;
+  putchar(bracket);
+}
+
+void app_json_int(app_json *j, const char *key, long long value) {
+  json_key(j, key);
+  printf("%lld", value);
+}
+
+void app_json_number(app_json *j, const char *key, double value) {
+  json_key(j, key);
+  if (isfinite(value))
+    printf("%.9g", value);
+  else
+    printf("null");
+}
+
+void app_json_exact(app_json *j, const char *key, double value) {
+  json_key(j, key);
+  if (isfinite(value))
+    printf("%.17g", value);
+  else
+    printf("null");
+}
+
+void app_json_string(app_json *j, const char *key, const char *value) {
+  json_key(j, key);
+  if (!value) {
+    printf("null");
+    return;
+  }
+  putchar('"');
+  for (const unsigned char *p = (const unsigned char *)value; *p; ++p)
+    if (*p == '"' || *p == '\\')
+      printf("\\%c", *p);
+    else if (*p < 0x20 || *p == 0x7f)
+      printf("\\u%04x", *p);
+    else
+      putchar(*p);
+  putchar('"');
+}
+
+void app_json_bool(app_json *j, const char *key, int value) {
+  json_key(j, key);
+  printf(value ? "true" : "false");
+}
+
+void app_json_null(app_json *j, const char *key) {
+  json_key(j, key);
+  printf("null");
+}
+
+void app_json_problem(app_json *j, const tpmg_grid_options *grid, tpmg_index n_dofs) {
+  app_json_int(j, "dim", grid->dim);
+  app_json_int(j, "degree", grid->degree);
+  app_json_int(j, "level", grid->fine_level);
+  app_json_open(j, "cells", '[');
+  for (int d = 0; d < grid->dim; ++d)
+    app_json_int(j, NULL, grid->cells[d]);
+  app_json_close(j, ']');
+  app_json_open(j, "box", '[');
+  for (int k = 0; k < 2 * grid->dim; ++k)
+    app_json_exact(j, NULL, grid->box[k]);
+  app_json_close(j, ']');
+  app_json_int(j, "n_dofs", (long long)n_dofs);
 }
 
 double app_now(void) {
@@ -121,7 +465,7 @@ double app_level_dofs(int dim, int degree, const int cells[3], int level) {
 
 int app_choose_level(int dim, int degree, const int cells[3], double target) {
   int best = 1;
-  for (int level = 2; level < 31; ++level) {
+  for (int level = 2; level <= TPMG_MAX_FINE_LEVEL; ++level) {
     double below = app_level_dofs(dim, degree, cells, level - 1);
     double here = app_level_dofs(dim, degree, cells, level);
     if (below >= target)
@@ -133,7 +477,7 @@ int app_choose_level(int dim, int degree, const int cells[3], double target) {
 }
 
 int app_max_degree(int dim) {
-  return dim == 2 ? 10 : 8;
+  return dim == 2 ? TPMG_MAX_DEGREE_2D : TPMG_MAX_DEGREE_3D;
 }
 
 const char *app_group(long long value, char buffer[32]) {

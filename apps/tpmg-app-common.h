@@ -1,10 +1,21 @@
-/* Helpers shared by the tpmg command-line programs (not part of the library):
- * strict option parsing where every bad option or value is one line on stderr
- * and exit status 2, the wall clock, and choosing a level by its DoF count. */
+/* The app layer of the tpmg command-line programs (tpmg-poisson, tpmg-bench,
+ * dealii-poisson, dealii-compare; not part of the library): strict option
+ * parsing where every bad option or value is one line on stderr and exit
+ * status 2, the options every program shares (the problem, the solver, threads
+ * and backend), one-line JSON output, the wall clock, and choosing a level by
+ * its DoF count. Names of enums are the library's (tpmg_X_from_name), ranges
+ * the library's documented bounds (tpmg.h), so that the programs and the
+ * library agree. Written in C, callable from C++. */
 #ifndef TPMG_APP_COMMON_H
 #define TPMG_APP_COMMON_H
 
+#include <stdio.h>
+
 #include "tpmg.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 /* Exit statuses of the programs: 0 success, 1 a library error, 2 a usage error. */
 enum { APP_EXIT_LIBRARY = 1, APP_EXIT_USAGE = 2 };
@@ -20,13 +31,27 @@ void app_usage_error(const char *format, ...)
 #endif
     ;
 
+/* Call handler instead of exit(2) after a usage error's message; it must not
+ * return (a fuzzer's longjmp). NULL: exit. */
+void app_set_usage_exit(void (*handler)(void));
+
+/* ---- parsing single options ---------------------------------------------- */
+
 /* One command-line option: argv[*i] is "--name" or "--name=value". Returns
  * whether its name is `name`. */
 int app_option_is(const char *arg, const char *name);
 
 /* The value of option `name` at argv[*i]: the text after '=' or the next
- * argument (then *i advances). A missing value is a usage error. */
+ * argument (then *i advances). A missing value, and an option given twice,
+ * are usage errors. */
 const char *app_option_value(int argc, char **argv, int *i, const char *name);
+
+/* A flag (an option without a value, "--json"): a value is a usage error. */
+void app_option_flag(const char *arg, const char *name);
+
+/* Forget the options seen so far (app_option_value refuses repeats): for a
+ * program, or a fuzzer, that parses several command lines. */
+void app_options_reset(void);
 
 /* An integer in [min, max]; anything else is a usage error naming the option. */
 int app_parse_int(const char *name, const char *text, int min, int max);
@@ -34,16 +59,104 @@ int app_parse_int(const char *name, const char *text, int min, int max);
 /* A finite number > 0. */
 double app_parse_positive(const char *name, const char *text);
 
+/* A number in the open interval (low, high). */
+double app_parse_open_interval(const char *name, const char *text, double low, double high);
+
 /* The index of `text` in the NULL-terminated list `choices`. */
 int app_parse_choice(const char *name, const char *text, const char *const *choices);
 
-/* A comma-separated list of 1..max_count numbers; returns the count. */
+/* A comma-separated list of 1..max_count finite numbers; returns the count. */
 int app_parse_list(const char *name, const char *text, double *values, int max_count);
+
+/* Enum values by their library names (tpmg_X_from_name); an unknown name is a
+ * usage error that lists the names. */
+tpmg_solver_type app_parse_solver_type(const char *name, const char *text);
+tpmg_mode app_parse_mode(const char *name, const char *text);
+tpmg_smoother_variant app_parse_smoother_variant(const char *name, const char *text);
+tpmg_rhs app_parse_rhs(const char *name, const char *text);
+tpmg_preconditioning app_parse_preconditioning(const char *name, const char *text);
+tpmg_precision app_parse_precision(const char *name, const char *text);
 
 /* Backend by name ("cpu", "cuda", "cuda/tiled", ...): returns text; a name
  * tpmg does not know, or a backend that is not compiled in or has no device,
  * is a usage error that says so. */
 const char *app_parse_backend(const char *name, const char *text);
+
+/* ---- the options the programs share ---------------------------------------- */
+
+/* The problem: --dim, --degree, --level, --cells, --box, --rhs. */
+typedef struct {
+  int dim, degree;
+  int level;    /* 0: not given, app_problem_finish chooses it */
+  int cells[3]; /* 1 where not given */
+  int n_cells;  /* values given to --cells, 0 if none */
+  double box[6];
+  int n_box;    /* values given to --box, 0 if none (the unit square or cube) */
+  tpmg_rhs rhs; /* default TPMG_RHS_SINE */
+  const char *cells_text, *box_text; /* as given, for messages */
+  const char *first;                 /* the first problem option given ("--dim"), or NULL */
+} app_problem;
+
+/* The library's default grid (tpmg_grid_options_default) without a level. */
+app_problem app_problem_default(void);
+
+/* If argv[*i] is a problem option, parse it into p (advancing *i past its
+ * value) and return 1; else return 0. */
+int app_problem_option(int argc, char **argv, int *i, app_problem *p);
+
+/* The checks that combine problem options (degree for the dimension, counts of
+ * --cells and --box, the coarse mesh's size), made once all are known; then
+ * the level, if not given: the one whose DoF count is nearest to target_dofs. */
+void app_problem_finish(app_problem *p, double target_dofs);
+
+/* The library's grid options for the problem. */
+tpmg_grid_options app_problem_grid_options(const app_problem *p);
+
+/* The solver: --solver, --precision, --smoother, --tol, --max-iterations,
+ * --restart, --preconditioning. tolerance 0 until app_solver_finish. */
+tpmg_solver_options app_solver_default(void);
+
+/* If argv[*i] is a solver option, parse it into s and return 1; else 0. */
+int app_solver_option(int argc, char **argv, int *i, tpmg_solver_options *s);
+
+/* The default tolerance for the precision where none was given (1e-9; 1e-3
+ * in float), and the checks that combine solver options. */
+void app_solver_finish(tpmg_solver_options *s);
+
+/* Where it runs: --threads, --backend. */
+typedef struct {
+  int threads;         /* 0: OpenMP's default */
+  const char *backend; /* NULL: the library's default ("cpu") */
+} app_machine;
+
+app_machine app_machine_default(void);
+
+/* If argv[*i] is --threads or --backend, parse it into m and return 1; else 0. */
+int app_machine_option(int argc, char **argv, int *i, app_machine *m);
+
+/* ---- one line of JSON on stdout -------------------------------------------- */
+
+/* A JSON writer: objects and arrays nest; key is NULL for an array element. */
+typedef struct {
+  int depth;
+  int count[8]; /* values written at each depth, for the commas */
+} app_json;
+
+void app_json_begin(app_json *j);                               /* "{" */
+void app_json_end(app_json *j);                                 /* "}" and a newline */
+void app_json_open(app_json *j, const char *key, char bracket); /* '[' or '{' */
+void app_json_close(app_json *j, char bracket);                 /* ']' or '}' */
+void app_json_int(app_json *j, const char *key, long long value);
+void app_json_number(app_json *j, const char *key, double value); /* 9 digits; null if not finite */
+void app_json_exact(app_json *j, const char *key, double value); /* 17 digits; null if not finite */
+void app_json_string(app_json *j, const char *key, const char *value); /* null for NULL */
+void app_json_bool(app_json *j, const char *key, int value);
+void app_json_null(app_json *j, const char *key);
+
+/* The problem's dim, degree, level, cells, box and n_dofs (box as given to the grid). */
+void app_json_problem(app_json *j, const tpmg_grid_options *grid, tpmg_index n_dofs);
+
+/* ---- other helpers ---------------------------------------------------------- */
 
 /* Wall clock in seconds (CLOCK_MONOTONIC). */
 double app_now(void);
@@ -66,5 +179,9 @@ const char *app_group(long long value, char buffer[32]);
  * stderr, where <function> is `call` up to its first '('. Returns APP_EXIT_LIBRARY. ctx may be NULL
  * (then the status is named). */
 int app_library_error(const tpmg_context *ctx, const char *call, tpmg_status status);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

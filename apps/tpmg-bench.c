@@ -7,9 +7,10 @@
  * Each time is the median of --repeat runs after one warm-up run, measured by
  * the backend's stopwatch (CUDA events on the GPU). Run `tpmg-bench --help`.
  *
- * The benchmark uses the library's internal backend table (for the stopwatch,
- * the operator's kernels and the limit loops), so it includes the private
- * header: it is a tool of the project, not an example of the public API. */
+ * Kernels are chosen by the backend's name: with --backend cuda every variant
+ * of the CUDA backend ("cuda/basic", "cuda/constant", ...) is a column, one
+ * context, grid and set of objects each; the work counts per DoF and the
+ * device's limits come from the library's benchmark interface (tpmg.h). */
 #define _POSIX_C_SOURCE 200809L
 
 #include <limits.h>
@@ -18,20 +19,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../c_api/src/tpmg-impl.h"
 #include "tpmg-app-common.h"
 #include "tpmg.h"
 
 #define DEFAULT_TARGET_DOFS 1e6
-#define MAX_KERNELS 6
+#define MAX_COLUMNS 6 /* kernel columns: backend names */
+#define MAX_LEVELS 32 /* of a grid (fine_level <= 30) */
+#define MAX_BASIS 16  /* GMRES basis vectors one pass of dots or axpys takes */
 
 static const char *const precision_names[] = {"double", "float", NULL};
 static const char *const mode_names[] = {"double", "mixed", NULL};
 #define N_VARIANTS 4 /* the smoother variants, in tpmg_smoother_variant order */
 static const char *const variant_names[N_VARIANTS] = {"global", "separate", "fused", "boundary"};
-static const char *const kernel_names[7] = {"default", "basic", "constant", "thread",
-                                            "tiled",   "brick", "tensor"};
-static const char kernel_letters[7] = {'D', 'B', 'C', 'T', 'L', 'K', 'X'};
 
 typedef struct {
   int dim;    /* 2, 3, or 0 for both */
@@ -65,8 +64,11 @@ static void print_help(void) {
          "                         by level and component, from timed components and one\n"
          "                         timed solve\n"
          "  --mode double|mixed    precision of the --breakdown solve (default mixed)\n"
-         "  --backend cpu|cuda     where it runs (default cpu)\n"
-         "  --threads n            CPU threads, >= 1 (default: OpenMP's default)\n"
+         "  --backend NAME         where it runs (default cpu); cuda: a column for every\n"
+         "                         kernel variant (cuda/basic, cuda/constant, cuda/tiled,\n"
+         "                         cuda/thread, cuda/brick) and one for cuda itself; a\n"
+         "                         variant name: that variant only\n"
+         "  --threads n            CPU threads, 1..1024 (default: OpenMP's default)\n"
          "  --repeat n             timed runs per component, >= 1 (default 5)\n"
          "  --csv FILE             also write the results as CSV to FILE\n"
          "  --help                 print this help and exit\n"
@@ -75,7 +77,8 @@ static void print_help(void) {
 }
 
 static options parse_options(int argc, char **argv) {
-  options o = {.backend = "cpu", .dofs = DEFAULT_TARGET_DOFS, .repeat = 5, .mode = TPMG_MODE_MIXED};
+  options o = {.dofs = DEFAULT_TARGET_DOFS, .repeat = 5, .mode = TPMG_MODE_MIXED};
+  app_machine machine = app_machine_default();
   int dofs_given = 0;
   for (int i = 1; i < argc; ++i) {
     const char *arg = argv[i];
@@ -89,7 +92,8 @@ static options parse_options(int argc, char **argv) {
       const char *text = app_option_value(argc, argv, &i, "--degree");
       o.degree = strcmp(text, "all") == 0 ? 0 : app_parse_int("--degree", text, 1, INT_MAX);
     } else if (app_option_is(arg, "--level")) {
-      o.level = app_parse_int("--level", app_option_value(argc, argv, &i, "--level"), 1, 30);
+      o.level = app_parse_int("--level", app_option_value(argc, argv, &i, "--level"), 1,
+                              TPMG_MAX_FINE_LEVEL);
     } else if (app_option_is(arg, "--dofs")) {
       o.dofs = app_parse_positive("--dofs", app_option_value(argc, argv, &i, "--dofs"));
       dofs_given = 1;
@@ -100,11 +104,8 @@ static options parse_options(int argc, char **argv) {
       o.mode = app_parse_choice("--mode", app_option_value(argc, argv, &i, "--mode"), mode_names);
     } else if (app_option_is(arg, "--breakdown")) {
       o.breakdown = 1;
-    } else if (app_option_is(arg, "--backend")) {
-      o.backend = app_parse_backend("--backend", app_option_value(argc, argv, &i, "--backend"));
-    } else if (app_option_is(arg, "--threads")) {
-      o.threads =
-          app_parse_int("--threads", app_option_value(argc, argv, &i, "--threads"), 1, INT_MAX);
+    } else if (app_machine_option(argc, argv, &i, &machine)) {
+      continue;
     } else if (app_option_is(arg, "--repeat")) {
       o.repeat =
           app_parse_int("--repeat", app_option_value(argc, argv, &i, "--repeat"), 1, INT_MAX);
@@ -116,6 +117,8 @@ static options parse_options(int argc, char **argv) {
       app_usage_error("unknown option '%s' (see --help)", arg);
     }
   }
+  o.backend = machine.backend ? machine.backend : "cpu";
+  o.threads = machine.threads;
   if (dofs_given && o.level)
     app_usage_error("--level and --dofs exclude each other");
   int dim = o.dim == 2 ? 2 : 3;
@@ -132,6 +135,14 @@ static int compare_doubles(const void *a, const void *b) {
 
 /* ---- timing ------------------------------------------------------------- */
 
+/* Return a failed status (its message is in the context). */
+#define TPMG_BENCH_CALL(expr)                                                                      \
+  do {                                                                                             \
+    tpmg_status bench_status_ = (expr);                                                            \
+    if (bench_status_ != TPMG_SUCCESS)                                                             \
+      return bench_status_;                                                                        \
+  } while (0)
+
 /* What one timed run does. */
 typedef tpmg_status (*run_fn)(void *arg);
 
@@ -141,11 +152,11 @@ static tpmg_status time_median(tpmg_context *ctx, run_fn fn, void *arg, int repe
                                double *median) {
   tpmg_status status = fn(arg);
   for (int rep = 0; rep < repeat && status == TPMG_SUCCESS; ++rep) {
-    status = ctx->ops->stopwatch(ctx, 1, NULL);
+    status = tpmg_context_stopwatch(ctx, 1, NULL);
     if (status == TPMG_SUCCESS)
       status = fn(arg);
     if (status == TPMG_SUCCESS)
-      status = ctx->ops->stopwatch(ctx, 0, &times[rep]);
+      status = tpmg_context_stopwatch(ctx, 0, &times[rep]);
   }
   if (status != TPMG_SUCCESS)
     return status;
@@ -179,9 +190,10 @@ static tpmg_status run_copy(void *arg) {
 static tpmg_status measure_limits(tpmg_context *ctx, int repeat, double *times, limits *out) {
   memset(out, 0, sizeof(*out));
   out->shared = out->flops[0] = out->flops[1] = NAN;
+  tpmg_memory_type memory = TPMG_MEMORY_HOST;
+  TPMG_BENCH_CALL(tpmg_context_memory_type(ctx, &memory));
   /* 2 GiB each way on a GPU (many times its L2), 32 MiB on the CPU */
-  copy_run c = {ctx, (tpmg_index)1 << (ctx->ops->memory == TPMG_MEMORY_DEVICE ? 28 : 22), NULL,
-                NULL};
+  copy_run c = {ctx, (tpmg_index)1 << (memory == TPMG_MEMORY_DEVICE ? 28 : 22), NULL, NULL};
   tpmg_status status = tpmg_vector_create(ctx, TPMG_DOUBLE, c.n, &c.src);
   if (status == TPMG_SUCCESS)
     status = tpmg_vector_create(ctx, TPMG_DOUBLE, c.n, &c.dst);
@@ -195,186 +207,87 @@ static tpmg_status measure_limits(tpmg_context *ctx, int repeat, double *times, 
   tpmg_vector_destroy(ctx, &c.dst);
   if (status != TPMG_SUCCESS)
     return status;
-  if (ctx->ops->measure_limits) {
-    double l[TPMG_LIMIT_COUNT];
-    TPMG_CALL(ctx->ops->measure_limits(ctx, l));
-    out->shared = l[TPMG_LIMIT_SHARED_BYTES];
-    out->flops[TPMG_DOUBLE] = l[TPMG_LIMIT_FLOPS_DOUBLE];
-    out->flops[TPMG_FLOAT] = l[TPMG_LIMIT_FLOPS_FLOAT];
-    out->measured = 1;
-  }
+  tpmg_device_limits device;
+  TPMG_BENCH_CALL(tpmg_context_measure_limits(ctx, &device));
+  out->shared = device.shared_bytes;
+  out->flops[TPMG_DOUBLE] = device.flops_double;
+  out->flops[TPMG_FLOAT] = device.flops_float;
+  out->measured = !isnan(device.shared_bytes);
   return TPMG_SUCCESS;
-}
-
-/* ---- counted work per DoF ------------------------------------------------- */
-
-/* What one kernel does per DoF of its output, counted from the code (see the
- * counts in cuda_kernels/tpmg-cuda-kernels.cuh and tpmg-cuda-tensor.cuh). */
-typedef struct {
-  double flops;        /* 2 per multiply-add, 1 per other arithmetic operation */
-  double shared_words; /* shared-memory words written + read by the team kernels */
-  double matrix_words; /* 1D matrix entries loaded by BASIC kernels (one per multiply-add) */
-  double dram_words;   /* device-memory words at the least: each input read, output written once */
-} work;
-
-/* One smoothing step (all 2^dim colours) of the FUSED team kernel, per DoF:
- * per patch the residual on the I^dim interior rows of the P^dim window
- * (apply_patch_rows with R = I) and the fast diagonalization, times the
- * number of patches, n_patches = prod_d (cells_d - 1). `sparse`: the CONSTANT,
- * TILED and THREAD kernels, which skip the zero blocks of the vertex-patch matrices
- * (rows 1..2k-1 hold 2k^2 + 2k - 1 nonzeros, not (2k-1)(2k+1)) and split the
- * eigenvectors into even and odd ones (k^2 + (k-1)^2 multiply-adds per line
- * transform, not I^2). */
-static work count_fused(int dim, int k, double n_dofs, double n_patches, int sparse) {
-  const double P = 2 * k + 1, I = 2 * k - 1;
-  const double rows = sparse ? 2.0 * k * k + 2 * k - 1 : I * P; /* per line, rows 1..2k-1 */
-  const double transform = sparse ? (double)k * k + (double)(k - 1) * (k - 1) : I * I;
-  double fma, shared, extra;
-  if (dim == 2) {
-    fma = 2 * rows * P + 2 * rows * I + 4 * transform * I;
-    shared = 4 * I * P + 3 * I * I + 5 * I * I;
-    extra = 3 * I * I; /* subtraction, division, scaling */
-  } else {
-    fma = 2 * rows * P * P + 3 * rows * I * P + 2 * rows * I * I + 6 * transform * I * I;
-    /* the block-linear kernels (CONSTANT, TILED) subtract their residual from
-     * b in the first stage of the solve, not in a pass of its own (2 I^3) */
-    shared = 4 * I * P * P + 4 * I * I * P + (sparse ? 10 : 12) * I * I * I;
-    extra = 3 * I * I * I;
-  }
-  work w;
-  w.flops = (2 * fma + extra) * n_patches / n_dofs;
-  w.shared_words = shared * n_patches / n_dofs;
-  w.matrix_words = fma * n_patches / n_dofs;
-  w.dram_words = 3.0 * (1 << dim); /* per colour: read x and b, write x */
-  return w;
-}
-
-/* Device-memory words per DoF of one BOUNDARY smoothing step, with the shared
- * planes of the windows read once: per colour x on the patch boundaries (1 - f),
- * b_I (f) and the store of x_I (f), f = (I / 2k)^dim the fraction of DoFs in
- * the colour's patch interiors (FUSED: x on the whole window, b_I, x_I read
- * and written, about 3; see cuda_kernels/tpmg-cuda-kernels.cuh). */
-static double boundary_dram_words(int dim, int k) {
-  const double f = pow((2.0 * k - 1) / (2.0 * k), dim);
-  return (1 + f) * (1 << dim);
-}
-
-/* One operator apply by the gather team kernel: per vertex (prod (cells_d+1)
- * of them) the rows k..2k-1 of the vertex patch (apply_patch_rows with R = k;
- * `sparse`: k^2 + 2k nonzeros in these rows, not k (2k+1)); THREAD (k = 1):
- * the centre row per DoF, the same count. */
-static work count_apply(int dim, int k, double n_dofs, double n_vertices, int sparse) {
-  const double P = 2 * k + 1, R = k;
-  const double rows = sparse ? (double)k * k + 2 * k : R * P;
-  double fma, shared;
-  if (dim == 2) {
-    fma = 2 * rows * P + 2 * rows * R;
-    shared = 4 * R * P + R * R;
-  } else {
-    fma = 2 * rows * P * P + 3 * rows * R * P + 2 * rows * R * R;
-    shared = 4 * R * P * P + 4 * R * R * P + R * R * R;
-  }
-  work w;
-  w.flops = 2 * fma * n_vertices / n_dofs;
-  w.shared_words = shared * n_vertices / n_dofs;
-  w.matrix_words = fma * n_vertices / n_dofs;
-  w.dram_words = 2;
-  return w;
-}
-
-/* One operator apply by the CPU backend (c_api/src/cpu/tpmg-cpu-laplace.c):
- * cell by cell by sum factorization, with n = k + 1 points per direction 7
- * contractions of n^4 multiply-adds per cell in 3D (M_0 and K_0 in x, M_1
- * twice and K_1 in y, K_2 and M_2 in z), 4 of n^3 in 2D, over the k^dim DoFs
- * a cell adds (asymptotically); each matrix entry is loaded from L1 once per
- * multiply-add (broadcast); DRAM: src read, dst read and written. */
-static work count_cells(int dim, int k) {
-  const double n = k + 1;
-  work w;
-  w.matrix_words = dim == 3 ? 7 * n * n * n * n / (k * k * k) : 4 * n * n * n / (k * k);
-  w.flops = 2 * w.matrix_words;
-  w.shared_words = 0;
-  w.dram_words = 3;
-  return w;
-}
-
-/* One operator apply by the BRICK kernel (cuda_kernels/tpmg-cuda-brick.cuh):
- * per DoF (k+2) (2 w^2 + 3 w + 2) multiply-adds in 3D, (k+2) (2 w + 2) in 2D,
- * w = W / R the window's points per owned point in x and y (R = C k, W = R + k
- * + 1, C = `cells` per brick); 4 w^2 + 4 w + 2 (2D: 4 w + 2) shared-memory
- * words; the 1D scalings (3 W per line of the later stages) and the 3D z
- * carry between segments (6 w^2 / R_s words) are neglected. */
-static work count_brick(int dim, int k, int cells) {
-  const double R = (double)cells * k, w = (R + k + 1) / R;
-  work out;
-  out.flops = 2 * (k + 2) * (dim == 2 ? 2 * w + 2 : 2 * w * w + 3 * w + 2);
-  out.shared_words = dim == 2 ? 4 * w + 2 : 4 * w * w + 4 * w + 2;
-  out.matrix_words = 0;
-  out.dram_words = 2;
-  return out;
-}
-
-/* The bricks' cells in x (and y), as in brick_table of tpmg-cuda-brick.cuh. */
-static int brick_cells(int dim, int k, tpmg_precision precision) {
-  static const int cells3[9] = {0, 8, 5, 4, 3, 2, 2, 2, 2};
-  static const int cells2[2][11] = {{0, 16, 8, 5, 4, 3, 3, 2, 2, 1, 1},
-                                    {0, 16, 8, 5, 6, 4, 4, 3, 3, 2, 2}};
-  return dim == 3 ? cells3[k] : cells2[precision == TPMG_DOUBLE ? 0 : 1][k];
 }
 
 /* ---- building blocks ------------------------------------------------------ */
 
-/* Columns of a row: smoothing (N_VARIANTS variants x smoother kernels),
- * apply x operator kernels, P+R, V-cycle. */
+/* The kernel columns: one backend name each. With --backend cuda every
+ * variant of the CUDA backend; the plain name's smoother only for GLOBAL (its
+ * other smoothers repeat a variant's kernels; GLOBAL's residual then takes
+ * the fastest operator). Another name is one column of its own. */
 typedef struct {
-  int n_smoother, n_apply;
-  tpmg_kernel smoother[MAX_KERNELS], apply[MAX_KERNELS];
-} kernel_list;
+  const char *backend; /* the context's name */
+  const char *title;   /* CSV: the kernel part of the column names */
+  char letter;         /* terminal */
+  int smooth;          /* 0: no smoother columns, 1: every variant, 2: GLOBAL only */
+  int apply;           /* an operator column */
+} column;
 
-static kernel_list kernels_of(const char *backend) {
-  kernel_list l;
+static const column cuda_columns[] = {
+    {"cuda/basic", "basic", 'B', 1, 1}, {"cuda/constant", "constant", 'C', 1, 1},
+    {"cuda/tiled", "tiled", 'L', 1, 1}, {"cuda/thread", "thread", 'T', 1, 1},
+    {"cuda/brick", "brick", 'K', 0, 1}, {"cuda", "default", 'D', 2, 0}};
+
+typedef struct {
+  int n;
+  column c[MAX_COLUMNS];
+} column_list;
+
+static column_list columns_of(const char *backend) {
+  column_list l;
   if (strcmp(backend, "cuda") == 0) {
-    const tpmg_kernel each[4] = {TPMG_KERNEL_BASIC, TPMG_KERNEL_CONSTANT, TPMG_KERNEL_TILED,
-                                 TPMG_KERNEL_THREAD};
-    l.n_smoother = 6;
-    l.n_apply = 5;
-    for (int i = 0; i < 4; ++i)
-      l.smoother[i] = l.apply[i] = each[i];
-    /* DEFAULT for GLOBAL only (see global_only): its residual then uses the
-     * default operator kernel, BRICK, the operator only */
-    l.smoother[4] = TPMG_KERNEL_DEFAULT;
-    l.apply[4] = TPMG_KERNEL_BRICK;
-    /* the tensor-core kernel, FUSED and BOUNDARY in 3D only */
-    l.smoother[5] = TPMG_KERNEL_TENSOR;
+    l.n = (int)(sizeof(cuda_columns) / sizeof(cuda_columns[0]));
+    memcpy(l.c, cuda_columns, sizeof(cuda_columns));
   } else {
-    l.n_smoother = l.n_apply = 1;
-    l.smoother[0] = l.apply[0] = TPMG_KERNEL_DEFAULT;
+    const char *slash = strchr(backend, '/');
+    column one = {backend, slash ? slash + 1 : "default", 'D', 1, 1};
+    l.n = 1;
+    l.c[0] = one;
   }
   return l;
 }
 
-#define MAX_COMPONENTS ((N_VARIANTS + 1) * MAX_KERNELS + 2)
+/* The components of a row: per smoother variant the columns with smoother
+ * kernels, the columns with an operator, P+R, V-cycle. index[v][c] is the
+ * component of variant v (N_VARIANTS: the operator) and column c, or -1. */
+#define MAX_COMPONENTS ((N_VARIANTS + 1) * MAX_COLUMNS + 2)
 
 typedef struct {
   int n;
-  char names[MAX_COMPONENTS][40];  /* CSV */
-  char titles[MAX_COMPONENTS][12]; /* terminal */
+  int index[N_VARIANTS + 1][MAX_COLUMNS];
+  int first[N_VARIANTS + 1], count[N_VARIANTS + 1]; /* of each variant's components */
+  char names[MAX_COMPONENTS][40];                   /* CSV */
+  char titles[MAX_COMPONENTS][12];                  /* terminal */
 } component_list;
 
-static component_list components_of(const kernel_list *kl) {
+static component_list components_of(const column_list *cl) {
   component_list c;
   c.n = 0;
-  for (int v = 0; v <= N_VARIANTS; ++v)
-    for (int kk = 0; kk < (v < N_VARIANTS ? kl->n_smoother : kl->n_apply); ++kk) {
-      const int smooth = v < N_VARIANTS;
-      const char *what = smooth ? variant_names[v] : "apply";
-      const tpmg_kernel kernel = smooth ? kl->smoother[kk] : kl->apply[kk];
+  for (int v = 0; v <= N_VARIANTS; ++v) {
+    const int smooth = v < N_VARIANTS;
+    const char *what = smooth ? variant_names[v] : "apply";
+    c.first[v] = c.n;
+    for (int k = 0; k < cl->n; ++k) {
+      const column *col = &cl->c[k];
+      const int used =
+          smooth ? col->smooth == 1 || (col->smooth == 2 && v == TPMG_SMOOTHER_GLOBAL) : col->apply;
+      c.index[v][k] = used ? c.n : -1;
+      if (!used)
+        continue;
       snprintf(c.names[c.n], sizeof(c.names[0]), "%s%s_%s", smooth ? "smooth_" : "", what,
-               kernel_names[kernel]);
-      snprintf(c.titles[c.n], sizeof(c.titles[0]), "%.4s-%c", smooth ? what : "appl",
-               kernel_letters[kernel]);
+               col->title);
+      snprintf(c.titles[c.n], sizeof(c.titles[0]), "%.4s-%c", smooth ? what : "appl", col->letter);
       c.n++;
     }
+    c.count[v] = c.n - c.first[v];
+  }
   snprintf(c.names[c.n], sizeof(c.names[0]), "transfer");
   snprintf(c.titles[c.n++], sizeof(c.titles[0]), "P+R");
   snprintf(c.names[c.n], sizeof(c.names[0]), "vcycle");
@@ -382,30 +295,30 @@ static component_list components_of(const kernel_list *kl) {
   return c;
 }
 
-/* The objects of one benchmark row, destroyed by row_destroy. */
+/* The objects of one column of a benchmark row, destroyed by column_destroy;
+ * the transfer and the V-cycle only for the context named by --backend. */
 typedef struct {
   tpmg_context *ctx;
   tpmg_precision precision;
-  int level;
   tpmg_grid *grid;
-  tpmg_smoother *smoother[N_VARIANTS][MAX_KERNELS];
-  tpmg_kernel kernel; /* of the apply being timed */
+  tpmg_smoother *smoother[N_VARIANTS];
+  tpmg_operator *op;
   tpmg_smoother *current;
   tpmg_transfer *transfer;
   tpmg_multigrid *mg;
   void *b, *x, *y, *coarse;
-} row;
+} column_objects;
 
-static void row_destroy(row *w) {
+static void column_destroy(column_objects *w) {
   tpmg_vector_destroy(w->ctx, &w->coarse);
   tpmg_vector_destroy(w->ctx, &w->y);
   tpmg_vector_destroy(w->ctx, &w->x);
   tpmg_vector_destroy(w->ctx, &w->b);
   tpmg_multigrid_destroy(&w->mg);
   tpmg_transfer_destroy(&w->transfer);
+  tpmg_operator_destroy(&w->op);
   for (int v = 0; v < N_VARIANTS; ++v)
-    for (int kk = 0; kk < MAX_KERNELS; ++kk)
-      tpmg_smoother_destroy(&w->smoother[v][kk]);
+    tpmg_smoother_destroy(&w->smoother[v]);
   tpmg_grid_destroy(&w->grid);
 }
 
@@ -413,145 +326,164 @@ static void row_destroy(row *w) {
  * the fixed b and adds its prolongation to y, so no value grows faster than
  * linearly over the runs. */
 static tpmg_status run_smooth(void *arg) {
-  row *w = arg;
+  column_objects *w = arg;
   return tpmg_smoother_apply(w->current, 0, w->b, w->x);
 }
 
 static tpmg_status run_apply(void *arg) {
-  row *w = arg;
-  return w->ctx->ops->laplace_kernel(w->ctx, &w->grid->levels[w->level], w->precision, w->kernel,
-                                     w->b, w->y);
+  column_objects *w = arg;
+  return tpmg_operator_apply(w->op, w->b, w->y);
 }
 
 static tpmg_status run_transfer(void *arg) {
-  row *w = arg;
+  column_objects *w = arg;
   tpmg_status status = tpmg_transfer_restrict(w->transfer, w->b, w->coarse);
   return status ? status : tpmg_transfer_prolongate_add(w->transfer, w->coarse, w->y);
 }
 
 static tpmg_status run_vcycle(void *arg) {
-  row *w = arg;
+  column_objects *w = arg;
   return tpmg_multigrid_vcycle(w->mg, w->b, w->x);
 }
 
-#define ROW_CALL(w, call)                                                                          \
+#define COLUMN_CALL(w, call)                                                                       \
   do {                                                                                             \
-    tpmg_status row_status_ = (call);                                                              \
-    if (row_status_ != TPMG_SUCCESS) {                                                             \
-      app_library_error((w)->ctx, #call, row_status_);                                             \
-      row_destroy(w);                                                                              \
-      return row_status_;                                                                          \
+    tpmg_status column_status_ = (call);                                                           \
+    if (column_status_ != TPMG_SUCCESS) {                                                          \
+      app_library_error((w)->ctx, #call, column_status_);                                          \
+      column_destroy(w);                                                                           \
+      return column_status_;                                                                       \
     }                                                                                              \
   } while (0)
 
-/* Set up one (dim, degree, level) and time every component; seconds[c] is NAN
- * for a kernel the backend does not have for this degree. */
-static tpmg_status bench_row(tpmg_context *ctx, const options *o, const kernel_list *kl, int dim,
-                             int degree, int level, double *times, tpmg_index *n_dofs,
-                             double *n_patches, double *n_vertices, double *seconds) {
-  row w = {.ctx = ctx, .precision = o->precision, .level = level};
+/* What a row measured: seconds per component (NAN where a column has no
+ * kernel for the degree) and the work per DoF of each column's kernels. */
+typedef struct {
+  tpmg_index n_dofs;
+  double seconds[MAX_COMPONENTS];
+  tpmg_work smooth[N_VARIANTS][MAX_COLUMNS], apply[MAX_COLUMNS];
+} row_result;
+
+/* Time the components of column `col` of one (dim, degree, level) on its
+ * context; `main`: also the transfer and the V-cycle. A smoother or operator
+ * the column's backend refuses for the degree (TPMG_ERROR_UNSUPPORTED) leaves
+ * NAN. */
+static tpmg_status bench_column(tpmg_context *ctx, const options *o, const component_list *comp,
+                                int col, int main_column, int dim, int degree, int level,
+                                double *times, row_result *r) {
+  column_objects w = {.ctx = ctx, .precision = o->precision};
   tpmg_grid_options grid_options = tpmg_grid_options_default();
   grid_options.dim = dim;
   grid_options.degree = degree;
   grid_options.fine_level = level;
-  ROW_CALL(&w, tpmg_grid_create(ctx, &grid_options, &w.grid));
+  COLUMN_CALL(&w, tpmg_grid_create(ctx, &grid_options, &w.grid));
   tpmg_index n_coarse = 0;
-  ROW_CALL(&w, tpmg_grid_level_size(w.grid, level, n_dofs, NULL));
-  ROW_CALL(&w, tpmg_grid_level_size(w.grid, level - 1, &n_coarse, NULL));
-  *n_patches = *n_vertices = 1;
-  for (int d = 0; d < dim; ++d) {
-    *n_patches *= (double)(w.grid->levels[level].cells[d] - 1);
-    *n_vertices *= (double)(w.grid->levels[level].cells[d] + 1);
-  }
-  for (int v = 0; v < N_VARIANTS; ++v)
-    for (int kk = 0; kk < kl->n_smoother; ++kk) {
-      /* next to explicit kernels, DEFAULT would repeat one of them except in
-       * GLOBAL, whose residual then takes the default operator kernel */
-      if (kl->smoother[kk] == TPMG_KERNEL_DEFAULT && kl->n_smoother > 1 &&
-          v != TPMG_SMOOTHER_GLOBAL)
-        continue;
-      tpmg_smoother_options smoother_options = tpmg_smoother_options_default();
-      smoother_options.variant = (tpmg_smoother_variant)v;
-      smoother_options.kernel = kl->smoother[kk];
-      tpmg_status status =
-          tpmg_smoother_create(w.grid, level, w.precision, &smoother_options, &w.smoother[v][kk]);
-      if (status != TPMG_ERROR_UNSUPPORTED)
-        ROW_CALL(&w, status);
-    }
-  ROW_CALL(&w, tpmg_transfer_create(w.grid, level, w.precision, &w.transfer));
-  tpmg_multigrid_options mg_options = tpmg_multigrid_options_default();
-  mg_options.precision = w.precision;
-  ROW_CALL(&w, tpmg_multigrid_create(w.grid, &mg_options, &w.mg));
-  ROW_CALL(&w, tpmg_vector_create(ctx, w.precision, *n_dofs, &w.b));
-  ROW_CALL(&w, tpmg_vector_create(ctx, w.precision, *n_dofs, &w.x));
-  ROW_CALL(&w, tpmg_vector_create(ctx, w.precision, *n_dofs, &w.y));
-  ROW_CALL(&w, tpmg_vector_create(ctx, w.precision, n_coarse, &w.coarse));
-  ROW_CALL(&w, tpmg_problem_rhs(w.grid, TPMG_RHS_SINE, w.precision, w.b));
-  ROW_CALL(&w, tpmg_vector_axpby(ctx, w.precision, *n_dofs, 0.5, w.b, 0.0, w.x));
-
-  int c = 0;
-  for (int v = 0; v < N_VARIANTS; ++v)
-    for (int kk = 0; kk < kl->n_smoother; ++kk, ++c) {
-      seconds[c] = NAN;
-      w.current = w.smoother[v][kk];
-      if (w.current)
-        ROW_CALL(&w, time_median(ctx, run_smooth, &w, o->repeat, times, &seconds[c]));
-    }
-  for (int kk = 0; kk < kl->n_apply; ++kk, ++c) {
-    seconds[c] = NAN;
-    w.kernel = kl->apply[kk];
-    if (w.kernel == TPMG_KERNEL_THREAD && degree != 1)
+  COLUMN_CALL(&w, tpmg_grid_level_size(w.grid, level, &r->n_dofs, NULL));
+  COLUMN_CALL(&w, tpmg_grid_level_size(w.grid, level - 1, &n_coarse, NULL));
+  COLUMN_CALL(&w, tpmg_vector_create(ctx, w.precision, r->n_dofs, &w.b));
+  COLUMN_CALL(&w, tpmg_vector_create(ctx, w.precision, r->n_dofs, &w.x));
+  COLUMN_CALL(&w, tpmg_vector_create(ctx, w.precision, r->n_dofs, &w.y));
+  COLUMN_CALL(&w, tpmg_vector_create(ctx, w.precision, n_coarse, &w.coarse));
+  COLUMN_CALL(&w, tpmg_problem_rhs(w.grid, TPMG_RHS_SINE, w.precision, w.b));
+  COLUMN_CALL(&w, tpmg_vector_axpby(ctx, w.precision, r->n_dofs, 0.5, w.b, 0.0, w.x));
+  for (int v = 0; v < N_VARIANTS; ++v) {
+    const int c = comp->index[v][col];
+    if (c < 0)
       continue;
-    ROW_CALL(&w, time_median(ctx, run_apply, &w, o->repeat, times, &seconds[c]));
+    tpmg_smoother_options smoother_options = tpmg_smoother_options_default();
+    smoother_options.variant = (tpmg_smoother_variant)v;
+    tpmg_status status =
+        tpmg_smoother_create(w.grid, level, w.precision, &smoother_options, &w.smoother[v]);
+    if (status == TPMG_ERROR_UNSUPPORTED)
+      continue;
+    COLUMN_CALL(&w, status);
+    COLUMN_CALL(&w, tpmg_smoother_work(w.smoother[v], &r->smooth[v][col]));
+    w.current = w.smoother[v];
+    COLUMN_CALL(&w, time_median(ctx, run_smooth, &w, o->repeat, times, &r->seconds[c]));
   }
-  ROW_CALL(&w, time_median(ctx, run_transfer, &w, o->repeat, times, &seconds[c++]));
-  ROW_CALL(&w, time_median(ctx, run_vcycle, &w, o->repeat, times, &seconds[c++]));
-  row_destroy(&w);
+  const int c = comp->index[N_VARIANTS][col];
+  if (c >= 0) {
+    tpmg_status status = tpmg_operator_create(w.grid, level, w.precision, &w.op);
+    if (status != TPMG_ERROR_UNSUPPORTED) {
+      COLUMN_CALL(&w, status);
+      COLUMN_CALL(&w, tpmg_operator_work(w.op, &r->apply[col]));
+      COLUMN_CALL(&w, time_median(ctx, run_apply, &w, o->repeat, times, &r->seconds[c]));
+    }
+  }
+  if (main_column) {
+    tpmg_multigrid_options mg_options = tpmg_multigrid_options_default();
+    mg_options.precision = w.precision;
+    COLUMN_CALL(&w, tpmg_transfer_create(w.grid, level, w.precision, &w.transfer));
+    COLUMN_CALL(&w, time_median(ctx, run_transfer, &w, o->repeat, times, &r->seconds[comp->n - 2]));
+    /* a variant without smoother kernels for the degree has no V-cycle */
+    tpmg_status status = tpmg_multigrid_create(w.grid, &mg_options, &w.mg);
+    if (status != TPMG_ERROR_UNSUPPORTED) {
+      COLUMN_CALL(&w, status);
+      COLUMN_CALL(&w, time_median(ctx, run_vcycle, &w, o->repeat, times, &r->seconds[comp->n - 1]));
+    }
+  }
+  column_destroy(&w);
   return TPMG_SUCCESS;
 }
 
-/* The fastest of the columns [first, first + n): its index, or -1. */
-static int fastest(const double *seconds, int first, int n) {
+/* The column of the fastest component of variant v (N_VARIANTS: the
+ * operator), or -1. */
+static int fastest(const component_list *comp, const column_list *cl, const row_result *r, int v) {
   int best = -1;
-  for (int c = first; c < first + n; ++c)
-    if (!isnan(seconds[c]) && (best < 0 || seconds[c] < seconds[best]))
-      best = c;
+  for (int k = 0; k < cl->n; ++k) {
+    const int c = comp->index[v][k];
+    if (c >= 0 && !isnan(r->seconds[c]) &&
+        (best < 0 || r->seconds[c] < r->seconds[comp->index[v][best]]))
+      best = k;
+  }
   return best;
 }
 
-static int run_building_blocks(tpmg_context *ctx, const options *o, FILE *csv, double *times,
-                               const limits *lim, int n_dims, const int *dims, int degrees[2][10],
-                               const int *n_degrees, int n_rows) {
-  const kernel_list kl = kernels_of(o->backend);
-  const component_list comp = components_of(&kl);
-  const int nk = kl.n_apply, ns = kl.n_smoother, global0 = 0, fused0 = TPMG_SMOOTHER_FUSED * ns,
-            boundary0 = TPMG_SMOOTHER_BOUNDARY * ns, apply0 = N_VARIANTS * ns;
-  const size_t word = o->precision == TPMG_DOUBLE ? 8 : 4;
-  printf(
-      "throughput in GDoF/s (n_dofs / time) of one smoothing step (glob, sepa, fuse, boun),\n"
-      "one operator apply (appl), one restriction + prolongation, one V-cycle; kernels: B basic,\n"
-      "C constant, L tiled (lines per thread), T thread, K brick (the operator only), X tensor\n"
-      "cores (FUSED and BOUNDARY in 3D), D default\n"
-      "(CUDA: GLOBAL only, its residual by the default operator kernel); a kernel a degree\n"
-      "lacks: -\n");
+/* Seconds of the fastest component of variant v, NAN if none ran. */
+static double fastest_seconds(const component_list *comp, const column_list *cl,
+                              const row_result *r, int v) {
+  const int k = fastest(comp, cl, r, v);
+  return k < 0 ? NAN : r->seconds[comp->index[v][k]];
+}
+
+static void print_header(const component_list *comp, FILE *csv) {
+  printf("throughput in GDoF/s (n_dofs / time) of one smoothing step (glob, sepa, fuse, boun),\n"
+         "one operator apply (appl), one restriction + prolongation, one V-cycle; kernels by\n"
+         "backend name: B cuda/basic, C cuda/constant, L cuda/tiled (lines per thread), T\n"
+         "cuda/thread, K cuda/brick (the operator), D the name given (CUDA: GLOBAL only, its\n"
+         "residual by the fastest operator); a kernel a degree lacks: -\n");
   printf("%3s %2s %3s %11s", "dim", "k", "lvl", "n_dofs");
-  for (int c = 0; c < comp.n; ++c)
-    printf(" %9s", comp.titles[c]);
+  for (int c = 0; c < comp->n; ++c)
+    printf(" %9s", comp->titles[c]);
   printf("\n");
   fflush(stdout);
-  if (csv) {
-    fprintf(csv, "dim,degree,level,n_dofs,precision,backend,threads,repeat");
-    for (int c = 0; c < comp.n; ++c)
-      fprintf(csv, ",%s_ms", comp.names[c]);
-    for (int c = 0; c < comp.n; ++c)
-      fprintf(csv, ",%s_gdofs", comp.names[c]);
-    fprintf(csv, ",fused_flops_per_dof,fused_shared_bytes_per_dof,fused_matrix_bytes_per_dof,"
-                 "fused_dram_bytes_per_dof,apply_flops_per_dof,apply_shared_bytes_per_dof,"
-                 "fused_best,fused_best_fp_fraction,fused_best_shared_fraction,"
-                 "fused_best_dram_fraction,fused_over_global,apply_best,apply_best_fp_fraction,"
-                 "limit_copy_bytes,limit_shared_bytes,limit_flops,boundary_dram_bytes_per_dof,"
-                 "boundary_best,boundary_over_fused\n");
-  }
+  if (!csv)
+    return;
+  fprintf(csv, "dim,degree,level,n_dofs,precision,backend,threads,repeat");
+  for (int c = 0; c < comp->n; ++c)
+    fprintf(csv, ",%s_ms", comp->names[c]);
+  for (int c = 0; c < comp->n; ++c)
+    fprintf(csv, ",%s_gdofs", comp->names[c]);
+  fprintf(csv, ",fused_flops_per_dof,fused_shared_bytes_per_dof,fused_matrix_bytes_per_dof,"
+               "fused_dram_bytes_per_dof,apply_flops_per_dof,apply_shared_bytes_per_dof,"
+               "fused_best,fused_best_fp_fraction,fused_best_shared_fraction,"
+               "fused_best_dram_fraction,fused_over_global,apply_best,apply_best_fp_fraction,"
+               "limit_copy_bytes,limit_shared_bytes,limit_flops,boundary_dram_bytes_per_dof,"
+               "boundary_best,boundary_over_fused\n");
+}
+
+static int run_building_blocks(tpmg_context *const *contexts, int main_column, const options *o,
+                               FILE *csv, double *times, const limits *lim, int n_dims,
+                               const int *dims, int degrees[2][10], const int *n_degrees,
+                               int n_rows) {
+  const column_list cl = columns_of(o->backend);
+  const component_list comp = components_of(&cl);
+  const size_t word = o->precision == TPMG_DOUBLE ? 8 : 4;
+  const double nan_work = NAN;
+  const tpmg_work none = {"-", nan_work, nan_work, nan_work, nan_work};
+  int threads = 1;
+  tpmg_context_threads(contexts[main_column], &threads);
+  print_header(&comp, csv);
   /* the roof table is printed after the rate table */
   char roof_lines[32][256];
   int n_roof = 0, done = 0;
@@ -564,76 +496,74 @@ static int run_building_blocks(tpmg_context *ctx, const options *o, FILE *csv, d
       char group[32];
       fprintf(stderr, "tpmg-bench: [%d/%d] %dD Q%d level %d (%s DoFs)\n", ++done, n_rows, dim, k,
               level, app_group((long long)app_level_dofs(dim, k, cells, level), group));
-      tpmg_index n_dofs = 0;
-      double n_patches = 0, n_vertices = 0, seconds[MAX_COMPONENTS];
-      if (bench_row(ctx, o, &kl, dim, k, level, times, &n_dofs, &n_patches, &n_vertices, seconds) !=
-          TPMG_SUCCESS)
-        return APP_EXIT_LIBRARY;
-      const double n = (double)n_dofs;
-      printf("%3d %2d %3d %11lld", dim, k, level, (long long)n_dofs);
+      row_result r;
+      for (int c = 0; c < MAX_COMPONENTS; ++c)
+        r.seconds[c] = NAN;
+      for (int col = 0; col < cl.n; ++col) {
+        r.apply[col] = none;
+        for (int v = 0; v < N_VARIANTS; ++v)
+          r.smooth[v][col] = none;
+        if (bench_column(contexts[col], o, &comp, col, col == main_column, dim, k, level, times,
+                         &r) != TPMG_SUCCESS)
+          return APP_EXIT_LIBRARY;
+      }
+      const double n = (double)r.n_dofs;
+      printf("%3d %2d %3d %11lld", dim, k, level, (long long)r.n_dofs);
       for (int c = 0; c < comp.n; ++c) {
-        if (isnan(seconds[c]))
+        if (isnan(r.seconds[c]))
           printf(" %9s", "-");
         else
-          printf(" %9.3f", 1e-9 * n / seconds[c]);
+          printf(" %9.3f", 1e-9 * n / r.seconds[c]);
       }
       printf("\n");
       fflush(stdout);
-      /* the fused smoothing step and the operator against the roofs */
-      const int bf = fastest(seconds, fused0, ns), bg = fastest(seconds, global0, ns),
-                bb = fastest(seconds, boundary0, ns), ba = fastest(seconds, apply0, nk);
-      const tpmg_kernel kb = kl.smoother[bb - boundary0];
-      const tpmg_kernel kf = kl.smoother[bf - fused0], ka = kl.apply[ba - apply0];
-      /* the CPU backend's kernels are dense, as BASIC; so are the tensor-core
-       * contractions of TENSOR (counted without their padding to 8s) */
-      const int sparse_f =
-          kf == TPMG_KERNEL_CONSTANT || kf == TPMG_KERNEL_TILED || kf == TPMG_KERNEL_THREAD;
-      const int sparse_a =
-          ka == TPMG_KERNEL_CONSTANT || ka == TPMG_KERNEL_TILED || ka == TPMG_KERNEL_THREAD;
-      const work wf = count_fused(dim, k, n, n_patches, sparse_f),
-                 wa = !strncmp(o->backend, "cpu", 3) ? count_cells(dim, k)
-                      : ka == TPMG_KERNEL_BRICK
-                          ? count_brick(dim, k, brick_cells(dim, k, o->precision))
-                          : count_apply(dim, k, n, n_vertices, sparse_a);
-      const double rate_f = n / seconds[bf], rate_a = n / seconds[ba];
-      /* BASIC kernels also load every matrix entry from on-chip memory (L1);
-       * THREAD kernels keep everything in registers */
-      const double smem_f =
-          kf == TPMG_KERNEL_THREAD
-              ? 0
-              : word * (wf.shared_words + (kf == TPMG_KERNEL_BASIC ? wf.matrix_words : 0));
+      /* the fastest fused smoothing step and operator against the roofs, with
+       * the work of the kernels that ran them */
+      const int bf = fastest(&comp, &cl, &r, TPMG_SMOOTHER_FUSED),
+                bb = fastest(&comp, &cl, &r, TPMG_SMOOTHER_BOUNDARY),
+                ba = fastest(&comp, &cl, &r, N_VARIANTS);
+      const double sf = fastest_seconds(&comp, &cl, &r, TPMG_SMOOTHER_FUSED),
+                   sg = fastest_seconds(&comp, &cl, &r, TPMG_SMOOTHER_GLOBAL),
+                   sb = fastest_seconds(&comp, &cl, &r, TPMG_SMOOTHER_BOUNDARY),
+                   sa = fastest_seconds(&comp, &cl, &r, N_VARIANTS);
+      const tpmg_work wf = bf < 0 ? none : r.smooth[TPMG_SMOOTHER_FUSED][bf],
+                      wb = bb < 0 ? none : r.smooth[TPMG_SMOOTHER_BOUNDARY][bb],
+                      wa = ba < 0 ? none : r.apply[ba];
+      const double rate_f = n / sf, rate_a = n / sa;
+      /* shared memory: the intermediate tensors, and the matrix entries of
+       * kernels that load them */
+      const double smem_f = word * (wf.shared_words + wf.matrix_words);
       const double fp = lim->measured ? lim->flops[o->precision] : NAN;
       const double fp_f = rate_f * wf.flops / fp, sh_f = rate_f * smem_f / lim->shared,
-                   dr_f = rate_f * wf.dram_words * word / lim->copy;
+                   dr_f = rate_f * wf.memory_words * word / lim->copy;
       const double fp_a = wa.flops * rate_a / fp;
       if (n_roof < 32)
         snprintf(roof_lines[n_roof++], sizeof(roof_lines[0]),
                  "%3d %2d %-8s %7.2f %7.0f %7.0f %5.1f%% %7.2f %5.1f%% %5.1f%% %5.2f | %-8s %7.2f "
                  "%5.2f | %-8s %7.2f %6.0f %5.1f%%",
-                 dim, k, kernel_names[kf], 1e-9 * rate_f, wf.flops, smem_f, 100 * fp_f,
-                 1e-12 * rate_f * smem_f, 100 * sh_f, 100 * dr_f, seconds[bg] / seconds[bf],
-                 kernel_names[kb], 1e-9 * n / seconds[bb], seconds[bf] / seconds[bb],
-                 kernel_names[ka], 1e-9 * rate_a, wa.flops, 100 * fp_a);
+                 dim, k, wf.kernel, 1e-9 * rate_f, wf.flops, smem_f, 100 * fp_f,
+                 1e-12 * rate_f * smem_f, 100 * sh_f, 100 * dr_f, sg / sf, wb.kernel, 1e-9 * n / sb,
+                 sf / sb, wa.kernel, 1e-9 * rate_a, wa.flops, 100 * fp_a);
       if (csv) {
-        fprintf(csv, "%d,%d,%d,%lld,%s,%s,%d,%d", dim, k, level, (long long)n_dofs,
-                precision_names[o->precision], o->backend, ctx->n_threads, o->repeat);
+        fprintf(csv, "%d,%d,%d,%lld,%s,%s,%d,%d", dim, k, level, (long long)r.n_dofs,
+                precision_names[o->precision], o->backend, threads, o->repeat);
         for (int c = 0; c < comp.n; ++c)
-          isnan(seconds[c]) ? fprintf(csv, ",") : fprintf(csv, ",%.6g", 1e3 * seconds[c]);
+          isnan(r.seconds[c]) ? fprintf(csv, ",") : fprintf(csv, ",%.6g", 1e3 * r.seconds[c]);
         for (int c = 0; c < comp.n; ++c)
-          isnan(seconds[c]) ? fprintf(csv, ",") : fprintf(csv, ",%.6g", 1e-9 * n / seconds[c]);
+          isnan(r.seconds[c]) ? fprintf(csv, ",") : fprintf(csv, ",%.6g", 1e-9 * n / r.seconds[c]);
         fprintf(csv,
                 ",%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%s,%.4g,%.4g,%.4g,%.4g,%s,%.4g,%.4g,%.4g,%.4g,"
                 "%.6g,%s,%.4g\n",
-                wf.flops, word * wf.shared_words, word * wf.matrix_words, word * wf.dram_words,
-                wa.flops, word * wa.shared_words, kernel_names[kf], fp_f, sh_f, dr_f,
-                seconds[bg] / seconds[bf], kernel_names[ka], fp_a, lim->copy, lim->shared, fp,
-                word * boundary_dram_words(dim, k), kernel_names[kb], seconds[bf] / seconds[bb]);
+                wf.flops, word * wf.shared_words, word * wf.matrix_words, word * wf.memory_words,
+                wa.flops, word * wa.shared_words, wf.kernel, fp_f, sh_f, dr_f, sg / sf, wa.kernel,
+                fp_a, lim->copy, lim->shared, fp, word * wb.memory_words, wb.kernel, sf / sb);
         fflush(csv);
       }
     }
   }
   printf("\nthe fastest fused smoothing step and operator against the roofs (counted work per "
-         "DoF;\nsmem: shared-memory words, plus the matrix loads of BASIC; DRAM: 3 2^dim words),\n"
+         "DoF\nof the kernels that ran them, tpmg_smoother_work and tpmg_operator_work; smem:\n"
+         "shared-memory words, plus the matrix loads of basic; DRAM: the device-memory words),\n"
          "and the fastest boundary step (/fuse: its speed-up over the fastest fused step)\n");
   printf("%3s %2s %-8s %7s %7s %7s %6s %7s %6s %6s %5s | %-8s %7s %5s | %-8s %7s %6s %6s\n", "dim",
          "k", "fused", "GDoF/s", "flop", "smem B", "%FP", "smTB/s", "%smem", "%DRAM", "/glob",
@@ -655,10 +585,13 @@ typedef struct {
   tpmg_grid *grid;
   tpmg_precision p;
   int L;
-  tpmg_smoother *smoother[TPMG_MAX_LEVELS];
-  tpmg_transfer *transfer[TPMG_MAX_LEVELS];
+  tpmg_index n[MAX_LEVELS]; /* DoFs per level */
+  tpmg_operator *op[MAX_LEVELS];
+  tpmg_operator *op_double; /* the finest level's in double */
+  tpmg_smoother *smoother[MAX_LEVELS];
+  tpmg_transfer *transfer[MAX_LEVELS];
   tpmg_multigrid *mg;
-  void *b[TPMG_MAX_LEVELS], *x[TPMG_MAX_LEVELS], *r[TPMG_MAX_LEVELS];
+  void *b[MAX_LEVELS], *x[MAX_LEVELS], *r[MAX_LEVELS];
   void *d[3]; /* double vectors on the finest level */
   int l;      /* the level being timed */
   int what;
@@ -682,60 +615,50 @@ enum {
 static tpmg_status run_breakdown(void *arg) {
   breakdown *s = arg;
   tpmg_context *ctx = s->ctx;
-  const tpmg_level *lvl = &s->grid->levels[s->l];
-  const tpmg_index n = lvl->n_dofs, nL = s->grid->levels[s->L].n_dofs;
+  const tpmg_index n = s->n[s->l], nL = s->n[s->L];
   double dot;
   switch (s->what) {
   case B_SMOOTH:
     return tpmg_smoother_apply(s->smoother[s->l], 0, s->b[s->l], s->x[s->l]);
   case B_APPLY:
-    return ctx->ops->laplace(ctx, lvl, s->p, s->x[s->l], s->r[s->l]);
+    return tpmg_operator_apply(s->op[s->l], s->x[s->l], s->r[s->l]);
   case B_UPDATE:
-    return ctx->ops->axpby(ctx, s->p, n, 1.0, s->b[s->l], -1.0, s->r[s->l]);
+    return tpmg_vector_axpby(ctx, s->p, n, 1.0, s->b[s->l], -1.0, s->r[s->l]);
   case B_RESTRICT:
     return tpmg_transfer_restrict(s->transfer[s->l], s->r[s->l], s->b[s->l - 1]);
   case B_PROLONGATE:
     return tpmg_transfer_prolongate_add(s->transfer[s->l], s->x[s->l - 1], s->r[s->l]);
   case B_ZERO:
-    return ctx->ops->set(ctx, s->p, n, 0.0, s->r[s->l]);
+    return tpmg_vector_set(ctx, s->p, n, 0.0, s->r[s->l]);
   case B_VCYCLE:
     return tpmg_multigrid_vcycle(s->mg, s->b[s->L], s->x[s->L]);
   case B_APPLY_DOUBLE:
-    return ctx->ops->laplace(ctx, &s->grid->levels[s->L], TPMG_DOUBLE, s->d[0], s->d[1]);
+    return tpmg_operator_apply(s->op_double, s->d[0], s->d[1]);
   case B_DOT:
-    return ctx->ops->dot(ctx, TPMG_DOUBLE, nL, s->d[0], s->d[1], &dot);
+    return tpmg_vector_dot(ctx, TPMG_DOUBLE, nL, s->d[0], s->d[1], &dot);
   case B_AXPBY:
-    return ctx->ops->axpby(ctx, TPMG_DOUBLE, nL, 1e-3, s->d[0], 1.0, s->d[2]);
+    return tpmg_vector_axpby(ctx, TPMG_DOUBLE, nL, 1e-3, s->d[0], 1.0, s->d[2]);
   case B_TO_P:
-    return ctx->ops->convert(ctx, nL, TPMG_DOUBLE, s->d[0], s->p, s->r[s->L]);
+    return tpmg_vector_convert(ctx, nL, TPMG_DOUBLE, s->d[0], s->p, s->r[s->L]);
   default:
-    return ctx->ops->convert(ctx, nL, s->p, s->r[s->L], TPMG_DOUBLE, s->d[2]);
+    return tpmg_vector_convert(ctx, nL, s->p, s->r[s->L], TPMG_DOUBLE, s->d[2]);
   }
 }
 
 static void breakdown_destroy(breakdown *s) {
   for (int i = 0; i < 3; ++i)
     tpmg_vector_destroy(s->ctx, &s->d[i]);
-  for (int l = 0; l < TPMG_MAX_LEVELS; ++l) {
+  for (int l = 0; l < MAX_LEVELS; ++l) {
     tpmg_vector_destroy(s->ctx, &s->b[l]);
     tpmg_vector_destroy(s->ctx, &s->x[l]);
     tpmg_vector_destroy(s->ctx, &s->r[l]);
+    tpmg_operator_destroy(&s->op[l]);
     tpmg_smoother_destroy(&s->smoother[l]);
     tpmg_transfer_destroy(&s->transfer[l]);
   }
+  tpmg_operator_destroy(&s->op_double);
   tpmg_multigrid_destroy(&s->mg);
 }
-
-#define BD_CALL(call)                                                                              \
-  do {                                                                                             \
-    tpmg_status bd_status_ = (call);                                                               \
-    if (bd_status_ != TPMG_SUCCESS) {                                                              \
-      app_library_error(ctx, #call, bd_status_);                                                   \
-      breakdown_destroy(&s);                                                                       \
-      tpmg_grid_destroy(&grid);                                                                    \
-      return APP_EXIT_LIBRARY;                                                                     \
-    }                                                                                              \
-  } while (0)
 
 static tpmg_status time_what(breakdown *s, int what, int l, int repeat, double *times,
                              double *seconds) {
@@ -758,16 +681,16 @@ typedef struct {
   tpmg_index n;
   int m, which; /* 0 dots, 1 axpys with the norm, 2 axpys without */
   void **v;     /* m basis vectors, then w */
-  double a[TPMG_MULTI_MAX], result[TPMG_MULTI_MAX + 1];
+  double a[MAX_BASIS], result[MAX_BASIS + 1];
 } multi_call;
 
 static tpmg_status run_multi(void *arg) {
   multi_call *c = arg;
   const void *const *x = (const void *const *)c->v;
   if (c->which == 0)
-    return c->ctx->ops->dots(c->ctx, TPMG_DOUBLE, c->n, c->m, x, c->v[c->m], c->result);
-  return c->ctx->ops->axpys(c->ctx, TPMG_DOUBLE, c->n, c->m, c->a, x, c->v[c->m],
-                            c->which == 1 ? c->result : NULL);
+    return tpmg_vector_dots(c->ctx, TPMG_DOUBLE, c->n, c->m, x, c->v[c->m], c->result);
+  return tpmg_vector_axpys(c->ctx, TPMG_DOUBLE, c->n, c->m, c->a, x, c->v[c->m],
+                           c->which == 1 ? c->result : NULL);
 }
 
 /* The seconds of dots and axpys (with the norm) on m = 1..it basis vectors of
@@ -775,7 +698,7 @@ static tpmg_status run_multi(void *arg) {
  * on distinct vectors (it + 1 of them, allocated here). */
 static tpmg_status time_multi(tpmg_context *ctx, tpmg_index n, int it, int repeat, double *times,
                               double *dots, double *axpys, double *update) {
-  void *v[TPMG_MULTI_MAX + 1] = {NULL};
+  void *v[MAX_BASIS + 1] = {NULL};
   tpmg_status status = TPMG_SUCCESS;
   for (int i = 0; i <= it && status == TPMG_SUCCESS; ++i) {
     status = tpmg_vector_create(ctx, TPMG_DOUBLE, n, &v[i]);
@@ -783,7 +706,7 @@ static tpmg_status time_multi(tpmg_context *ctx, tpmg_index n, int it, int repea
       status = tpmg_vector_set(ctx, TPMG_DOUBLE, n, 1.0 / (i + 1), v[i]);
   }
   multi_call c = {ctx, n, 0, 0, v, {0}, {0}};
-  for (int i = 0; i < TPMG_MULTI_MAX; ++i)
+  for (int i = 0; i < MAX_BASIS; ++i)
     c.a[i] = 1e-3;
   for (c.m = 1; c.m <= it && status == TPMG_SUCCESS; ++c.m) {
     c.which = 0;
@@ -801,211 +724,279 @@ static tpmg_status time_multi(tpmg_context *ctx, tpmg_index n, int it, int repea
   return status;
 }
 
-static int run_breakdown_mode(tpmg_context *ctx, const options *o, FILE *csv, double *times,
-                              int dim, int k, int L) {
-  const tpmg_precision p = o->mode == TPMG_MODE_MIXED ? TPMG_FLOAT : TPMG_DOUBLE;
-  tpmg_grid *grid = NULL;
-  breakdown s;
-  memset(&s, 0, sizeof(s));
-  s.ctx = ctx;
-  s.p = p;
-  s.L = L;
-  tpmg_grid_options go = tpmg_grid_options_default();
-  go.dim = dim;
-  go.degree = k;
-  go.fine_level = L;
-  BD_CALL(tpmg_grid_create(ctx, &go, &grid));
-  s.grid = grid;
-  const tpmg_index nL = grid->levels[L].n_dofs;
-  char group[32];
-  fprintf(stderr, "tpmg-bench: breakdown %dD Q%d level %d (%s DoFs), %s\n", dim, k, L,
-          app_group((long long)nL, group), mode_names[o->mode]);
+/* Stop at the first failed call of a breakdown step: its status. */
+#define BD_CALL(call)                                                                              \
+  do {                                                                                             \
+    tpmg_status bd_status_ = (call);                                                               \
+    if (bd_status_ != TPMG_SUCCESS)                                                                \
+      return bd_status_;                                                                           \
+  } while (0)
+
+/* The objects of the breakdown on grid's levels 0..L in precision p, with data:
+ * the right-hand side on the finest level, restricted below, x = b / 2 and
+ * r = b / 4 per level, and d = (b, b / 2, b / 4) in double on the finest. */
+static tpmg_status breakdown_setup(breakdown *s, tpmg_grid *grid, tpmg_precision p, int L) {
+  tpmg_context *ctx = s->ctx;
+  s->grid = grid;
+  s->p = p;
+  s->L = L;
   for (int l = 0; l <= L; ++l) {
-    const tpmg_index n = grid->levels[l].n_dofs;
-    BD_CALL(tpmg_vector_create(ctx, p, n, &s.b[l]));
-    BD_CALL(tpmg_vector_create(ctx, p, n, &s.x[l]));
-    BD_CALL(tpmg_vector_create(ctx, p, n, &s.r[l]));
+    BD_CALL(tpmg_grid_level_size(grid, l, &s->n[l], NULL));
+    BD_CALL(tpmg_operator_create(grid, l, p, &s->op[l]));
+    BD_CALL(tpmg_vector_create(ctx, p, s->n[l], &s->b[l]));
+    BD_CALL(tpmg_vector_create(ctx, p, s->n[l], &s->x[l]));
+    BD_CALL(tpmg_vector_create(ctx, p, s->n[l], &s->r[l]));
     if (l >= 1) {
-      BD_CALL(tpmg_smoother_create(grid, l, p, NULL, &s.smoother[l]));
-      BD_CALL(tpmg_transfer_create(grid, l, p, &s.transfer[l]));
+      BD_CALL(tpmg_smoother_create(grid, l, p, NULL, &s->smoother[l]));
+      BD_CALL(tpmg_transfer_create(grid, l, p, &s->transfer[l]));
     }
   }
+  const tpmg_index nL = s->n[L];
+  BD_CALL(tpmg_operator_create(grid, L, TPMG_DOUBLE, &s->op_double));
   for (int i = 0; i < 3; ++i)
-    BD_CALL(tpmg_vector_create(ctx, TPMG_DOUBLE, nL, &s.d[i]));
-  /* data: the right-hand side on the finest level, restricted below */
-  BD_CALL(tpmg_problem_rhs(grid, TPMG_RHS_SINE, TPMG_DOUBLE, s.d[0]));
-  BD_CALL(tpmg_vector_axpby(ctx, TPMG_DOUBLE, nL, 0.5, s.d[0], 0.0, s.d[1]));
-  BD_CALL(tpmg_vector_axpby(ctx, TPMG_DOUBLE, nL, 0.25, s.d[0], 0.0, s.d[2]));
-  BD_CALL(tpmg_vector_convert(ctx, nL, TPMG_DOUBLE, s.d[0], p, s.b[L]));
+    BD_CALL(tpmg_vector_create(ctx, TPMG_DOUBLE, nL, &s->d[i]));
+  BD_CALL(tpmg_problem_rhs(grid, TPMG_RHS_SINE, TPMG_DOUBLE, s->d[0]));
+  BD_CALL(tpmg_vector_axpby(ctx, TPMG_DOUBLE, nL, 0.5, s->d[0], 0.0, s->d[1]));
+  BD_CALL(tpmg_vector_axpby(ctx, TPMG_DOUBLE, nL, 0.25, s->d[0], 0.0, s->d[2]));
+  BD_CALL(tpmg_vector_convert(ctx, nL, TPMG_DOUBLE, s->d[0], p, s->b[L]));
   for (int l = L; l >= 1; --l)
-    BD_CALL(tpmg_transfer_restrict(s.transfer[l], s.b[l], s.b[l - 1]));
+    BD_CALL(tpmg_transfer_restrict(s->transfer[l], s->b[l], s->b[l - 1]));
   for (int l = 0; l <= L; ++l) {
-    const tpmg_index n = grid->levels[l].n_dofs;
-    BD_CALL(tpmg_vector_axpby(ctx, p, n, 0.5, s.b[l], 0.0, s.x[l]));
-    BD_CALL(tpmg_vector_axpby(ctx, p, n, 0.25, s.b[l], 0.0, s.r[l]));
+    BD_CALL(tpmg_vector_axpby(ctx, p, s->n[l], 0.5, s->b[l], 0.0, s->x[l]));
+    BD_CALL(tpmg_vector_axpby(ctx, p, s->n[l], 0.25, s->b[l], 0.0, s->r[l]));
   }
   tpmg_multigrid_options mo = tpmg_multigrid_options_default();
   mo.precision = p;
-  BD_CALL(tpmg_multigrid_create(grid, &mo, &s.mg));
+  BD_CALL(tpmg_multigrid_create(grid, &mo, &s->mg));
+  return TPMG_SUCCESS;
+}
 
-  level_times lt[TPMG_MAX_LEVELS];
-  memset(lt, 0, sizeof(lt));
-  for (int l = 1; l <= L; ++l) {
-    BD_CALL(time_what(&s, B_SMOOTH, l, o->repeat, times, &lt[l].smooth));
-    BD_CALL(time_what(&s, B_APPLY, l, o->repeat, times, &lt[l].residual_apply));
-    BD_CALL(time_what(&s, B_UPDATE, l, o->repeat, times, &lt[l].residual_update));
-    BD_CALL(time_what(&s, B_RESTRICT, l, o->repeat, times, &lt[l].restrict_));
-    BD_CALL(time_what(&s, B_PROLONGATE, l, o->repeat, times, &lt[l].prolongate));
-    BD_CALL(time_what(&s, B_ZERO, l - 1, o->repeat, times, &lt[l].zero));
-  }
-  double vcycle, apply_double, dot, axpby, to_p = 0, from_p = 0, zero_top, coarse;
-  BD_CALL(time_what(&s, B_ZERO, L, o->repeat, times, &zero_top));
-  BD_CALL(time_what(&s, B_VCYCLE, L, o->repeat, times, &vcycle));
-  BD_CALL(time_what(&s, B_APPLY_DOUBLE, L, o->repeat, times, &apply_double));
-  BD_CALL(time_what(&s, B_DOT, L, o->repeat, times, &dot));
-  BD_CALL(time_what(&s, B_AXPBY, L, o->repeat, times, &axpby));
-  if (p != TPMG_DOUBLE) {
-    BD_CALL(time_what(&s, B_TO_P, L, o->repeat, times, &to_p));
-    BD_CALL(time_what(&s, B_FROM_P, L, o->repeat, times, &from_p));
-  }
-  /* the coarse solve: the measured V-cycle minus the modelled levels >= 1 */
-  double levels_sum = 0, per_level[TPMG_MAX_LEVELS];
-  for (int l = 1; l <= L; ++l) {
-    per_level[l] = 2 * lt[l].smooth + lt[l].residual_apply + lt[l].residual_update +
-                   lt[l].restrict_ + lt[l].prolongate + lt[l].zero;
-    levels_sum += per_level[l];
-  }
-  coarse = vcycle - levels_sum > 0 ? vcycle - levels_sum : 0;
-  per_level[0] = coarse;
-  breakdown_destroy(&s);
+/* The timed components of one V-cycle and of the outer iteration. */
+typedef struct {
+  level_times lt[MAX_LEVELS];
+  double vcycle, apply_double, dot, axpby, to_p, from_p, zero_top;
+  double per_level[MAX_LEVELS]; /* modelled V-cycle time per level; [0] the coarse solve */
+  double levels_sum;            /* levels >= 1 */
+} component_times;
 
-  /* the solve itself, timed once, for its iteration count and time */
+/* Time every component in isolation; the coarse solve is the measured
+ * V-cycle minus the modelled levels >= 1. */
+static tpmg_status breakdown_time_components(breakdown *s, int repeat, double *times,
+                                             component_times *t) {
+  const int L = s->L;
+  memset(t, 0, sizeof(*t));
+  for (int l = 1; l <= L; ++l) {
+    level_times *lt = &t->lt[l];
+    BD_CALL(time_what(s, B_SMOOTH, l, repeat, times, &lt->smooth));
+    BD_CALL(time_what(s, B_APPLY, l, repeat, times, &lt->residual_apply));
+    BD_CALL(time_what(s, B_UPDATE, l, repeat, times, &lt->residual_update));
+    BD_CALL(time_what(s, B_RESTRICT, l, repeat, times, &lt->restrict_));
+    BD_CALL(time_what(s, B_PROLONGATE, l, repeat, times, &lt->prolongate));
+    BD_CALL(time_what(s, B_ZERO, l - 1, repeat, times, &lt->zero));
+  }
+  BD_CALL(time_what(s, B_ZERO, L, repeat, times, &t->zero_top));
+  BD_CALL(time_what(s, B_VCYCLE, L, repeat, times, &t->vcycle));
+  BD_CALL(time_what(s, B_APPLY_DOUBLE, L, repeat, times, &t->apply_double));
+  BD_CALL(time_what(s, B_DOT, L, repeat, times, &t->dot));
+  BD_CALL(time_what(s, B_AXPBY, L, repeat, times, &t->axpby));
+  if (s->p != TPMG_DOUBLE) {
+    BD_CALL(time_what(s, B_TO_P, L, repeat, times, &t->to_p));
+    BD_CALL(time_what(s, B_FROM_P, L, repeat, times, &t->from_p));
+  }
+  for (int l = 1; l <= L; ++l) {
+    const level_times *lt = &t->lt[l];
+    t->per_level[l] = 2 * lt->smooth + lt->residual_apply + lt->residual_update + lt->restrict_ +
+                      lt->prolongate + lt->zero;
+    t->levels_sum += t->per_level[l];
+  }
+  t->per_level[0] = t->vcycle - t->levels_sum > 0 ? t->vcycle - t->levels_sum : 0;
+  return TPMG_SUCCESS;
+}
+
+/* The GMRES solve itself in `mode`, timed once after a warm-up solve, both
+ * from x = 0: its seconds, result and restart length. */
+static tpmg_status time_solve(tpmg_context *ctx, tpmg_grid *grid, tpmg_mode mode, tpmg_index nL,
+                              double *seconds, tpmg_solver_result *result, int *restart) {
   tpmg_solver_options so = tpmg_solver_options_default();
-  so.mode = o->mode;
+  so.mode = mode;
   tpmg_solver *solver = NULL;
   void *b = NULL, *x = NULL;
-  BD_CALL(tpmg_vector_create(ctx, TPMG_DOUBLE, nL, &b));
-  BD_CALL(tpmg_vector_create(ctx, TPMG_DOUBLE, nL, &x));
-  tpmg_status status = tpmg_problem_rhs(grid, TPMG_RHS_SINE, TPMG_DOUBLE, b);
+  tpmg_status status = tpmg_vector_create(ctx, TPMG_DOUBLE, nL, &b);
+  if (status == TPMG_SUCCESS)
+    status = tpmg_vector_create(ctx, TPMG_DOUBLE, nL, &x);
+  if (status == TPMG_SUCCESS)
+    status = tpmg_problem_rhs(grid, TPMG_RHS_SINE, TPMG_DOUBLE, b);
   if (status == TPMG_SUCCESS)
     status = tpmg_solver_create(grid, &so, &solver);
-  tpmg_solver_result result = {0};
-  double solve_seconds = NAN;
-  /* a first solve to warm up, then the timed one, both from x = 0 */
   if (status == TPMG_SUCCESS)
-    status = tpmg_solver_solve(solver, b, x, &result);
+    status = tpmg_solver_solve(solver, b, x, result);
   if (status == TPMG_SUCCESS)
     status = tpmg_vector_set(ctx, TPMG_DOUBLE, nL, 0.0, x);
   if (status == TPMG_SUCCESS)
-    status = ctx->ops->stopwatch(ctx, 1, NULL);
+    status = tpmg_context_stopwatch(ctx, 1, NULL);
   if (status == TPMG_SUCCESS)
-    status = tpmg_solver_solve(solver, b, x, &result);
+    status = tpmg_solver_solve(solver, b, x, result);
   if (status == TPMG_SUCCESS)
-    status = ctx->ops->stopwatch(ctx, 0, &solve_seconds);
-  int restart = 0;
+    status = tpmg_context_stopwatch(ctx, 0, seconds);
   if (status == TPMG_SUCCESS)
-    tpmg_solver_restart(solver, &restart);
+    status = tpmg_solver_restart(solver, restart);
   tpmg_solver_destroy(&solver);
   tpmg_vector_destroy(ctx, &b);
   tpmg_vector_destroy(ctx, &x);
-  if (status != TPMG_SUCCESS) {
-    app_library_error(ctx, "tpmg_solver_solve", status);
-    tpmg_grid_destroy(&grid);
-    return APP_EXIT_LIBRARY;
-  }
+  return status;
+}
 
-  /* the model of the solve */
-  const int it = result.iterations;
+/* The components of the solve's model (paper Figures 11 and 12). */
+enum { C_LOWER, C_SMOOTH, C_MATVEC, C_TRANSFER, C_UPDATE, C_GMRES_MATVEC, C_GMRES_VECTOR, C_N };
+static const char *const component_names[C_N] = {"levels < L",
+                                                 "level L smooth",
+                                                 "level L mat-vec",
+                                                 "level L restrict & prolongate",
+                                                 "level L vector update",
+                                                 "GMRES mat-vec",
+                                                 "GMRES vector ops"};
+
+/* The model of a solve of `it` iterations from the timed components: the
+ * seconds of each, c[C_*], and their sum. gs: the Gram-Schmidt passes of all
+ * iterations, update: x += Z y. */
+static double solve_model(const component_times *t, int L, int it, double gs, double update,
+                          double *c) {
+  const level_times *top = &t->lt[L];
   const double n_vcycles = it;
-  /* Gram-Schmidt per basis length (the bases of longer solves are restarted
-   * or split into TPMG_MULTI_MAX vectors per pass; not modelled) */
-  double gs_dots[TPMG_MULTI_MAX], gs_axpys[TPMG_MULTI_MAX], update = 0, gs = 0;
-  if (it > TPMG_MULTI_MAX) {
-    fprintf(stderr, "tpmg-bench: the breakdown models at most %d iterations, the solve took %d\n",
-            TPMG_MULTI_MAX, it);
-    tpmg_grid_destroy(&grid);
-    return APP_EXIT_LIBRARY;
-  }
-  if (it > 0) {
-    status = time_multi(ctx, nL, it, o->repeat, times, gs_dots, gs_axpys, &update);
-    if (status != TPMG_SUCCESS) {
-      app_library_error(ctx, "time_multi", status);
-      tpmg_grid_destroy(&grid);
-      return APP_EXIT_LIBRARY;
-    }
-  }
-  tpmg_grid_destroy(&grid);
-  for (int j = 0; j < it; ++j)
-    gs += gs_dots[j] + gs_axpys[j];
-  enum { C_LOWER, C_SMOOTH, C_MATVEC, C_TRANSFER, C_UPDATE, C_GMRES_MATVEC, C_GMRES_VECTOR, C_N };
-  static const char *const cname[C_N] = {"levels < L",
-                                         "level L smooth",
-                                         "level L mat-vec",
-                                         "level L restrict & prolongate",
-                                         "level L vector update",
-                                         "GMRES mat-vec",
-                                         "GMRES vector ops"};
-  double c[C_N];
-  c[C_LOWER] = n_vcycles * (levels_sum - per_level[L] + coarse + lt[L].zero);
-  c[C_SMOOTH] = n_vcycles * 2 * lt[L].smooth;
-  c[C_MATVEC] = n_vcycles * lt[L].residual_apply;
-  c[C_TRANSFER] = n_vcycles * (lt[L].restrict_ + lt[L].prolongate);
+  c[C_LOWER] = n_vcycles * (t->levels_sum - t->per_level[L] + t->per_level[0] + top->zero);
+  c[C_SMOOTH] = n_vcycles * 2 * top->smooth;
+  c[C_MATVEC] = n_vcycles * top->residual_apply;
+  c[C_TRANSFER] = n_vcycles * (top->restrict_ + top->prolongate);
   /* the residual update, the zero start of the preconditioner and in mixed
    * mode its conversions */
-  c[C_UPDATE] = n_vcycles * (lt[L].residual_update + zero_top + to_p + from_p);
+  c[C_UPDATE] = n_vcycles * (top->residual_update + t->zero_top + t->to_p + t->from_p);
   /* operator applies: one per iteration, the first residual, the one after
    * the cycle, and the final check */
-  c[C_GMRES_MATVEC] = (it + 3) * apply_double;
+  c[C_GMRES_MATVEC] = (it + 3) * t->apply_double;
   /* Gram-Schmidt: iteration j one dots and one axpys on j + 1 vectors (no
    * second pass: it is rare, and not counted); x += Z y one axpys; dots: |b|,
    * the first residual and the two final residuals; axpbys: the first
    * residual and basis vector, the scaling of it - 1 basis vectors, the two
    * final residuals */
-  c[C_GMRES_VECTOR] = gs + update + 4 * dot + (it + 3) * axpby;
+  c[C_GMRES_VECTOR] = gs + update + 4 * t->dot + (it + 3) * t->axpby;
   double model = 0;
   for (int i = 0; i < C_N; ++i)
     model += c[i];
-  printf("breakdown: %dD Q%d level %d, %lld DoFs, GMRES(%d) %s, %d iterations\n", dim, k, L,
-         (long long)nL, restart, mode_names[o->mode], it);
+  return model;
+}
+
+/* What the breakdown of one solve found, for printing. */
+typedef struct {
+  int dim, k, L, it, restart;
+  tpmg_index n_dofs;
+  double solve_seconds, model, c[C_N];
+  double gs_dots[MAX_BASIS], gs_axpys[MAX_BASIS], update;
+} breakdown_result;
+
+static void print_breakdown(const options *o, const component_times *t, const breakdown_result *r,
+                            FILE *csv) {
+  const int L = r->L, it = r->it;
+  const level_times *top = &t->lt[L];
+  printf("breakdown: %dD Q%d level %d, %lld DoFs, GMRES(%d) %s, %d iterations\n", r->dim, r->k, L,
+         (long long)r->n_dofs, r->restart, mode_names[o->mode], it);
   printf("  solve (the second of two): %.4f s; the model from the components below: %.4f s\n",
-         solve_seconds, model);
+         r->solve_seconds, r->model);
   printf("  %-30s %10s %7s\n", "component (paper Fig. 11/12)", "ms", "share");
   for (int i = 0; i < C_N; ++i)
-    printf("  %-30s %10.2f %6.1f%%\n", cname[i], 1e3 * c[i], 100 * c[i] / model);
+    printf("  %-30s %10.2f %6.1f%%\n", component_names[i], 1e3 * r->c[i], 100 * r->c[i] / r->model);
   printf("  one V-cycle: %.3f ms measured; by level (paper Fig. 13), ms and share:\n",
-         1e3 * vcycle);
+         1e3 * t->vcycle);
   for (int l = L; l >= 0; --l)
-    printf("    level %2d %10.3f %6.1f%%%s\n", l, 1e3 * per_level[l],
-           100 * per_level[l] / (levels_sum + coarse),
+    printf("    level %2d %10.3f %6.1f%%%s\n", l, 1e3 * t->per_level[l],
+           100 * t->per_level[l] / (t->levels_sum + t->per_level[0]),
            l == 0 ? " (coarse solve and overhead)" : "");
   printf("  Gram-Schmidt, ms, for 1..%d basis vectors: dots", it);
   for (int j = 0; j < it; ++j)
-    printf(" %.3f", 1e3 * gs_dots[j]);
+    printf(" %.3f", 1e3 * r->gs_dots[j]);
   printf("; axpys with the norm");
   for (int j = 0; j < it; ++j)
-    printf(" %.3f", 1e3 * gs_axpys[j]);
-  printf("; x += Z y %.3f\n", 1e3 * update);
+    printf(" %.3f", 1e3 * r->gs_axpys[j]);
+  printf("; x += Z y %.3f\n", 1e3 * r->update);
   printf("  finest level, ms: smooth %.3f, mat-vec %.3f, update %.3f, restrict %.3f, prolongate "
          "%.3f | double: apply %.3f, dot %.3f, axpby %.3f, convert %.3f + %.3f\n",
-         1e3 * lt[L].smooth, 1e3 * lt[L].residual_apply, 1e3 * lt[L].residual_update,
-         1e3 * lt[L].restrict_, 1e3 * lt[L].prolongate, 1e3 * apply_double, 1e3 * dot, 1e3 * axpby,
-         1e3 * to_p, 1e3 * from_p);
-  if (csv) {
-    fprintf(csv, "dim,degree,level,n_dofs,mode,iterations,restart,solve_s,model_s");
-    for (int i = 0; i < C_N; ++i)
-      fprintf(csv, ",%s_s", cname[i]);
-    for (int l = 0; l <= L; ++l)
-      fprintf(csv, ",vcycle_level%d_s", l);
-    fprintf(csv, ",vcycle_s,smooth_L_s,apply_L_s,apply_double_L_s,dot_L_s,axpby_L_s\n");
-    fprintf(csv, "%d,%d,%d,%lld,%s,%d,%d,%.6g,%.6g", dim, k, L, (long long)nL, mode_names[o->mode],
-            it, restart, solve_seconds, model);
-    for (int i = 0; i < C_N; ++i)
-      fprintf(csv, ",%.6g", c[i]);
-    for (int l = 0; l <= L; ++l)
-      fprintf(csv, ",%.6g", per_level[l]);
-    fprintf(csv, ",%.6g,%.6g,%.6g,%.6g,%.6g,%.6g\n", vcycle, lt[L].smooth, lt[L].residual_apply,
-            apply_double, dot, axpby);
+         1e3 * top->smooth, 1e3 * top->residual_apply, 1e3 * top->residual_update,
+         1e3 * top->restrict_, 1e3 * top->prolongate, 1e3 * t->apply_double, 1e3 * t->dot,
+         1e3 * t->axpby, 1e3 * t->to_p, 1e3 * t->from_p);
+  if (!csv)
+    return;
+  fprintf(csv, "dim,degree,level,n_dofs,mode,iterations,restart,solve_s,model_s");
+  for (int i = 0; i < C_N; ++i)
+    fprintf(csv, ",%s_s", component_names[i]);
+  for (int l = 0; l <= L; ++l)
+    fprintf(csv, ",vcycle_level%d_s", l);
+  fprintf(csv, ",vcycle_s,smooth_L_s,apply_L_s,apply_double_L_s,dot_L_s,axpby_L_s\n");
+  fprintf(csv, "%d,%d,%d,%lld,%s,%d,%d,%.6g,%.6g", r->dim, r->k, L, (long long)r->n_dofs,
+          mode_names[o->mode], it, r->restart, r->solve_seconds, r->model);
+  for (int i = 0; i < C_N; ++i)
+    fprintf(csv, ",%.6g", r->c[i]);
+  for (int l = 0; l <= L; ++l)
+    fprintf(csv, ",%.6g", t->per_level[l]);
+  fprintf(csv, ",%.6g,%.6g,%.6g,%.6g,%.6g,%.6g\n", t->vcycle, top->smooth, top->residual_apply,
+          t->apply_double, t->dot, t->axpby);
+}
+
+/* The breakdown of one (dim, degree, level): time the components, time the
+ * solve, model it from the components (the GMRES solve as components: the
+ * comment before multi_call) and print both. */
+static int run_breakdown_mode(tpmg_context *ctx, const options *o, FILE *csv, double *times,
+                              int dim, int k, int L) {
+  const tpmg_precision p = o->mode == TPMG_MODE_MIXED ? TPMG_FLOAT : TPMG_DOUBLE;
+  tpmg_grid_options go = tpmg_grid_options_default();
+  go.dim = dim;
+  go.degree = k;
+  go.fine_level = L;
+  tpmg_grid *grid = NULL;
+  tpmg_status status = tpmg_grid_create(ctx, &go, &grid);
+  if (status != TPMG_SUCCESS)
+    return app_library_error(ctx, "tpmg_grid_create", status);
+  breakdown_result r = {.dim = dim, .k = k, .L = L, .solve_seconds = NAN};
+  tpmg_grid_level_size(grid, L, &r.n_dofs, NULL);
+  char group[32];
+  fprintf(stderr, "tpmg-bench: breakdown %dD Q%d level %d (%s DoFs), %s\n", dim, k, L,
+          app_group((long long)r.n_dofs, group), mode_names[o->mode]);
+
+  breakdown s;
+  memset(&s, 0, sizeof(s));
+  s.ctx = ctx;
+  component_times t;
+  const char *what = "the breakdown's objects";
+  status = breakdown_setup(&s, grid, p, L);
+  if (status == TPMG_SUCCESS) {
+    what = "timing the components";
+    status = breakdown_time_components(&s, o->repeat, times, &t);
   }
+  breakdown_destroy(&s);
+  tpmg_solver_result result = {0};
+  if (status == TPMG_SUCCESS) {
+    what = "the timed solve";
+    status = time_solve(ctx, grid, o->mode, r.n_dofs, &r.solve_seconds, &result, &r.restart);
+  }
+  r.it = result.iterations;
+  /* Gram-Schmidt per basis length (the bases of longer solves are restarted
+   * or split into MAX_BASIS vectors per pass; not modelled) */
+  if (status == TPMG_SUCCESS && r.it > MAX_BASIS) {
+    fprintf(stderr, "tpmg-bench: the breakdown models at most %d iterations, the solve took %d\n",
+            MAX_BASIS, r.it);
+    tpmg_grid_destroy(&grid);
+    return APP_EXIT_LIBRARY;
+  }
+  if (status == TPMG_SUCCESS && r.it > 0) {
+    what = "timing Gram-Schmidt";
+    status = time_multi(ctx, r.n_dofs, r.it, o->repeat, times, r.gs_dots, r.gs_axpys, &r.update);
+  }
+  tpmg_grid_destroy(&grid);
+  if (status != TPMG_SUCCESS)
+    return app_library_error(ctx, what, status);
+  double gs = 0;
+  for (int j = 0; j < r.it; ++j)
+    gs += r.gs_dots[j] + r.gs_axpys[j];
+  r.model = solve_model(&t, L, r.it, gs, r.update, r.c);
+  print_breakdown(o, &t, &r, csv);
   return 0;
 }
 
@@ -1035,23 +1026,37 @@ int main(int argc, char **argv) {
     }
   }
 
-  tpmg_context_options context_options = tpmg_context_options_default();
-  context_options.backend = o.backend;
-  context_options.n_threads = o.threads;
-  tpmg_context *ctx = NULL;
-  tpmg_status status = tpmg_context_create(&context_options, &ctx);
+  /* a context per kernel column (the breakdown: the one named); ctx is the
+   * one named by --backend */
+  const column_list cl = columns_of(o.backend);
+  const int n_contexts = o.breakdown ? 1 : cl.n;
+  tpmg_context *contexts[MAX_COLUMNS] = {NULL};
+  int main_column = 0;
+  tpmg_status status = TPMG_SUCCESS;
+  for (int c = 0; c < n_contexts && status == TPMG_SUCCESS; ++c) {
+    tpmg_context_options context_options = tpmg_context_options_default();
+    context_options.backend = o.breakdown ? o.backend : cl.c[c].backend;
+    context_options.n_threads = o.threads;
+    status = tpmg_context_create(&context_options, &contexts[c]);
+    if (strcmp(context_options.backend, o.backend) == 0)
+      main_column = c;
+  }
   if (status != TPMG_SUCCESS) {
+    for (int c = 0; c < n_contexts; ++c)
+      tpmg_context_destroy(&contexts[c]);
     if (csv)
       fclose(csv);
     return app_library_error(NULL, "tpmg_context_create", status);
   }
+  tpmg_context *ctx = contexts[main_column];
   int threads = 1;
   tpmg_context_threads(ctx, &threads);
 
   double *times = malloc((size_t)(o.repeat > 5 ? o.repeat : 5) * sizeof *times);
   if (!times) {
     fprintf(stderr, "tpmg-bench: out of memory for --repeat %d\n", o.repeat);
-    tpmg_context_destroy(&ctx);
+    for (int c = 0; c < n_contexts; ++c)
+      tpmg_context_destroy(&contexts[c]);
     if (csv)
       fclose(csv);
     return APP_EXIT_LIBRARY;
@@ -1076,19 +1081,20 @@ int main(int argc, char **argv) {
       printf("tpmg-bench: %s backend, %d thread%s, %s, median of %d after one warm-up "
              "(%s)\n",
              o.backend, threads, threads == 1 ? "" : "s", precision_names[o.precision], o.repeat,
-             strcmp(o.backend, "cpu") ? "CUDA events" : "wall clock");
-      printf("measured limits: copy %.3f TB/s (read + write)", 1e-12 * lim.copy);
+             strncmp(o.backend, "cuda", 4) == 0 ? "CUDA events" : "wall clock");
+      printf("measured limits: copy %.2f TB/s (read + write)", 1e-12 * lim.copy);
       if (lim.measured)
-        printf(", shared-memory loads %.3f TB/s, FP64 FMA %.3f TFLOP/s, FP32 FMA %.3f TFLOP/s",
+        printf(", shared-memory loads %.2f TB/s, FP64 FMA %.2f TFLOP/s, FP32 FMA %.2f TFLOP/s",
                1e-12 * lim.shared, 1e-12 * lim.flops[TPMG_DOUBLE], 1e-12 * lim.flops[TPMG_FLOAT]);
       printf("\n");
-      exit_status =
-          run_building_blocks(ctx, &o, csv, times, &lim, n_dims, dims, degrees, n_degrees, n_rows);
+      exit_status = run_building_blocks(contexts, main_column, &o, csv, times, &lim, n_dims, dims,
+                                        degrees, n_degrees, n_rows);
     }
   }
 
   free(times);
-  tpmg_context_destroy(&ctx);
+  for (int c = 0; c < n_contexts; ++c)
+    tpmg_context_destroy(&contexts[c]);
   if (csv && fclose(csv) != 0 && exit_status == 0) {
     fprintf(stderr, "tpmg-bench: --csv %s: write failed\n", o.csv);
     exit_status = APP_EXIT_LIBRARY;

@@ -1,6 +1,6 @@
-/* TPMG_KERNEL_BRICK: the level operator on bricks of cells, by the tensor-product
- * structure of the whole level operator (the operator only; the smoother has no
- * BRICK kernel).
+/* The brick kernels ("cuda/brick", and "cuda" for most degrees): the level operator on bricks of
+ * cells, by the tensor-product structure of the whole level operator (the operator only; the
+ * smoother has no BRICK kernel).
  *
  * Mathematics. On the Cartesian level the operator is a Kronecker sum of 1D
  * level matrices (paper eq. 2.5, there per cell; the sum over cells keeps the

@@ -11,11 +11,11 @@
  * numbering, paper Figure 4).
  *
  * Where the 1D matrices come from is a policy (the `Matrices` argument):
- * - level_matrices (TPMG_KERNEL_BASIC): the level's own matrices per direction
+ * - level_matrices (the basic kernels): the level's own matrices per direction
  *   in device memory. Every thread of a warp reads the same entry at the same
  *   time (a broadcast), but that is one load instruction per multiply-add: the
  *   load/store unit, not the FMA pipe, bounds these kernels.
- * - reference_matrices (TPMG_KERNEL_CONSTANT): the matrices of the unit patch
+ * - reference_matrices (the constant kernels): the matrices of the unit patch
  *   (h = 1), the same for every level and direction, passed by value in the
  *   kernel's parameters. Indices are compile-time constants after unrolling, so
  *   the compiler reads the entries from the constant bank (uniform loads, two
@@ -25,7 +25,7 @@
  *   d) with c_d = Π_e h_e / h_d², and the fast diagonalization of the patch
  *   interior is (Π_d h_d)^{-1} (S ⊗ S ⊗ S) (Λ_2 + Λ_1 + Λ_0)^{-1} (S ⊗ S ⊗ S)^T
  *   with the level's own eigenvalues Λ_d (paper eq. 2.8).
- * - TPMG_KERNEL_TILED: the reference matrices with W > 1 lines per thread in
+ * - the tiled kernels: the reference matrices with W > 1 lines per thread in
  *   every stage (register tiling): each matrix entry, read once from the
  *   constant bank, feeds W multiply-adds, and a thread has W independent
  *   chains. The stage functions below take W as a template parameter (W = 1:
@@ -82,7 +82,7 @@ template <int k, typename T> struct reference_data {
 /* An empty kernel parameter for kernels that read the level's data. */
 struct no_constants {};
 
-/* TPMG_KERNEL_BASIC: the level's matrices per direction, in device memory. */
+/* The basic kernels: the level's matrices per direction, in device memory. */
 template <typename T> struct level_matrices {
   static constexpr bool scaled = false;
   static constexpr int band = 0; /* dense rows */
@@ -108,7 +108,7 @@ template <typename T> struct level_matrices {
   }
 };
 
-/* TPMG_KERNEL_CONSTANT: the unit patch's matrices in the kernel parameters. */
+/* The constant kernels: the unit patch's matrices in the kernel parameters. */
 template <int k, typename T> struct reference_matrices {
   static constexpr bool scaled = true;
   /* the vertex patch matrices have two cells of k + 1 points: rows 0..k-1 are
@@ -161,7 +161,7 @@ __device__ __forceinline__ reference_matrices<k, T> matrices_of(const tpmg_level
 
 /* out[w][r] (+)= sum_c A[(row0 + r) lda + c] in[w][c]: rows of a row-major
  * matrix applied to W lines at once. R C W multiply-adds; every matrix entry is
- * read once and feeds W of them (TPMG_KERNEL_TILED: W > 1 lines per thread, so
+ * read once and feeds W of them (the tiled kernels: W > 1 lines per thread, so
  * one constant-bank load per 2W float or W double multiply-adds). With
  * band = k > 0, A is a (2k+1)^2 vertex-patch matrix and the zero blocks are
  * skipped: rows < k and > k have k + 1 nonzeros. */
@@ -653,7 +653,7 @@ even_odd_backward(const Mat &Se, const Mat &So, const T (&w)[W][2 * k - 1], T (&
 }
 
 /* The lines a thread owns in each stage of the fast diagonalization (I^(dim-1)
- * per patch in every stage): W of them (TPMG_KERNEL_TILED; one otherwise),
+ * per patch in every stage): W of them (the tiled kernels; one otherwise),
  * each with whether it exists (its patch too), its index `rank` in its patch,
  * its patch's residual u in shared memory and its patch's first interior point
  * `base` (global). `any`: whether the thread owns a line at all. */
@@ -692,7 +692,7 @@ __device__ __forceinline__ void store_lines(const owned_lines<W, T> &o, int stri
 }
 
 /* fast_diagonalization in 2D with the reference eigenvectors split into even
- * and odd ones (TPMG_KERNEL_CONSTANT and TILED; 3D: fast_diagonalization_linear):
+ * and odd ones (the constant and tiled kernels; 3D: fast_diagonalization_linear):
  * the same stages, half the multiply-adds (4 I (k^2 + (k-1)^2) I instead of
  * 4 I^3). The eigenvalue
  * of a line index (even first) is the reference one over h_d^2. Each thread
@@ -757,7 +757,7 @@ __device__ void fast_diagonalization_even_odd(const tpmg_level &lvl, const Matri
   even_odd_stages<dim, k, boundary>(lvl, mat, o, x);
 }
 
-/* ---- block-linear stages (TPMG_KERNEL_CONSTANT and TILED) ---------------- */
+/* ---- block-linear stages (the constant and tiled kernels) ---------------- */
 
 /* The patches (or cells) of one block of a block-linear kernel: `teams` of
  * them, each with its window start, its first interior point, and whether it
@@ -797,7 +797,7 @@ __device__ __forceinline__ void setup_teams(const tpmg_level &lvl, const item_gr
  * full or idle, and a thread's lines exist except for the last w of some),
  * neighbouring threads take neighbouring lines (coalesced global loads, the
  * shared-memory pattern of one line per thread), and each thread applies every
- * matrix entry to W lines (TPMG_KERNEL_TILED; W = 1 for TPMG_KERNEL_CONSTANT). */
+ * matrix entry to W lines (the tiled kernels; W = 1 for the constant ones). */
 template <int W> struct stage_lines {
   int patch[W], line[W];
   bool mine[W]; /* the line and its patch exist */

@@ -1,6 +1,17 @@
 /* Internal host-side declarations of the CUDA backend: its per-context state,
- * error checks, the degree table and the per-dimension operations that the
- * instantiation files provide. C never includes this file. */
+ * error checks, the degree table and the operations of its files:
+ *   tpmg-cuda-backend.cu      init, memory, stopwatch, limits, the ops table
+ *   tpmg-cuda-vectors.cu      vector operations and reductions
+ *   tpmg-cuda-coarse.cu       the coarse solve
+ *   tpmg-cuda-dispatch.cuh    variant -> kernel, the one table
+ *   tpmg-cuda-launch.cuh      launch configurations of the level kernels
+ *   tpmg-cuda-unit.cuh        the unit patch's 1D data as kernel parameters
+ *   tpmg-cuda-tensor.cuh      device building blocks: 1D contractions, patch stages
+ *   tpmg-cuda-operator.cuh    the level operator (tpmg-cuda-brick.cuh: by bricks)
+ *   tpmg-cuda-smoother.cuh    the vertex-patch smoother
+ *   tpmg-cuda-transfer.cuh    prolongation and restriction
+ * and tpmg-cuda-{operator,smoother,transfer}-{2,3}d.cu instantiate the last
+ * three per dimension. C never includes this file. */
 #ifndef TPMG_CUDA_CUH
 #define TPMG_CUDA_CUH
 
@@ -13,16 +24,26 @@
 
 namespace tpmg_cuda {
 
+/* The kernel variants, named after the backend's name ("cuda/tiled"):
+ * tpmg-cuda-dispatch.cuh maps each to a kernel per dimension, degree and
+ * precision. */
+enum class variant { fastest, basic, constant, tiled, thread, brick };
+
 /* What init creates and finalize frees. */
 struct backend_data {
   cudaStream_t stream;
   double *partials;    /* device: dot partial sums, then the result */
   double *host_result; /* pinned host copy of the dot result */
   cudaEvent_t stopwatch[2];
+  variant kernels; /* from the backend's name */
   /* host: the unit patch's 1D data (reference_data<k, T>) per precision and
-   * degree, built on first use (TPMG_KERNEL_CONSTANT and THREAD) */
+   * degree, built on first use from tpmg_level::unit */
   void *reference[2][TPMG_MAX_DEGREE_2D + 1];
 };
+
+inline variant variant_of(const tpmg_context *ctx) {
+  return static_cast<const backend_data *>(tpmg_backend_data(ctx))->kernels;
+}
 
 inline cudaStream_t stream_of(const tpmg_context *ctx) {
   return static_cast<const backend_data *>(tpmg_backend_data(ctx))->stream;
@@ -80,29 +101,60 @@ tpmg_status select(const tpmg_context *ctx, int degree, tpmg_precision prec, F &
   return select_degree_from<dim, 1>(ctx, degree, [&](auto k) { return f(k, float()); });
 }
 
-/* Operations of one dimension, instantiated in tpmg-cuda-*-{2,3}d.cu. */
+/* The dot products' partial sums in backend_data::partials (tpmg-cuda-vectors.cu):
+ * at most dot_max_blocks blocks, rows 0..TPMG_MULTI_MAX of dot_max_blocks
+ * partials, then one result per row. */
+constexpr int dot_max_blocks = 1024;
+constexpr int dot_rows = TPMG_MULTI_MAX + 1;
+constexpr int dot_results = dot_rows * dot_max_blocks; /* offset of the results */
+
+/* Make the context's device current for this host thread. */
+tpmg_status activate(tpmg_context *ctx);
+
+/* Vector operations (tpmg-cuda-vectors.cu), arguments as in tpmg_backend_ops. */
+tpmg_status set(tpmg_context *ctx, tpmg_precision prec, tpmg_index n, double value, void *v);
+tpmg_status axpby(tpmg_context *ctx, tpmg_precision prec, tpmg_index n, double a, const void *x,
+                  double b, void *y);
+tpmg_status dot(tpmg_context *ctx, tpmg_precision prec, tpmg_index n, const void *x, const void *y,
+                double *result);
+tpmg_status dots(tpmg_context *ctx, tpmg_precision prec, tpmg_index n, int m, const void *const *x,
+                 const void *y, double *result);
+tpmg_status axpys(tpmg_context *ctx, tpmg_precision prec, tpmg_index n, int m, const double *a,
+                  const void *const *x, void *y, double *norm2);
+tpmg_status convert(tpmg_context *ctx, tpmg_index n, tpmg_precision src_prec, const void *src,
+                    tpmg_precision dst_prec, void *dst);
+tpmg_status copy_boundary(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
+                          const void *src, void *dst);
+
+/* The coarse solve (tpmg-cuda-coarse.cu). */
+tpmg_status coarse_solve(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
+                         const void *inverse, const void *b, void *x);
+
+/* Level operations of one dimension, instantiated in
+ * tpmg-cuda-{operator,smoother,transfer}-{2,3}d.cu; the kernels come from the
+ * context's variant (tpmg-cuda-dispatch.cuh). */
 template <int dim>
-tpmg_status laplace(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
-                    tpmg_kernel kernel, const void *src, void *dst);
+tpmg_status laplace(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec, const void *src,
+                    void *dst);
+template <int dim>
+tpmg_status operator_work(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
+                          tpmg_work *work);
 /* boundary != 0: TPMG_SMOOTHER_BOUNDARY (see tpmg_backend_ops) */
 template <int dim>
-tpmg_status patch_fused(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
-                        tpmg_kernel kernel, int colour, int boundary, const void *b, void *x);
+tpmg_status patch_fused(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec, int colour,
+                        int boundary, const void *b, void *x);
 template <int dim>
 tpmg_status patch_residual(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
-                           tpmg_kernel kernel, int colour, const void *b, const void *x, void *r);
+                           int colour, const void *b, const void *x, void *r);
 template <int dim>
-tpmg_status patch_solve(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
-                        tpmg_kernel kernel, int colour, const void *r, void *x);
+tpmg_status patch_solve(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec, int colour,
+                        const void *r, void *x);
 template <int dim>
 tpmg_status prolongate_add(tpmg_context *ctx, const tpmg_level *coarse, const tpmg_level *fine,
                            tpmg_precision prec, const void *c, void *f);
 template <int dim>
 tpmg_status restrict_(tpmg_context *ctx, const tpmg_level *coarse, const tpmg_level *fine,
                       tpmg_precision prec, const void *f, void *c);
-
-/* Elementwise v = value over n entries (used by restriction as well). */
-tpmg_status set(tpmg_context *ctx, tpmg_precision prec, tpmg_index n, double value, void *v);
 
 } // namespace tpmg_cuda
 

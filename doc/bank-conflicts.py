@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Shared-memory wavefronts of the fused smoothing step, counted per thread
-block: in 3D for the block-linear kernels (TPMG_KERNEL_CONSTANT and TILED) with
+block: in 3D for the block-linear kernels (the constant and tiled kernels) with
 the stage layouts before and after the conflict-free ones of
 cuda_kernels/tpmg-cuda-tensor.cuh (see the comment before rows_index there),
 in 2D for CONSTANT's team kernels.
@@ -26,7 +26,7 @@ import math
 
 
 def teams_per_block(team, values, size, W):
-    """linear_config<...>::pick (cuda_kernels/tpmg-cuda-kernels.cuh)."""
+    """linear_config<...>::pick (cuda_kernels/tpmg-cuda-launch.cuh)."""
     team_bytes = values * size
 
     def threads(t):

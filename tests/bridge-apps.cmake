@@ -329,7 +329,29 @@ else()
                          EXPECT "--degree 9: must be 1..8 for dim 3" ARGS --degree 9)
     tpmg_bridge_app_test(${program}-missing-value ${program} MODE usage
                          EXPECT "--level needs a value" ARGS --level)
+    # the app layer's ranges, those of the library (tpmg.h)
+    tpmg_bridge_app_test(${program}-threads-huge ${program} MODE usage
+                         EXPECT "--threads 100000: expected an integer in 1..1024"
+                         ARGS --threads 100000)
+    tpmg_bridge_app_test(${program}-tol-1 ${program} MODE usage
+                         EXPECT "--tol 1: expected a number in" ARGS --tol 1)
+    tpmg_bridge_app_test(${program}-restart-1001 ${program} MODE usage
+                         EXPECT "--restart 1001: expected an integer in 1..1000" ARGS --restart 1001)
+    tpmg_bridge_app_test(${program}-solver-fmg ${program} MODE usage
+                         EXPECT "--solver fmg: expected one of gmres, cg" ARGS --solver fmg)
+    tpmg_bridge_app_test(${program}-box-huge ${program} MODE usage
+                         EXPECT "--box 0,1e300,0,1: coordinates beyond"
+                         ARGS --dim 2 --box 0,1e300,0,1)
+    tpmg_bridge_app_test(${program}-dim-twice ${program} MODE usage
+                         EXPECT "--dim given twice" ARGS --dim 2 --dim 3)
+    # tpmg-poisson's options that these programs do not have
+    tpmg_bridge_app_test(${program}-precision ${program} MODE usage
+                         EXPECT "unknown option '--precision'" ARGS --precision float)
   endforeach()
+  tpmg_bridge_app_test(dealii-poisson-rhs-ones dealii-poisson MODE usage
+                       EXPECT "--rhs ones: expected one of one, sine" ARGS --rhs ones)
+  tpmg_bridge_app_test(dealii-compare-rhs dealii-compare MODE usage
+                       EXPECT "unknown option '--rhs'" ARGS --rhs sine)
   tpmg_bridge_app_test(dealii-poisson-mode-foo dealii-poisson MODE usage
                        EXPECT "--mode foo: expected one of multigrid" ARGS --mode foo)
   tpmg_bridge_app_test(dealii-poisson-box-count dealii-poisson MODE usage

@@ -338,6 +338,59 @@ else()
   tpmg_cli_usage(poisson-setup-empty tpmg-poisson "--setup needs a file name" --setup=)
   tpmg_cli_usage(poisson-write-setup-empty tpmg-poisson "--write-setup needs a file name"
                  --write-setup=)
+  # Hostile input: every value out of the library's documented range is refused
+  # by the option parser, naming the option, before the library sees it.
+  tpmg_cli_usage(poisson-threads-huge tpmg-poisson "--threads 100000: expected an integer in 1..1024"
+                 --dim 2 --degree 2 --level 2 --threads 100000)
+  tpmg_cli_usage(poisson-tol-1 tpmg-poisson "--tol 1: expected a number in \\(0, 1\\)" --tol 1)
+  tpmg_cli_usage(poisson-tol-inf tpmg-poisson "--tol inf: expected a number in" --tol inf)
+  tpmg_cli_usage(poisson-tol-underflow tpmg-poisson "--tol 1e-400: outside the range of a double"
+                 --tol 1e-400)
+  tpmg_cli_usage(poisson-restart-1001 tpmg-poisson "--restart 1001: expected an integer in 1..1000"
+                 --restart 1001)
+  tpmg_cli_usage(poisson-cg-left tpmg-poisson
+                 "--preconditioning left: only with --solver gmres \\(not cg\\)"
+                 --solver cg --preconditioning left)
+  tpmg_cli_usage(poisson-preconditioning-foo tpmg-poisson
+                 "--preconditioning foo: expected one of right, left" --preconditioning foo)
+  tpmg_cli_usage(poisson-box-tiny tpmg-poisson
+                 "--box 0,1e-300,0,1,0,1: the cells of level 2 are 2.5e-301 wide in direction 0"
+                 --level 2 --box 0,1e-300,0,1,0,1)
+  tpmg_cli_usage(poisson-box-huge tpmg-poisson "--box 0,1e300,0,1,0,1: coordinates beyond"
+                 --box 0,1e300,0,1,0,1)
+  tpmg_cli_usage(poisson-box-max tpmg-poisson "--box 1e308,1.7e308,0,1,0,1: coordinates beyond"
+                 --box 1e308,1.7e308,0,1,0,1)
+  tpmg_cli_usage(poisson-box-relative tpmg-poisson
+                 "--box 1,1.000000000001,0,1: the cells of level 3 are .* below the supported"
+                 --dim 2 --level 3 --box 1,1.000000000001,0,1)
+  tpmg_cli_usage(poisson-box-overflow tpmg-poisson
+                 "--box 0,1e400,0,1,0,1: 1e400 is outside the range of a double"
+                 --box 0,1e400,0,1,0,1)
+  tpmg_cli_usage(poisson-box-nan tpmg-poisson "--box nan,1,0,1,0,1: expected at most 6 comma-separated finite"
+                 --box nan,1,0,1,0,1)
+  tpmg_cli_usage(poisson-box-garbage tpmg-poisson "--box 0,1,,1: expected at most 6" --box 0,1,,1)
+  tpmg_cli_usage(poisson-level-40 tpmg-poisson "--level 40: expected an integer in 1..30" --level 40)
+  tpmg_cli_usage(poisson-cells-huge tpmg-poisson "--cells 1000000,1000000,1000000: the coarse mesh has"
+                 --cells 1000000,1000000,1000000)
+  tpmg_cli_usage(poisson-cells-overflow tpmg-poisson
+                 "--cells 1e10,1,1: each count must be an integer in 1..2147483647" --cells 1e10,1,1)
+  tpmg_cli_usage(poisson-cells-fraction tpmg-poisson "--cells 1.5,1,1: each count" --cells 1.5,1,1)
+  tpmg_cli_usage(poisson-max-iterations-minus-1 tpmg-poisson
+                 "--max-iterations -1: expected an integer >= 1" --max-iterations -1)
+  tpmg_cli_usage(poisson-degree-overflow tpmg-poisson
+                 "--degree 99999999999: expected an integer in 1..2147483647" --degree 99999999999)
+  tpmg_cli_usage(poisson-repeat-overflow tpmg-poisson "--repeat 4294967297: expected an integer in"
+                 --repeat 4294967297)
+  tpmg_cli_usage(poisson-dim-twice tpmg-poisson "--dim given twice" --dim 2 --dim=3)
+  tpmg_cli_usage(poisson-tol-twice tpmg-poisson "--tol given twice" --tol 1e-3 --tol 1e-4)
+  tpmg_cli_usage(poisson-empty-value tpmg-poisson "--level : expected an integer" --level=)
+  tpmg_cli_usage(poisson-value-is-option tpmg-poisson "--dim --json: expected an integer"
+                 --dim --json)
+  tpmg_cli_usage(poisson-missing-last-value tpmg-poisson "--backend needs a value" --json --backend)
+  string(REPEAT "x" 5000 long_text)
+  tpmg_cli_usage(poisson-long-value tpmg-poisson "--solver xxxxxxxxxx+" --solver ${long_text})
+  tpmg_cli_usage(poisson-long-option tpmg-poisson "unknown option '--xxxxxxxxxx+'"
+                 --${long_text})
   tpmg_cli_usage(bench-unknown-option tpmg-bench "unknown option '--frobnicate'" --frobnicate)
   tpmg_cli_usage(bench-dim-4 tpmg-bench "--dim 4:" --dim 4)
   tpmg_cli_usage(bench-degree-9 tpmg-bench "--degree 9: must be 1..8 for dim 3" --dim 3
@@ -357,6 +410,27 @@ else()
                 EXPECT "^tpmg-poisson: tpmg_setup_write: .*cannot open it for writing: "
                 ARGS --dim 2 --degree 1 --level 2
                      --write-setup ${CMAKE_CURRENT_BINARY_DIR}/no-such-directory/cli.tpmg)
+
+  # Setup files that lie about their contents: refused with the library's message.
+  set(seeds ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/corpus-setup)
+  tpmg_cli_test(poisson-setup-huge-vector tpmg-poisson MODE library
+                EXPECT "^tpmg-poisson: tpmg_setup_read: .*the vector is truncated: line 8 announces 454756609 doubles"
+                ARGS --setup ${seeds}/huge-vector.tpmg)
+  tpmg_cli_test(poisson-setup-truncated tpmg-poisson MODE library
+                EXPECT "^tpmg-poisson: tpmg_setup_read: .*the vector is truncated: line 8 announces 9 doubles \\(72 bytes\\), but only 32"
+                ARGS --setup ${seeds}/truncated-vector.tpmg)
+  tpmg_cli_test(poisson-setup-nan tpmg-poisson MODE library
+                EXPECT "^tpmg-poisson: tpmg_setup_read: .*vector entry 4 is nan"
+                ARGS --setup ${seeds}/nan-vector.tpmg)
+  tpmg_cli_test(poisson-setup-huge-count tpmg-poisson MODE library
+                EXPECT "^tpmg-poisson: tpmg_setup_read: .*not valid: .*0, 1e.300.: coordinates beyond"
+                ARGS --setup ${seeds}/huge-count.tpmg)
+  tpmg_cli_test(poisson-setup-garbage tpmg-poisson MODE library
+                EXPECT "^tpmg-poisson: tpmg_setup_read: .*duplicate key 'dim'"
+                ARGS --setup ${seeds}/garbage.tpmg)
+  tpmg_cli_test(poisson-setup-vector-solves tpmg-poisson MODE json
+                ARGS --setup ${seeds}/valid-2d-vector.tpmg --json
+                CHECKS "dim == 2" "n_dofs == 9" "rhs == ones" "converged == true")
 
   # --backend cuda: a clear usage error without a GPU, a converged solve with one.
   tpmg_cli_test(poisson-backend-cuda tpmg-poisson MODE cuda
@@ -404,6 +478,13 @@ else()
   tpmg_cli_test(poisson-json-float-cg tpmg-poisson MODE json
                 ARGS --dim 3 --degree 2 --level 2 --precision float --solver cg --tol 1e-4 --json
                 CHECKS "precision == float" "converged == true" "residual_reduction <= 1e-4")
+  # The bounds are valid values: the library takes what the parser passes.
+  tpmg_cli_test(poisson-json-bounds tpmg-poisson MODE json
+                ARGS --dim 2 --degree 1 --level 2 --threads 1024 --restart 1000 --tol 0.999
+                     --max-iterations 2147483647 --box -1e30,1e30,0,4e-30 --rhs ones
+                     --preconditioning left --json
+                CHECKS "threads == 1024" "restart >= 1" "preconditioning == left"
+                       "tolerance == 0.999" "converged == true")
   tpmg_cli_test(poisson-json-cells-box tpmg-poisson MODE json
                 ARGS --dim 2 --degree 2 --level 3 --cells 2,1 --box 0,2,0,1 --restart 5
                      --max-iterations 50 --repeat 2 --json

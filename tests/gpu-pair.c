@@ -1,8 +1,31 @@
 /* Test support for the GPU tests: see gpu-pair.h. */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "gpu-pair.h"
+
+const char *const gpu_variant_names[GPU_VARIANTS] = {"cuda",       "cuda/basic",  "cuda/constant",
+                                                     "cuda/tiled", "cuda/thread", "cuda/brick"};
+
+int gpu_variant_has_degree(int v, int k) {
+  return strcmp(gpu_variant_names[v], "cuda/thread") != 0 || k == 1;
+}
+
+void gpu_variant_contexts(tpmg_context *ctx[GPU_VARIANTS]) {
+  for (int v = 0; v < GPU_VARIANTS; v++) {
+    tpmg_context_options options = tpmg_context_options_default();
+    options.backend = gpu_variant_names[v];
+    REF_CALL(NULL, tpmg_context_create(&options, &ctx[v]));
+  }
+}
+
+gpu_pair gpu_pair_with(const gpu_pair *pr, tpmg_context *ctx, tpmg_grid *grid) {
+  gpu_pair out = *pr;
+  out.ctx[1] = ctx;
+  out.grid[1] = grid;
+  return out;
+}
 
 double gpu_tolerance(tpmg_precision p) {
   return p == TPMG_DOUBLE ? 1e-12 : 1e-5;

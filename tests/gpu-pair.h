@@ -7,13 +7,23 @@
 #include <stdint.h>
 
 #include "reference.h"
-#include "tpmg-impl.h"
 
 typedef struct {
   tpmg_context *ctx[2]; /* 0: CPU, 1: CUDA */
   tpmg_grid *grid[2];
   tpmg_precision p;
 } gpu_pair;
+
+/* The CUDA backend's names: the plain one (the fastest kernels) and each
+ * kernel variant, in this order. */
+#define GPU_VARIANTS 6
+extern const char *const gpu_variant_names[GPU_VARIANTS];
+/* Whether variant v has kernels of degree k ("cuda/thread": degree 1 only). */
+int gpu_variant_has_degree(int v, int k);
+/* A CUDA context of each name of gpu_variant_names (ctx[0] the plain one). */
+void gpu_variant_contexts(tpmg_context *ctx[GPU_VARIANTS]);
+/* The pair pr with its CUDA side replaced by ctx and grid. */
+gpu_pair gpu_pair_with(const gpu_pair *pr, tpmg_context *ctx, tpmg_grid *grid);
 
 /* The allowed relative difference between the backends: 1e-12 double, 1e-5 float. */
 double gpu_tolerance(tpmg_precision p);

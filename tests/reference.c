@@ -11,11 +11,12 @@ int ref_failures = 0;
 
 /* ---- harness ------------------------------------------------------------ */
 
-void ref_call_check(const tpmg_context *ctx, tpmg_status status, const char *expr,
-                    const char *file, int line) {
-  if (status == TPMG_SUCCESS) return;
-  fprintf(stderr, "%s:%d: %s returned status %d, expected TPMG_SUCCESS; message: %s\n", file,
-          line, expr, (int)status, ctx ? tpmg_context_last_error(ctx) : "(no context)");
+void ref_call_check(const tpmg_context *ctx, tpmg_status status, const char *expr, const char *file,
+                    int line) {
+  if (status == TPMG_SUCCESS)
+    return;
+  fprintf(stderr, "%s:%d: %s returned status %d, expected TPMG_SUCCESS; message: %s\n", file, line,
+          expr, (int)status, ctx ? tpmg_context_last_error(ctx) : "(no context)");
   exit(1);
 }
 
@@ -84,17 +85,83 @@ double ref_norm2(int64_t n, const double *x) {
   return sqrt(s);
 }
 
-tpmg_context *ref_context_create(int n_threads) {
+const char *ref_backend(int argc, char **argv) {
+  return argc > 1 ? argv[1] : "cpu";
+}
+
+tpmg_context *ref_context_create(const char *backend, int n_threads) {
+  const char *name = backend ? backend : "cpu";
+  int available = 0;
+  tpmg_status status = tpmg_backend_available(name, &available);
+  if (status != TPMG_SUCCESS) {
+    fprintf(stderr, "tpmg_backend_available(\"%s\") returned %d: no backend of that name\n", name,
+            (int)status);
+    exit(1);
+  }
+  if (!available) {
+    printf("SKIPPED: no usable backend %s\n", name);
+    exit(77);
+  }
   tpmg_context_options options = tpmg_context_options_default();
-  options.backend = "cpu";
+  options.backend = name;
   options.n_threads = n_threads;
   tpmg_context *ctx = NULL;
-  tpmg_status status = tpmg_context_create(&options, &ctx);
+  status = tpmg_context_create(&options, &ctx);
   if (status != TPMG_SUCCESS || !ctx) {
-    fprintf(stderr, "tpmg_context_create(CPU, %d threads) returned %d\n", n_threads, (int)status);
+    fprintf(stderr, "tpmg_context_create(%s, %d threads) returned %d\n", name, n_threads,
+            (int)status);
     exit(1);
   }
   return ctx;
+}
+
+/* ---- vectors ------------------------------------------------------------ */
+
+void *ref_vector_create(tpmg_context *ctx, tpmg_precision p, int64_t n, const void *host) {
+  void *v = NULL;
+  REF_CALL(ctx, tpmg_vector_create(ctx, p, n, &v));
+  if (host)
+    ref_vector_upload(ctx, p, n, host, v);
+  else
+    ref_vector_poison(ctx, p, n, v);
+  return v;
+}
+
+void ref_vector_upload(tpmg_context *ctx, tpmg_precision p, int64_t n, const void *host, void *v) {
+  REF_CALL(ctx, tpmg_vector_upload(ctx, p, n, host, v));
+}
+
+void ref_vector_download(tpmg_context *ctx, tpmg_precision p, int64_t n, const void *v,
+                         void *host) {
+  REF_CALL(ctx, tpmg_vector_download(ctx, p, n, v, host));
+}
+
+void ref_vector_poison(tpmg_context *ctx, tpmg_precision p, int64_t n, void *v) {
+  void *nan =
+      ref_malloc((size_t)(n > 0 ? n : 1) * (p == TPMG_DOUBLE ? sizeof(double) : sizeof(float)));
+  if (p == TPMG_DOUBLE)
+    ref_fill_nan(n, nan);
+  else
+    ref_fill_nan_float(n, nan);
+  ref_vector_upload(ctx, p, n, nan, v);
+  free(nan);
+}
+
+void ref_vector_destroy(tpmg_context *ctx, void **v) {
+  REF_CALL(ctx, tpmg_vector_destroy(ctx, v));
+}
+
+int64_t ref_count_nan(tpmg_precision p, int64_t n, const void *host, int64_t *first) {
+  int64_t count = 0;
+  *first = -1;
+  for (int64_t i = 0; i < n; i++) {
+    double x = p == TPMG_DOUBLE ? ((const double *)host)[i] : ((const float *)host)[i];
+    if (isnan(x)) {
+      if (count++ == 0)
+        *first = i;
+    }
+  }
+  return count;
 }
 
 tpmg_grid *ref_grid_create(tpmg_context *ctx, int dim, int degree, int fine_level,
@@ -146,7 +213,7 @@ void ref_gauss_lobatto(int n, double *points) {
     for (int it = 0; it < 100; it++) {
       double p, pm1;
       legendre(N, x, &p, &pm1);
-      double dp = N * (x * p - pm1) / (x * x - 1);        /* P'_N */
+      double dp = N * (x * p - pm1) / (x * x - 1);               /* P'_N */
       double ddp = (2 * x * dp - N * (N + 1) * p) / (1 - x * x); /* P''_N from Legendre's ODE */
       double dx = dp / ddp;
       x -= dx;
@@ -298,7 +365,8 @@ static double *element_stiffness(const ref_mesh *m, int *n_loc_out) {
     for (int j = 0; j < n_loc; j++) {
       double s = 0;
       const double *gi = G + (size_t)i * n_q * dim, *gj = G + (size_t)j * n_q * dim;
-      for (int t = 0; t < n_q * dim; t++) s += gi[t] * gj[t];
+      for (int t = 0; t < n_q * dim; t++)
+        s += gi[t] * gj[t];
       Ke[i * n_loc + j] = s;
     }
   free(G);
@@ -451,7 +519,8 @@ void ref_smoother_step(const ref_mesh *m, const ref_csr *A, int reverse, const d
                        double *x) {
   int64_t n = m->n_dofs;
   int n_colours = 1 << m->dim, np = 1;
-  for (int d = 0; d < m->dim; d++) np *= 2 * m->degree - 1;
+  for (int d = 0; d < m->dim; d++)
+    np *= 2 * m->degree - 1;
   double *x0 = ref_malloc(sizeof(double) * (size_t)n), *r = ref_malloc(sizeof(double) * (size_t)n);
   double *Aj = ref_malloc(sizeof(double) * (size_t)np * np), *rj = ref_malloc(sizeof(double) * np);
   int64_t *idx = ref_malloc(sizeof(int64_t) * np);
@@ -500,7 +569,7 @@ void ref_prolongation_1d(const ref_mesh *coarse, const ref_mesh *fine, int d, do
       f--;
       l = k;
     }
-    int64_t cc = f / 2;                              /* the coarse cell containing it */
+    int64_t cc = f / 2;                             /* the coarse cell containing it */
     double t = ((double)(f % 2) + fine->gl[l]) / 2; /* its coordinate in that cell */
     for (int64_t j = 0; j < nc; j++) {
       int64_t jl = j - cc * k; /* local index of coarse DoF j in cell cc */

@@ -33,8 +33,8 @@ extern int ref_failures;
 /* A library call that must succeed; on failure print the status and the
  * context's message and exit (later checks would be meaningless). */
 #define REF_CALL(ctx, expr) ref_call_check((ctx), (expr), #expr, __FILE__, __LINE__)
-void ref_call_check(const tpmg_context *ctx, tpmg_status status, const char *expr,
-                    const char *file, int line);
+void ref_call_check(const tpmg_context *ctx, tpmg_status status, const char *expr, const char *file,
+                    int line);
 
 /* 0 if every check passed, else 1 (and a summary line on stderr). */
 int ref_exit_code(const char *test_name);
@@ -51,8 +51,42 @@ double ref_relative_difference(int64_t n, const double *a, const double *b);
 double ref_max_abs(int64_t n, const double *x);
 double ref_norm2(int64_t n, const double *x);
 
-/* Context with the CPU backend and the given thread count (0: default). */
-tpmg_context *ref_context_create(int n_threads);
+/* The backend a test runs on: argv[1] if given, else "cpu" (libCEED's tests
+ * take their resource the same way). */
+const char *ref_backend(int argc, char **argv);
+/* Context on the named backend (NULL: "cpu") with the given thread count (0:
+ * default). A backend tpmg knows but that is not usable here (not compiled in,
+ * no device) prints "SKIPPED: no usable backend NAME" and exits 77, the tests'
+ * SKIP_RETURN_CODE; any other failure exits 1. */
+tpmg_context *ref_context_create(const char *backend, int n_threads);
+
+/* ---- vectors in the context's memory space ----------------------------- */
+
+/* These move data between host arrays and vectors made by tpmg_vector_create,
+ * so that a test runs unchanged on a backend with device memory. Host arrays
+ * hold n entries of precision p (double or float). Every failure exits. */
+/* A new vector holding host, or poisoned with NaN where host is NULL. */
+void *ref_vector_create(tpmg_context *ctx, tpmg_precision p, int64_t n, const void *host);
+void ref_vector_upload(tpmg_context *ctx, tpmg_precision p, int64_t n, const void *host, void *v);
+void ref_vector_download(tpmg_context *ctx, tpmg_precision p, int64_t n, const void *v, void *host);
+/* Download a result into host and check that the call wrote every entry: its
+ * output was poisoned with NaN before (or holds finite input), so a NaN left
+ * is an entry not written (or a NaN computed); the check names the vector. */
+#define REF_DOWNLOAD(ctx, p, n, v, host)                                                           \
+  do {                                                                                             \
+    ref_vector_download((ctx), (p), (n), (v), (host));                                             \
+    int64_t ref_first_nan_ = -1, ref_n_nan_ = ref_count_nan((p), (n), (host), &ref_first_nan_);    \
+    REF_CHECK(ref_n_nan_ == 0, "%s: %lld of %lld entries NaN (not written?), the first at %lld",   \
+              #v, (long long)ref_n_nan_, (long long)(n), (long long)ref_first_nan_);               \
+  } while (0)
+/* v = NaN everywhere: an output poisoned before a call shows every entry the
+ * call did not write. */
+void ref_vector_poison(tpmg_context *ctx, tpmg_precision p, int64_t n, void *v);
+void ref_vector_destroy(tpmg_context *ctx, void **v);
+/* The number of NaN entries of a host array of precision p, and the first one
+ * in *first (-1 if none): a check that a call wrote every entry of a poisoned
+ * output. */
+int64_t ref_count_nan(tpmg_precision p, int64_t n, const void *host, int64_t *first);
 /* Grid on ctx; box NULL means the unit square/cube. */
 tpmg_grid *ref_grid_create(tpmg_context *ctx, int dim, int degree, int fine_level,
                            const int cells[3], const double *box);

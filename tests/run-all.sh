@@ -5,7 +5,11 @@
 #   3. an AddressSanitizer + UndefinedBehaviorSanitizer build (CPU backend only,
 #      without the deal.II bridge: deal.II itself is not built with sanitizers)
 #      in build-sanitize/ and its tests, except those labelled gpu, slow or
-#      valgrind (valgrind does not run sanitized programs).
+#      valgrind (valgrind does not run sanitized programs);
+#   4. the fuzz targets (tests/fuzz/: the setup file reader and the programs'
+#      option parser), built with clang, libFuzzer and the sanitizers in
+#      build-fuzz/, each run for TPMG_FUZZ_SECONDS (default 60) from the seed
+#      corpus; a crash or sanitizer report fails the step.
 # Exits nonzero if any step fails; ends with a summary. TPMG_JOBS sets the
 # parallelism of builds and tests (default 2).
 #
@@ -65,6 +69,15 @@ if step "Sanitizers: configure and build (build-sanitize/)" \
              && cmake --build build-sanitize -j$jobs"; then
   step "Sanitizers: tests (without labels gpu, slow, valgrind)" \
     ctest --test-dir build-sanitize --output-on-failure -j"$jobs" -LE '^(gpu|slow|valgrind)$'
+fi
+
+if step "Fuzzing: configure and build (build-fuzz/, clang)" \
+  bash -c "cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang \
+             -DCMAKE_CXX_COMPILER=clang++ -DTPMG_FUZZ=ON -DTPMG_FUZZ_SECONDS=${TPMG_FUZZ_SECONDS:-60} \
+             -DTPMG_ENABLE_CUDA=OFF -DTPMG_ENABLE_BRIDGE=OFF \
+             && cmake --build build-fuzz -j$jobs"; then
+  step "Fuzzing: run (${TPMG_FUZZ_SECONDS:-60} s per target)" \
+    ctest --test-dir build-fuzz --output-on-failure -L fuzz
 fi
 
 report

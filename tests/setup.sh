@@ -11,6 +11,10 @@ set -euo pipefail
 # CMake >= 3.20, and the tools that tests call.
 packages=(cmake gcc g++ make python3 valgrind)
 
+# The fuzz targets (tests/fuzz/): clang with libFuzzer and the sanitizers'
+# runtimes, and LLVM's OpenMP runtime for clang's -fopenmp.
+fuzz_packages=(clang libomp-dev)
+
 # The deal.II bridge (bridge/): deal.II 9.4 with MPI, p4est and Trilinos
 # (Debian 12's package; it brings the MPI compilers and libraries).
 bridge_packages=(libdeal.ii-dev)
@@ -19,7 +23,7 @@ installed() {
   dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q '^install ok installed$'
 }
 
-wanted=("${packages[@]}" "${bridge_packages[@]}")
+wanted=("${packages[@]}" "${fuzz_packages[@]}" "${bridge_packages[@]}")
 missing=()
 for package in "${wanted[@]}"; do
   installed "$package" || missing+=("$package")

@@ -1,25 +1,30 @@
-/* t100-basis: the 1D building blocks (tpmg_basis_*) and the 1D level data of a
- * grid against closed-form values and the independent reference:
+/* t100-basis: the 1D building blocks (tpmg_basis_*) against closed-form values
+ * and the independent reference:
  * - Q1 and Q2 cell mass and stiffness on [0,1] in closed form;
  * - Gauss-Lobatto and Gauss points/weights, Lagrange values and derivatives,
  *   cell matrices for k = 1..10 against reference.c;
  * - tpmg_basis_generalized_eigen on the vertex-patch interior matrices for
- *   k = 1..10: residual, M-orthonormality, ascending positive eigenvalues;
- * - the grid's stored cell, patch, eigen and prolongation data on an
- *   anisotropic box. */
+ *   k = 1..10: residual, M-orthonormality, ascending positive eigenvalues.
+ * These functions are internal: c_api/src/tpmg-basis.c is compiled into a
+ * tests-only library (tests/CMakeLists.txt) and its header tpmg-basis.h is the
+ * one private header this test includes. What a grid builds from them (cell
+ * and patch matrices scaled by h_d, patch eigenpairs, the prolongation, in
+ * both precisions) is checked through the public API: t200 (operator against
+ * the assembled matrix), t400 (smoother against dense patch solves) and t300
+ * (transfer against the reference prolongation), on an anisotropic box. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "reference.h"
-#include "tpmg-impl.h"
+#include "tpmg-basis.h"
 
 static void compare(const char *what, int k, int n, const double *got, const double *expected,
                     double tol) {
   for (int i = 0; i < n; i++) {
     double scale = fabs(expected[i]) > 1 ? fabs(expected[i]) : 1;
-    REF_CHECK(fabs(got[i] - expected[i]) <= tol * scale, "%s, k=%d, entry %d: expected %.17g, got %.17g",
-              what, k, i, expected[i], got[i]);
+    REF_CHECK(fabs(got[i] - expected[i]) <= tol * scale,
+              "%s, k=%d, entry %d: expected %.17g, got %.17g", what, k, i, expected[i], got[i]);
   }
 }
 
@@ -75,7 +80,8 @@ static void points_and_matrices(void) {
         REF_CHECK(fabs(v - ve) <= 1e-12 * (1 + fabs(ve)),
                   "Lagrange value k=%d i=%d x=%g: expected %.17g, got %.17g", k, i, x, ve, v);
         REF_CHECK(fabs(dv - dve) <= 1e-11 * (1 + fabs(dve)),
-                  "Lagrange derivative k=%d i=%d x=%g: expected %.17g, got %.17g", k, i, x, dve, dv);
+                  "Lagrange derivative k=%d i=%d x=%g: expected %.17g, got %.17g", k, i, x, dve,
+                  dv);
       }
     }
     double M[121], K[121], Me[121], Ke[121];
@@ -113,10 +119,12 @@ static void check_eigenpairs(const char *what, int k, int n, const double *K, co
     if (row > knorm) knorm = row;
   }
   for (int j = 0; j < n; j++) {
-    REF_CHECK(lambda[j] > 0, "%s, k=%d: eigenvalue %d: expected > 0, got %.17g", what, k, j, lambda[j]);
+    REF_CHECK(lambda[j] > 0, "%s, k=%d: eigenvalue %d: expected > 0, got %.17g", what, k, j,
+              lambda[j]);
     if (j > 0)
-      REF_CHECK(lambda[j] >= lambda[j - 1], "%s, k=%d: eigenvalues not ascending at %d: %.17g < %.17g",
-                what, k, j, lambda[j], lambda[j - 1]);
+      REF_CHECK(lambda[j] >= lambda[j - 1],
+                "%s, k=%d: eigenvalues not ascending at %d: %.17g < %.17g", what, k, j, lambda[j],
+                lambda[j - 1]);
     for (int i = 0; i < n; i++) {
       double ks = 0, ms = 0;
       for (int p = 0; p < n; p++) {
@@ -124,7 +132,8 @@ static void check_eigenpairs(const char *what, int k, int n, const double *K, co
         ms += M[i * n + p] * S[p * n + j];
       }
       double r = fabs(ks - lambda[j] * ms) / (knorm * (1 + ref_max_abs(n * n, S)));
-      if (isnan(r) || r > res) res = r;
+      if (isnan(r) || r > res)
+        res = r;
     }
     for (int l = 0; l < n; l++) {
       double stms = 0;
@@ -134,9 +143,11 @@ static void check_eigenpairs(const char *what, int k, int n, const double *K, co
       if (isnan(e) || e > orth) orth = e;
     }
   }
-  REF_CHECK(res <= tol, "%s, k=%d: eigen residual max|K s - lambda M s|/(|K| |S|): expected <= %g, got %.3g",
+  REF_CHECK(res <= tol,
+            "%s, k=%d: eigen residual max|K s - lambda M s|/(|K| |S|): expected <= %g, got %.3g",
             what, k, tol, res);
-  REF_CHECK(orth <= tol, "%s, k=%d: max|S^T M S - I|: expected <= %g, got %.3g", what, k, tol, orth);
+  REF_CHECK(orth <= tol, "%s, k=%d: max|S^T M S - I|: expected <= %g, got %.3g", what, k, tol,
+            orth);
 }
 
 static void generalized_eigen(void) {
@@ -153,88 +164,22 @@ static void generalized_eigen(void) {
     ref_fill_nan(361, S);
     ref_fill_nan(19, lambda);
     double r = tpmg_basis_generalized_eigen(I, K, M, S, lambda);
-    REF_CHECK(r >= 0 && r <= 1e-12, "tpmg_basis_generalized_eigen k=%d: returned residual %.3g, expected in [0, 1e-12]",
+    REF_CHECK(r >= 0 && r <= 1e-12,
+              "tpmg_basis_generalized_eigen k=%d: returned residual %.3g, expected in [0, 1e-12]",
               k, r);
     check_eigenpairs("patch interior eigenpairs", k, I, K, M, S, lambda, 1e-11);
   }
   /* an indefinite M is reported */
   double K[4] = {2, -1, -1, 2}, M[4] = {1, 0, 0, -1}, S[4], lambda[2];
   double r = tpmg_basis_generalized_eigen(2, K, M, S, lambda);
-  REF_CHECK(r < 0, "tpmg_basis_generalized_eigen with indefinite M: expected a negative return, got %g", r);
-}
-
-/* The 1D data stored in a grid: cell and patch matrices scaled by h_d, the
- * eigenpairs of the patch interior, the prolongation. */
-static void grid_level_data(void) {
-  tpmg_context *ctx = ref_context_create(0);
-  const int cells[3] = {2, 3, 1};
-  const double box[6] = {0, 2, -1, 0.5, 0, 0.3};
-  for (int dim = 2; dim <= 3; dim++) {
-    int k = dim == 2 ? 4 : 3, L = 2;
-    tpmg_grid *grid = ref_grid_create(ctx, dim, k, L, cells, box);
-    int n = k + 1, P = 2 * k + 1, I = 2 * k - 1;
-    for (int l = 0; l <= L; l++) {
-      const tpmg_level *lvl = &grid->levels[l];
-      ref_mesh m;
-      ref_mesh_init(&m, dim, k, cells, box, l);
-      REF_CHECK(lvl->level == l && lvl->degree == k && lvl->dim == dim,
-                "level %d: expected level/degree/dim %d/%d/%d, got %d/%d/%d", l, l, k, dim,
-                lvl->level, lvl->degree, lvl->dim);
-      for (int d = 0; d < 3; d++) {
-        REF_CHECK(lvl->n[d] == m.n[d] && lvl->cells[d] == m.cells[d],
-                  "dim %d level %d direction %d: expected n=%lld cells=%lld, got n=%lld cells=%lld",
-                  dim, l, d, (long long)m.n[d], (long long)m.cells[d], (long long)lvl->n[d],
-                  (long long)lvl->cells[d]);
-      }
-      REF_CHECK(lvl->n_dofs == m.n_dofs, "dim %d level %d: expected %lld DoFs, got %lld", dim, l,
-                (long long)m.n_dofs, (long long)lvl->n_dofs);
-      for (int d = 0; d < dim; d++) {
-        REF_CHECK(fabs(lvl->h[d] - m.h[d]) <= 1e-15 * m.h[d], "level %d h[%d]: expected %.17g, got %.17g",
-                  l, d, m.h[d], lvl->h[d]);
-        const tpmg_level_data *data = &lvl->data[TPMG_DOUBLE];
-        double Mr[121], Kr[121], Me[121], Ke[121], Mp[441], Kp[441];
-        ref_cell_matrices(k, Mr, Kr);
-        for (int i = 0; i < n * n; i++) {
-          Me[i] = m.h[d] * Mr[i];
-          Ke[i] = Kr[i] / m.h[d];
-        }
-        compare("grid cell mass", k, n * n, data->cell_mass[d], Me, 1e-13);
-        compare("grid cell stiffness", k, n * n, data->cell_stiffness[d], Ke, 1e-12);
-        patch_matrices(k, m.h[d], Mp, Kp);
-        compare("grid patch mass", k, P * P, data->patch_mass[d], Mp, 1e-13);
-        compare("grid patch stiffness", k, P * P, data->patch_stiffness[d], Kp, 1e-12);
-        double M[361], K[361];
-        for (int i = 0; i < I; i++)
-          for (int j = 0; j < I; j++) {
-            M[i * I + j] = Mp[(i + 1) * P + j + 1];
-            K[i * I + j] = Kp[(i + 1) * P + j + 1];
-          }
-        check_eigenpairs("grid eigenpairs", k, I, K, M, data->eigenvectors[d],
-                         data->eigenvalues[d], 1e-11);
-        /* float copies agree with the double ones */
-        const float *ef = lvl->data[TPMG_FLOAT].eigenvectors[d];
-        const double *ed = data->eigenvectors[d];
-        for (int i = 0; i < I * I; i++)
-          REF_CHECK(fabs(ef[i] - ed[i]) <= 1e-6 * (1 + fabs(ed[i])),
-                    "float eigenvector entry %d: expected %.9g, got %.9g", i, ed[i], (double)ef[i]);
-      }
-      /* prolongation: the coarse cell's basis at its children's support points */
-      double expected[21 * 11];
-      for (int a = 0; a < P; a++) {
-        double t = a <= k ? m.gl[a] / 2 : (1 + m.gl[a - k]) / 2;
-        for (int j = 0; j < n; j++) expected[a * n + j] = ref_lagrange(n, m.gl, j, t);
-      }
-      compare("grid prolongation", k, P * n, lvl->data[TPMG_DOUBLE].prolongation, expected, 1e-13);
-    }
-    REF_CALL(ctx, tpmg_grid_destroy(&grid));
-  }
-  REF_CALL(ctx, tpmg_context_destroy(&ctx));
+  REF_CHECK(r < 0,
+            "tpmg_basis_generalized_eigen with indefinite M: expected a negative return, got %g",
+            r);
 }
 
 int main(void) {
   closed_form();
   points_and_matrices();
   generalized_eigen();
-  grid_level_data();
   return ref_exit_code("t100-basis");
 }

@@ -7,10 +7,10 @@
  * - a coarse Q_k polynomial vanishing on the boundary is prolongated exactly;
  * - float agrees with double to 1e-6.
  * 2D k = 1,2,3,5 and 3D k = 1,2,3 on an anisotropic box with several coarse
- * cells, plus the unit square. */
+ * cells, plus the unit square; on the backend named by argv[1] (default
+ * "cpu"), outputs poisoned with NaN before each call. */
 #include <math.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "reference.h"
 
@@ -40,45 +40,65 @@ static void check_transfer(tpmg_context *ctx, int dim, int k, int L, const int c
 
     tpmg_transfer *tr = NULL;
     REF_CALL(ctx, tpmg_transfer_create(grid, l, TPMG_DOUBLE, &tr));
+    /* vectors in the context's memory: coarse and fine, double and float */
+    void *dc = ref_vector_create(ctx, TPMG_DOUBLE, nc, NULL);
+    void *df = ref_vector_create(ctx, TPMG_DOUBLE, nf, NULL);
+    void *fc = ref_vector_create(ctx, TPMG_FLOAT, nc, NULL);
+    void *ff = ref_vector_create(ctx, TPMG_FLOAT, nf, NULL);
 
     /* prolongation against the reference matrix */
-    memcpy(uf, f0, sizeof(double) * nf);
-    REF_CALL(ctx, tpmg_transfer_prolongate_add(tr, uc, uf));
+    ref_vector_upload(ctx, TPMG_DOUBLE, nc, uc, dc);
+    ref_vector_upload(ctx, TPMG_DOUBLE, nf, f0, df);
+    REF_CALL(ctx, tpmg_transfer_prolongate_add(tr, dc, df));
+    REF_DOWNLOAD(ctx, TPMG_DOUBLE, nf, df, uf);
     ref_prolongate(&mc, &mf, uc, ef);
     for (int64_t i = 0; i < nf; i++) uf[i] -= f0[i];
     double err = ref_relative_difference(nf, uf, ef);
-    REF_CHECK(err <= 1e-12, "prolongation dim %d k %d level %d: relative difference to reference P expected <= 1e-12, got %.3g",
+    REF_CHECK(err <= 1e-12,
+              "prolongation dim %d k %d level %d: relative difference to reference P expected <= "
+              "1e-12, got %.3g",
               dim, k, l, err);
     for (int64_t i = 0; i < nf; i++)
       if (ref_mesh_is_boundary(&mf, i) && uf[i] != 0.0) {
-        REF_CHECK(0, "prolongation dim %d k %d level %d: Dirichlet fine entry %lld changed by %.17g (expected unchanged)",
+        REF_CHECK(0,
+                  "prolongation dim %d k %d level %d: Dirichlet fine entry %lld changed by %.17g "
+                  "(expected unchanged)",
                   dim, k, l, (long long)i, uf[i]);
         break;
       }
 
     /* restriction against the reference transpose; Dirichlet coarse entries zero */
-    ref_fill_nan(nc, vc);
-    REF_CALL(ctx, tpmg_transfer_restrict(tr, vf, vc));
+    ref_vector_upload(ctx, TPMG_DOUBLE, nf, vf, df);
+    ref_vector_poison(ctx, TPMG_DOUBLE, nc, dc);
+    REF_CALL(ctx, tpmg_transfer_restrict(tr, df, dc));
+    REF_DOWNLOAD(ctx, TPMG_DOUBLE, nc, dc, vc);
     ref_restrict(&mc, &mf, vf, ec);
     err = ref_relative_difference(nc, vc, ec);
-    REF_CHECK(err <= 1e-12, "restriction dim %d k %d level %d: relative difference to reference P^T expected <= 1e-12, got %.3g",
+    REF_CHECK(err <= 1e-12,
+              "restriction dim %d k %d level %d: relative difference to reference P^T expected <= "
+              "1e-12, got %.3g",
               dim, k, l, err);
     for (int64_t i = 0; i < nc; i++)
       if (ref_mesh_is_boundary(&mc, i) && vc[i] != 0.0) {
-        REF_CHECK(0, "restriction dim %d k %d level %d: Dirichlet coarse entry %lld: expected 0, got %.17g",
-                  dim, k, l, (long long)i, vc[i]);
+        REF_CHECK(
+            0,
+            "restriction dim %d k %d level %d: Dirichlet coarse entry %lld: expected 0, got %.17g",
+            dim, k, l, (long long)i, vc[i]);
         break;
       }
 
     /* exact transpose: (P u, v) = (u, R v) with the library's own P and R */
-    for (int64_t i = 0; i < nf; i++) uf[i] = 0;
-    REF_CALL(ctx, tpmg_transfer_prolongate_add(tr, uc, uf));
+    ref_vector_upload(ctx, TPMG_DOUBLE, nc, uc, dc);
+    REF_CALL(ctx, tpmg_vector_set(ctx, TPMG_DOUBLE, nf, 0.0, df));
+    REF_CALL(ctx, tpmg_transfer_prolongate_add(tr, dc, df));
+    REF_DOWNLOAD(ctx, TPMG_DOUBLE, nf, df, uf);
     double pu_v = 0, u_rv = 0;
     for (int64_t i = 0; i < nf; i++) pu_v += uf[i] * vf[i];
     for (int64_t i = 0; i < nc; i++) u_rv += uc[i] * vc[i];
     double scale = ref_norm2(nf, uf) * ref_norm2(nf, vf);
     REF_CHECK(fabs(pu_v - u_rv) <= 1e-12 * scale,
-              "adjointness dim %d k %d level %d: (P u, v) = %.17g, (u, R v) = %.17g, difference %.3g > 1e-12 |Pu||v|",
+              "adjointness dim %d k %d level %d: (P u, v) = %.17g, (u, R v) = %.17g, difference "
+              "%.3g > 1e-12 |Pu||v|",
               dim, k, l, pu_v, u_rv, fabs(pu_v - u_rv));
 
     /* a Q_k polynomial vanishing on the boundary is reproduced exactly */
@@ -99,10 +119,14 @@ static void check_transfer(tpmg_context *ctx, int dim, int k, int L, const int c
           }
           vals[s][i] = p;
         }
-      for (int64_t i = 0; i < nf; i++) uf[i] = 0;
-      REF_CALL(ctx, tpmg_transfer_prolongate_add(tr, uc, uf));
+      ref_vector_upload(ctx, TPMG_DOUBLE, nc, uc, dc);
+      REF_CALL(ctx, tpmg_vector_set(ctx, TPMG_DOUBLE, nf, 0.0, df));
+      REF_CALL(ctx, tpmg_transfer_prolongate_add(tr, dc, df));
+      REF_DOWNLOAD(ctx, TPMG_DOUBLE, nf, df, uf);
       err = ref_relative_difference(nf, uf, ef);
-      REF_CHECK(err <= 1e-12, "polynomial reproduction dim %d k %d level %d: relative error expected <= 1e-12, got %.3g",
+      REF_CHECK(err <= 1e-12,
+                "polynomial reproduction dim %d k %d level %d: relative error expected <= 1e-12, "
+                "got %.3g",
                 dim, k, l, err);
     }
     REF_CALL(ctx, tpmg_transfer_destroy(&tr));
@@ -110,24 +134,40 @@ static void check_transfer(tpmg_context *ctx, int dim, int k, int L, const int c
 
     /* float */
     REF_CALL(ctx, tpmg_transfer_create(grid, l, TPMG_FLOAT, &tr));
-    for (int64_t i = 0; i < nc; i++) uc[i] = ucf[i] = (float)uc[i];
-    for (int64_t i = 0; i < nf; i++) uff[i] = 0;
-    REF_CALL(ctx, tpmg_transfer_prolongate_add(tr, ucf, uff));
+    for (int64_t i = 0; i < nc; i++)
+      uc[i] = ucf[i] = (float)uc[i];
+    for (int64_t i = 0; i < nf; i++)
+      uff[i] = 0;
+    ref_vector_upload(ctx, TPMG_FLOAT, nc, ucf, fc);
+    ref_vector_upload(ctx, TPMG_FLOAT, nf, uff, ff);
+    REF_CALL(ctx, tpmg_transfer_prolongate_add(tr, fc, ff));
+    REF_DOWNLOAD(ctx, TPMG_FLOAT, nf, ff, uff);
     ref_prolongate(&mc, &mf, uc, ef);
     for (int64_t i = 0; i < nf; i++) uf[i] = uff[i];
     err = ref_relative_difference(nf, uf, ef);
-    REF_CHECK(err <= 1e-6, "float prolongation dim %d k %d level %d: relative difference expected <= 1e-6, got %.3g",
-              dim, k, l, err);
-    for (int64_t i = 0; i < nf; i++) vf[i] = uff[i] = (float)vf[i];
-    ref_fill_nan_float(nc, ucf);
-    REF_CALL(ctx, tpmg_transfer_restrict(tr, uff, ucf));
+    REF_CHECK(
+        err <= 1e-6,
+        "float prolongation dim %d k %d level %d: relative difference expected <= 1e-6, got %.3g",
+        dim, k, l, err);
+    for (int64_t i = 0; i < nf; i++)
+      vf[i] = uff[i] = (float)vf[i];
+    ref_vector_upload(ctx, TPMG_FLOAT, nf, uff, ff);
+    ref_vector_poison(ctx, TPMG_FLOAT, nc, fc);
+    REF_CALL(ctx, tpmg_transfer_restrict(tr, ff, fc));
+    REF_DOWNLOAD(ctx, TPMG_FLOAT, nc, fc, ucf);
     ref_restrict(&mc, &mf, vf, ec);
     for (int64_t i = 0; i < nc; i++) vc[i] = ucf[i];
     err = ref_relative_difference(nc, vc, ec);
-    REF_CHECK(err <= 1e-6, "float restriction dim %d k %d level %d: relative difference expected <= 1e-6, got %.3g",
-              dim, k, l, err);
+    REF_CHECK(
+        err <= 1e-6,
+        "float restriction dim %d k %d level %d: relative difference expected <= 1e-6, got %.3g",
+        dim, k, l, err);
     REF_CALL(ctx, tpmg_transfer_destroy(&tr));
 
+    ref_vector_destroy(ctx, &ff);
+    ref_vector_destroy(ctx, &fc);
+    ref_vector_destroy(ctx, &df);
+    ref_vector_destroy(ctx, &dc);
     free(uff);
     free(ucf);
     free(f0);
@@ -141,8 +181,8 @@ static void check_transfer(tpmg_context *ctx, int dim, int k, int L, const int c
   REF_CALL(ctx, tpmg_grid_destroy(&grid));
 }
 
-int main(void) {
-  tpmg_context *ctx = ref_context_create(0);
+int main(int argc, char **argv) {
+  tpmg_context *ctx = ref_context_create(ref_backend(argc, argv), 0);
   const int cells[3] = {2, 3, 1};
   const double box[6] = {0, 2, -1, 0.5, 0, 0.3};
   const int k2[] = {1, 2, 3, 5}, k3[] = {1, 2, 3};

@@ -10,7 +10,7 @@
  * colour's patches, which that colour overwrites, a forward BOUNDARY sweep
  * still gives the FUSED sweep of the unpoisoned x. 2D k = 1,2,3,5 and 3D
  * k = 1,2,3 on an anisotropic box with several coarse cells, plus the unit
- * square/cube. */
+ * square/cube. On the backend named by argv[1] (default "cpu"). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,15 +41,22 @@ static void sweep(tpmg_context *ctx, tpmg_grid *grid, int l, int v, tpmg_precisi
   tpmg_smoother *s = NULL;
   REF_CALL(ctx, tpmg_smoother_create(grid, l, p, &options, &s));
   if (p == TPMG_DOUBLE) {
-    memcpy(x, x0, sizeof(double) * n);
-    REF_CALL(ctx, tpmg_smoother_apply(s, 0, b, x));
+    void *vb = ref_vector_create(ctx, p, n, b), *vx = ref_vector_create(ctx, p, n, x0);
+    REF_CALL(ctx, tpmg_smoother_apply(s, 0, vb, vx));
+    REF_DOWNLOAD(ctx, p, n, vx, x);
+    ref_vector_destroy(ctx, &vx);
+    ref_vector_destroy(ctx, &vb);
   } else {
     float *bf = ref_malloc(sizeof(float) * n), *xf = ref_malloc(sizeof(float) * n);
     for (int64_t i = 0; i < n; i++) {
       bf[i] = (float)b[i];
       xf[i] = (float)x0[i];
     }
-    REF_CALL(ctx, tpmg_smoother_apply(s, 0, bf, xf));
+    void *vb = ref_vector_create(ctx, p, n, bf), *vx = ref_vector_create(ctx, p, n, xf);
+    REF_CALL(ctx, tpmg_smoother_apply(s, 0, vb, vx));
+    REF_DOWNLOAD(ctx, p, n, vx, xf);
+    ref_vector_destroy(ctx, &vx);
+    ref_vector_destroy(ctx, &vb);
     for (int64_t i = 0; i < n; i++)
       x[i] = xf[i];
     free(xf);
@@ -110,15 +117,22 @@ static void check_smoother(tpmg_context *ctx, int dim, int k, int L, const int c
         options.variant = (tpmg_smoother_variant)v;
         tpmg_smoother *s = NULL;
         REF_CALL(ctx, tpmg_smoother_create(grid, l, TPMG_DOUBLE, &options, &s));
-        memcpy(x, x0, sizeof(double) * n);
-        REF_CALL(ctx, tpmg_smoother_apply(s, reverse, b, x));
+        void *vb = ref_vector_create(ctx, TPMG_DOUBLE, n, b);
+        void *vx = ref_vector_create(ctx, TPMG_DOUBLE, n, x0);
+        REF_CALL(ctx, tpmg_smoother_apply(s, reverse, vb, vx));
+        REF_DOWNLOAD(ctx, TPMG_DOUBLE, n, vx, x);
+        ref_vector_destroy(ctx, &vx);
+        ref_vector_destroy(ctx, &vb);
         double err = ref_relative_difference(n, x, expected);
         REF_CHECK(err <= 1e-12,
-                  "smoother %s%s dim %d k %d level %d: relative difference to the dense reference sweep expected <= 1e-12, got %.3g",
+                  "smoother %s%s dim %d k %d level %d: relative difference to the dense reference "
+                  "sweep expected <= 1e-12, got %.3g",
                   variant_name[v], reverse ? " reverse" : "", dim, k, l, err);
         for (int64_t i = 0; i < n; i++)
           if (ref_mesh_is_boundary(&m, i) && x[i] != x0[i]) {
-            REF_CHECK(0, "smoother %s dim %d k %d level %d: Dirichlet entry %lld changed: expected %.17g, got %.17g",
+            REF_CHECK(0,
+                      "smoother %s dim %d k %d level %d: Dirichlet entry %lld changed: expected "
+                      "%.17g, got %.17g",
                       variant_name[v], dim, k, l, (long long)i, x0[i], x[i]);
             break;
           }
@@ -143,11 +157,20 @@ static void check_smoother(tpmg_context *ctx, int dim, int k, int L, const int c
         options.variant = (tpmg_smoother_variant)v;
         tpmg_smoother *s = NULL;
         REF_CALL(ctx, tpmg_smoother_create(grid, l, TPMG_FLOAT, &options, &s));
-        for (int64_t i = 0; i < n; i++) xf[i] = (float)x0[i];
-        REF_CALL(ctx, tpmg_smoother_apply(s, 0, bf, xf));
-        for (int64_t i = 0; i < n; i++) x[i] = xf[i];
+        for (int64_t i = 0; i < n; i++)
+          xf[i] = (float)x0[i];
+        void *vb = ref_vector_create(ctx, TPMG_FLOAT, n, bf);
+        void *vx = ref_vector_create(ctx, TPMG_FLOAT, n, xf);
+        REF_CALL(ctx, tpmg_smoother_apply(s, 0, vb, vx));
+        REF_DOWNLOAD(ctx, TPMG_FLOAT, n, vx, xf);
+        ref_vector_destroy(ctx, &vx);
+        ref_vector_destroy(ctx, &vb);
+        for (int64_t i = 0; i < n; i++)
+          x[i] = xf[i];
         double err = ref_relative_difference(n, x, expected);
-        REF_CHECK(err <= 1e-4, "float smoother %s dim %d k %d level %d: relative difference expected <= 1e-4, got %.3g",
+        REF_CHECK(err <= 1e-4,
+                  "float smoother %s dim %d k %d level %d: relative difference expected <= 1e-4, "
+                  "got %.3g",
                   variant_name[v], dim, k, l, err);
         REF_CALL(ctx, tpmg_smoother_destroy(&s));
       }
@@ -164,8 +187,8 @@ static void check_smoother(tpmg_context *ctx, int dim, int k, int L, const int c
   REF_CALL(ctx, tpmg_grid_destroy(&grid));
 }
 
-int main(void) {
-  tpmg_context *ctx = ref_context_create(0);
+int main(int argc, char **argv) {
+  tpmg_context *ctx = ref_context_create(ref_backend(argc, argv), 0);
   const int cells[3] = {2, 3, 1};
   const double box[6] = {0, 2, -1, 0.5, 0, 0.3};
   const int k2[] = {1, 2, 3, 5};

@@ -11,16 +11,16 @@
  *       doc/benchmarks.md, "Iteration counts");
  *   counts do not grow with the level.
  *
- * Usage: t500-multigrid-fmg [dim level k_min k_max] runs one set of cases
- * (the slow 3D k = 6..8 cases run this way); without arguments the default
- * cases below. */
+ * Usage: t500-multigrid-fmg [backend [dim level k_min k_max]]: the backend
+ * (default "cpu"); with dim..k_max one set of cases (the slow 3D k = 6..8
+ * cases run this way), else the default cases below. */
 #include <stdlib.h>
 
 #include "reference.h"
 
-static const int table_2d[11] = {0, 9, 5, 3, 3, 3, 2, 2, 2, 2, 2}; /* Table 1, L = 4 */
+static const int table_2d[11] = {0, 9, 5, 3, 3, 3, 2, 2, 2, 2, 2};      /* Table 1, L = 4 */
 static const int table_2d_high[11] = {0, 7, 5, 3, 3, 3, 2, 2, 2, 2, 2}; /* Table 1, L = 11 */
-static const int table_3d[9] = {0, 6, 5, 3, 3, 3, 3, 2, 2};          /* Table 2, L = 4..7 */
+static const int table_3d[9] = {0, 6, 5, 3, 3, 3, 3, 2, 2};             /* Table 2, L = 4..7 */
 
 static int return_iterations;
 
@@ -29,7 +29,8 @@ static int check_fmg(tpmg_context *ctx, int dim, int L, int k) {
   tpmg_grid *grid = ref_grid_create(ctx, dim, k, L, NULL, NULL);
   tpmg_index n = 0;
   REF_CALL(ctx, tpmg_grid_level_size(grid, L, &n, NULL));
-  double *b = ref_malloc(sizeof(double) * n), *x = ref_malloc(sizeof(double) * n);
+  void *b = ref_vector_create(ctx, TPMG_DOUBLE, n, NULL);
+  void *x = ref_vector_create(ctx, TPMG_DOUBLE, n, NULL);
   REF_CALL(ctx, tpmg_problem_rhs(grid, TPMG_RHS_ONES, TPMG_DOUBLE, b));
   tpmg_solver_options options = tpmg_solver_options_default();
   options.type = TPMG_SOLVER_FMG;
@@ -37,12 +38,11 @@ static int check_fmg(tpmg_context *ctx, int dim, int L, int k) {
   options.max_iterations = 50;
   tpmg_solver *solver = NULL;
   REF_CALL(ctx, tpmg_solver_create(grid, &options, &solver));
-  ref_fill_nan(n, x);
   tpmg_solver_result result = {-1, -1, -1, -1, -1};
   REF_CALL(ctx, tpmg_solver_solve(solver, b, x, &result));
   int paper = dim == 2 ? (L > 4 && k == 1 ? table_2d_high[k] : table_2d[k]) : table_3d[k];
-  REF_CHECK(result.converged == 1, "FMG dim %d L %d k %d: not converged (reduction %.3g)", dim, L, k,
-            result.residual_reduction);
+  REF_CHECK(result.converged == 1, "FMG dim %d L %d k %d: not converged (reduction %.3g)", dim, L,
+            k, result.residual_reduction);
   if (dim == 3)
     REF_CHECK(abs(result.iterations - paper) <= 1,
               "FMG dim 3 L %d k %d: paper's count %d, got %d: more than 1 apart", L, k, paper,
@@ -57,8 +57,8 @@ static int check_fmg(tpmg_context *ctx, int dim, int L, int k) {
             result.residual_reduction);
   REF_CALL(ctx, tpmg_solver_destroy(&solver));
   REF_CALL(ctx, tpmg_grid_destroy(&grid));
-  free(x);
-  free(b);
+  ref_vector_destroy(ctx, &x);
+  ref_vector_destroy(ctx, &b);
   return return_iterations;
 }
 
@@ -71,10 +71,11 @@ static void check_levels(tpmg_context *ctx, int dim, int L, int k) {
 }
 
 int main(int argc, char **argv) {
-  tpmg_context *ctx = ref_context_create(0);
-  if (argc == 5) {
-    int dim = atoi(argv[1]), L = atoi(argv[2]), k0 = atoi(argv[3]), k1 = atoi(argv[4]);
-    for (int k = k0; k <= k1; k++) check_fmg(ctx, dim, L, k);
+  tpmg_context *ctx = ref_context_create(ref_backend(argc, argv), 0);
+  if (argc == 6) {
+    int dim = atoi(argv[2]), L = atoi(argv[3]), k0 = atoi(argv[4]), k1 = atoi(argv[5]);
+    for (int k = k0; k <= k1; k++)
+      check_fmg(ctx, dim, L, k);
   } else {
     for (int k = 1; k <= 10; k++) check_fmg(ctx, 2, 4, k);
     for (int k = 1; k <= 6; k++) check_levels(ctx, 2, 5, k);

@@ -9,7 +9,8 @@
  *   vectors, float hierarchy with float and with double vectors;
  * - tpmg_multigrid_fmg(b) = Algorithm 2 lines 1-5, Dirichlet entries zero;
  * - a float hierarchy agrees to 1e-4.
- * 2D k = 1, 2, 3 and 3D k = 1, 2 on an anisotropic box with several coarse cells. */
+ * 2D k = 1, 2, 3 and 3D k = 1, 2 on an anisotropic box with several coarse cells,
+ * on the backend named by argv[1] (default "cpu"); outputs poisoned with NaN. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,7 +68,8 @@ static void ref_vcycle(const ref_hierarchy *h, int l, int symmetric, const doubl
   const ref_mesh *mc = &h->m[l - 1];
   ref_smoother_step(m, &h->A[l], 0, b, x);
   double *r = ref_malloc(sizeof(double) * n), *x0 = ref_malloc(sizeof(double) * n);
-  for (int64_t i = 0; i < n; i++) x0[i] = ref_mesh_is_boundary(m, i) ? 0 : x[i];
+  for (int64_t i = 0; i < n; i++)
+    x0[i] = ref_mesh_is_boundary(m, i) ? 0 : x[i];
   ref_csr_apply(&h->A[l], x0, r);
   for (int64_t i = 0; i < n; i++) r[i] = b[i] - r[i];
   double *rc = ref_malloc(sizeof(double) * mc->n_dofs), *xc = ref_malloc(sizeof(double) * mc->n_dofs);
@@ -108,6 +110,11 @@ static void check_multigrid(tpmg_context *ctx, int dim, int k, int L, const int 
   float *bf = ref_malloc(sizeof(float) * n), *xf = ref_malloc(sizeof(float) * n);
   ref_fill_random(&seed, n, b);
   ref_fill_random(&seed, n, x0);
+  /* b and x in the context's memory, double and float */
+  void *vb = ref_vector_create(ctx, TPMG_DOUBLE, n, b),
+       *vx = ref_vector_create(ctx, TPMG_DOUBLE, n, NULL);
+  void *vbf = ref_vector_create(ctx, TPMG_FLOAT, n, NULL),
+       *vxf = ref_vector_create(ctx, TPMG_FLOAT, n, NULL);
 
   for (int symmetric = 0; symmetric <= 1; symmetric++)
     for (int v = 0; v < 3; v += 2) {
@@ -120,20 +127,26 @@ static void check_multigrid(tpmg_context *ctx, int dim, int k, int L, const int 
 
       memcpy(expected, x0, sizeof(double) * n);
       ref_vcycle(&h, L, symmetric, b, expected);
-      memcpy(x, x0, sizeof(double) * n);
-      REF_CALL(ctx, tpmg_multigrid_vcycle(mg, b, x));
+      ref_vector_upload(ctx, TPMG_DOUBLE, n, x0, vx);
+      REF_CALL(ctx, tpmg_multigrid_vcycle(mg, vb, vx));
+      REF_DOWNLOAD(ctx, TPMG_DOUBLE, n, vx, x);
       double err = ref_relative_difference(n, x, expected);
-      REF_CHECK(err <= 1e-10, "V-cycle dim %d k %d L %d symmetric %d smoother %d: relative difference to the reference expected <= 1e-10, got %.3g",
+      REF_CHECK(err <= 1e-10,
+                "V-cycle dim %d k %d L %d symmetric %d smoother %d: relative difference to the "
+                "reference expected <= 1e-10, got %.3g",
                 dim, k, L, symmetric, v, err);
 
       if (symmetric && v == 2) {
         /* z = V(0, r) */
         for (int64_t i = 0; i < n; i++) expected[i] = 0;
         ref_vcycle(&h, L, symmetric, b, expected);
-        ref_fill_nan(n, x);
-        REF_CALL(ctx, tpmg_multigrid_precondition(mg, TPMG_DOUBLE, b, x));
+        ref_vector_poison(ctx, TPMG_DOUBLE, n, vx);
+        REF_CALL(ctx, tpmg_multigrid_precondition(mg, TPMG_DOUBLE, vb, vx));
+        REF_DOWNLOAD(ctx, TPMG_DOUBLE, n, vx, x);
         err = interior_difference(m, x, expected);
-        REF_CHECK(err <= 1e-10, "precondition dim %d k %d L %d: relative difference (interior) expected <= 1e-10, got %.3g",
+        REF_CHECK(err <= 1e-10,
+                  "precondition dim %d k %d L %d: relative difference (interior) expected <= "
+                  "1e-10, got %.3g",
                   dim, k, L, err);
         /* FMG: b restricted to every level, level 0 solved, prolongation and one
          * V-cycle per level */
@@ -150,19 +163,24 @@ static void check_multigrid(tpmg_context *ctx, int dim, int k, int L, const int 
           ref_prolongate(&h.m[l - 1], &h.m[l], xl[l - 1], xl[l]);
           ref_vcycle(&h, l, 1, bl[l], xl[l]);
         }
-        ref_fill_nan(n, x);
-        REF_CALL(ctx, tpmg_multigrid_fmg(mg, TPMG_DOUBLE, b, x));
+        ref_vector_poison(ctx, TPMG_DOUBLE, n, vx);
+        REF_CALL(ctx, tpmg_multigrid_fmg(mg, TPMG_DOUBLE, vb, vx));
+        REF_DOWNLOAD(ctx, TPMG_DOUBLE, n, vx, x);
         for (int64_t i = 0; i < n; i++)
           if (ref_mesh_is_boundary(m, i) && x[i] != 0.0) {
-            REF_CHECK(0, "FMG pass dim %d k %d L %d: Dirichlet entry %lld: expected 0, got %.17g", dim, k, L,
-                      (long long)i, x[i]);
+            REF_CHECK(0, "FMG pass dim %d k %d L %d: Dirichlet entry %lld: expected 0, got %.17g",
+                      dim, k, L, (long long)i, x[i]);
             break;
           }
         err = interior_difference(m, x, xl[L]);
-        REF_CHECK(err <= 1e-10, "FMG pass dim %d k %d L %d: relative difference (interior) expected <= 1e-10, got %.3g",
-                  dim, k, L, err);
-        for (int l = 0; l < L; l++) free(bl[l]);
-        for (int l = 0; l <= L; l++) free(xl[l]);
+        REF_CHECK(
+            err <= 1e-10,
+            "FMG pass dim %d k %d L %d: relative difference (interior) expected <= 1e-10, got %.3g",
+            dim, k, L, err);
+        for (int l = 0; l < L; l++)
+          free(bl[l]);
+        for (int l = 0; l <= L; l++)
+          free(xl[l]);
       }
       REF_CALL(ctx, tpmg_multigrid_destroy(&mg));
       REF_CHECK(mg == NULL, "tpmg_multigrid_destroy did not set the pointer to NULL");
@@ -181,28 +199,46 @@ static void check_multigrid(tpmg_context *ctx, int dim, int k, int L, const int 
       expected[i] = xf[i];
     }
     ref_vcycle(&h, L, options.symmetric, b, expected);
-    REF_CALL(ctx, tpmg_multigrid_vcycle(mg, bf, xf));
-    for (int64_t i = 0; i < n; i++) x[i] = xf[i];
+    ref_vector_upload(ctx, TPMG_FLOAT, n, bf, vbf);
+    ref_vector_upload(ctx, TPMG_FLOAT, n, xf, vxf);
+    REF_CALL(ctx, tpmg_multigrid_vcycle(mg, vbf, vxf));
+    REF_DOWNLOAD(ctx, TPMG_FLOAT, n, vxf, xf);
+    for (int64_t i = 0; i < n; i++)
+      x[i] = xf[i];
     double err = ref_relative_difference(n, x, expected);
-    REF_CHECK(err <= 1e-4, "float V-cycle dim %d k %d L %d: relative difference expected <= 1e-4, got %.3g",
-              dim, k, L, err);
+    REF_CHECK(err <= 1e-4,
+              "float V-cycle dim %d k %d L %d: relative difference expected <= 1e-4, got %.3g", dim,
+              k, L, err);
     /* precondition z = V(0, r) with float and with double vectors */
     for (int64_t i = 0; i < n; i++) expected[i] = 0;
     ref_vcycle(&h, L, options.symmetric, b, expected);
-    ref_fill_nan_float(n, xf);
-    REF_CALL(ctx, tpmg_multigrid_precondition(mg, TPMG_FLOAT, bf, xf));
-    for (int64_t i = 0; i < n; i++) x[i] = xf[i];
+    ref_vector_poison(ctx, TPMG_FLOAT, n, vxf);
+    REF_CALL(ctx, tpmg_multigrid_precondition(mg, TPMG_FLOAT, vbf, vxf));
+    REF_DOWNLOAD(ctx, TPMG_FLOAT, n, vxf, xf);
+    for (int64_t i = 0; i < n; i++)
+      x[i] = xf[i];
     err = interior_difference(m, x, expected);
-    REF_CHECK(err <= 1e-4, "float precondition dim %d k %d L %d: relative difference (interior) expected <= 1e-4, got %.3g",
+    REF_CHECK(err <= 1e-4,
+              "float precondition dim %d k %d L %d: relative difference (interior) expected <= "
+              "1e-4, got %.3g",
               dim, k, L, err);
-    ref_fill_nan(n, x);
-    REF_CALL(ctx, tpmg_multigrid_precondition(mg, TPMG_DOUBLE, b, x));
+    /* b now holds the float-rounded values */
+    ref_vector_upload(ctx, TPMG_DOUBLE, n, b, vb);
+    ref_vector_poison(ctx, TPMG_DOUBLE, n, vx);
+    REF_CALL(ctx, tpmg_multigrid_precondition(mg, TPMG_DOUBLE, vb, vx));
+    REF_DOWNLOAD(ctx, TPMG_DOUBLE, n, vx, x);
     err = interior_difference(m, x, expected);
-    REF_CHECK(err <= 1e-4, "float hierarchy, double precondition dim %d k %d L %d: relative difference (interior) expected <= 1e-4, got %.3g",
+    REF_CHECK(err <= 1e-4,
+              "float hierarchy, double precondition dim %d k %d L %d: relative difference "
+              "(interior) expected <= 1e-4, got %.3g",
               dim, k, L, err);
     REF_CALL(ctx, tpmg_multigrid_destroy(&mg));
   }
 
+  ref_vector_destroy(ctx, &vxf);
+  ref_vector_destroy(ctx, &vbf);
+  ref_vector_destroy(ctx, &vx);
+  ref_vector_destroy(ctx, &vb);
   free(xf);
   free(bf);
   free(expected);
@@ -213,8 +249,8 @@ static void check_multigrid(tpmg_context *ctx, int dim, int k, int L, const int 
   REF_CALL(ctx, tpmg_grid_destroy(&grid));
 }
 
-int main(void) {
-  tpmg_context *ctx = ref_context_create(0);
+int main(int argc, char **argv) {
+  tpmg_context *ctx = ref_context_create(ref_backend(argc, argv), 0);
   const int cells[3] = {2, 3, 1};
   const double box[6] = {0, 2, -1, 0.5, 0, 0.3};
   check_multigrid(ctx, 2, 1, 3, cells, box);

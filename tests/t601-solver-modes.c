@@ -7,7 +7,8 @@
  * - CG with the symmetric V-cycle converges and agrees with GMRES;
  * - FLOAT mode converges to 1e-4 with float vectors, L2 error within 1e-3;
  * - FMG and VCYCLE solvers converge; the monitor sees every iteration.
- * On the unit square and an anisotropic 2D/3D box with several coarse cells. */
+ * On the unit square and an anisotropic 2D/3D box with several coarse cells, on
+ * the backend named by argv[1] (default "cpu"). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,7 +35,8 @@ typedef struct {
   ref_mesh m;
   ref_csr A;
   tpmg_grid *grid;
-  double *b;
+  double *b; /* host copy */
+  void *vb;  /* in the context's memory */
   double norm_b;
 } problem;
 
@@ -50,11 +52,14 @@ static void problem_init(problem *p, tpmg_context *ctx, int dim, int k, int L, c
   ref_assemble_laplace(&p->m, &p->A);
   p->grid = ref_grid_create(ctx, dim, k, L, cells, box);
   p->b = ref_malloc(sizeof(double) * p->m.n_dofs);
-  REF_CALL(ctx, tpmg_problem_rhs(p->grid, TPMG_RHS_SINE, TPMG_DOUBLE, p->b));
+  p->vb = ref_vector_create(ctx, TPMG_DOUBLE, p->m.n_dofs, NULL);
+  REF_CALL(ctx, tpmg_problem_rhs(p->grid, TPMG_RHS_SINE, TPMG_DOUBLE, p->vb));
+  REF_DOWNLOAD(ctx, TPMG_DOUBLE, p->m.n_dofs, p->vb, p->b);
   p->norm_b = ref_norm2(p->m.n_dofs, p->b);
 }
 
 static void problem_free(problem *p) {
+  ref_vector_destroy(p->ctx, &p->vb);
   free(p->b);
   REF_CALL(p->ctx, tpmg_grid_destroy(&p->grid));
   ref_csr_free(&p->A);
@@ -87,7 +92,8 @@ static double *solve(problem *p, tpmg_solver_type type, tpmg_mode mode, double t
   double *x = ref_malloc(sizeof(double) * n);
   uint64_t seed = 601;
   ref_fill_random(&seed, n, x); /* start vector; Dirichlet entries are overwritten */
-  if (type == TPMG_SOLVER_FMG || type == TPMG_SOLVER_VCYCLE) ref_fill_nan(n, x);
+  if (type == TPMG_SOLVER_FMG || type == TPMG_SOLVER_VCYCLE)
+    ref_fill_nan(n, x);
   double *x0 = ref_malloc(sizeof(double) * n);
   for (int64_t i = 0; i < n; i++) x0[i] = ref_mesh_is_boundary(&p->m, i) ? p->b[i] : x[i];
   tpmg_solver_options options = tpmg_solver_options_default();
@@ -101,16 +107,20 @@ static double *solve(problem *p, tpmg_solver_type type, tpmg_mode mode, double t
   tpmg_solver *solver = NULL;
   REF_CALL(p->ctx, tpmg_solver_create(p->grid, &options, &solver));
   memset(result, 0xff, sizeof(*result));
-  REF_CALL(p->ctx, tpmg_solver_solve(solver, p->b, x, result));
+  void *vx = ref_vector_create(p->ctx, TPMG_DOUBLE, n, x);
+  REF_CALL(p->ctx, tpmg_solver_solve(solver, p->vb, vx, result));
   REF_CALL(p->ctx, tpmg_solver_destroy(&solver));
+  REF_DOWNLOAD(p->ctx, TPMG_DOUBLE, n, vx, x);
 
   double noise;
   double r_true = true_residual(p, x, &noise);
-  REF_CHECK(result->converged == 1, "%s dim %d k %d L %d: not converged (reduction %.3g, %d iterations)",
-            what, p->dim, p->k, p->L, result->residual_reduction, result->iterations);
-  REF_CHECK(fabs(result->residual_norm - r_true) <= 1e-3 * r_true + noise,
-            "%s dim %d k %d L %d: residual_norm expected ||b - A x|| = %.6g (reference matrix), got %.6g",
-            what, p->dim, p->k, p->L, r_true, result->residual_norm);
+  REF_CHECK(result->converged == 1,
+            "%s dim %d k %d L %d: not converged (reduction %.3g, %d iterations)", what, p->dim,
+            p->k, p->L, result->residual_reduction, result->iterations);
+  REF_CHECK(
+      fabs(result->residual_norm - r_true) <= 1e-3 * r_true + noise,
+      "%s dim %d k %d L %d: residual_norm expected ||b - A x|| = %.6g (reference matrix), got %.6g",
+      what, p->dim, p->k, p->L, r_true, result->residual_norm);
   REF_CHECK(fabs(result->residual_reduction - result->residual_norm / p->norm_b) <=
                 1e-12 * result->residual_reduction,
             "%s: residual_reduction expected residual_norm/||b|| = %.6g, got %.6g", what,
@@ -126,14 +136,15 @@ static double *solve(problem *p, tpmg_solver_type type, tpmg_mode mode, double t
   }
   for (int64_t i = 0; i < n; i++)
     if (ref_mesh_is_boundary(&p->m, i) && x[i] != p->b[i]) {
-      REF_CHECK(0, "%s: Dirichlet entry %lld of x: expected b = %.17g, got %.17g", what, (long long)i,
-                p->b[i], x[i]);
+      REF_CHECK(0, "%s: Dirichlet entry %lld of x: expected b = %.17g, got %.17g", what,
+                (long long)i, p->b[i], x[i]);
       break;
     }
   REF_CHECK(rec.calls == result->iterations && rec.last_iteration == result->iterations,
             "%s: monitor expected %d calls ending at iteration %d, got %d calls, last iteration %d",
             what, result->iterations, result->iterations, rec.calls, rec.last_iteration);
-  REF_CALL(p->ctx, tpmg_problem_l2_error(p->grid, TPMG_RHS_SINE, TPMG_DOUBLE, x, error));
+  REF_CALL(p->ctx, tpmg_problem_l2_error(p->grid, TPMG_RHS_SINE, TPMG_DOUBLE, vx, error));
+  ref_vector_destroy(p->ctx, &vx);
   free(x0);
   return x;
 }
@@ -153,28 +164,30 @@ static void check_modes(tpmg_context *ctx, int dim, int k, int L, const int *cel
             "mixed vs double dim %d k %d L %d: L2 error expected %.12g (double), got %.12g (mixed)",
             dim, k, L, ed, em);
   REF_CHECK(rm.iterations <= rd.iterations + 2,
-            "mixed GMRES dim %d k %d L %d: %d iterations, double needs %d", dim, k, L, rm.iterations,
-            rd.iterations);
+            "mixed GMRES dim %d k %d L %d: %d iterations, double needs %d", dim, k, L,
+            rm.iterations, rd.iterations);
   double *xc = solve(&p, TPMG_SOLVER_CG, TPMG_MODE_DOUBLE, tol, &rc, &ec, "CG double");
   double diff = ref_relative_difference(n, xc, xd);
-  REF_CHECK(diff <= 1e-7, "CG vs GMRES dim %d k %d L %d: relative difference expected <= 1e-7, got %.3g",
-            dim, k, L, diff);
-  REF_CHECK(rc.iterations <= 30, "CG dim %d k %d L %d: expected <= 30 iterations, got %d", dim, k, L,
-            rc.iterations);
+  REF_CHECK(diff <= 1e-7,
+            "CG vs GMRES dim %d k %d L %d: relative difference expected <= 1e-7, got %.3g", dim, k,
+            L, diff);
+  REF_CHECK(rc.iterations <= 30, "CG dim %d k %d L %d: expected <= 30 iterations, got %d", dim, k,
+            L, rc.iterations);
   double *xf = solve(&p, TPMG_SOLVER_FMG, TPMG_MODE_DOUBLE, tol, &rf, &ef, "FMG double");
   double *xv = solve(&p, TPMG_SOLVER_VCYCLE, TPMG_MODE_DOUBLE, tol, &rv, &ev, "V-cycle double");
   REF_CHECK(fabs(ef - ed) <= 1e-6 * ed && fabs(ev - ed) <= 1e-6 * ed,
-            "FMG / V-cycle L2 error dim %d k %d L %d: expected %.12g (GMRES), got %.12g / %.12g", dim,
-            k, L, ed, ef, ev);
+            "FMG / V-cycle L2 error dim %d k %d L %d: expected %.12g (GMRES), got %.12g / %.12g",
+            dim, k, L, ed, ef, ev);
   REF_CHECK(rf.iterations <= rv.iterations,
-            "FMG needs %d V-cycles after its first pass, plain V-cycles %d: expected no more", rf.iterations,
-            rv.iterations);
+            "FMG needs %d V-cycles after its first pass, plain V-cycles %d: expected no more",
+            rf.iterations, rv.iterations);
 
   /* FLOAT mode: float vectors throughout */
   {
-    float *bf = ref_malloc(sizeof(float) * n), *x = ref_malloc(sizeof(float) * n);
+    void *bf = ref_vector_create(ctx, TPMG_FLOAT, n, NULL),
+         *x = ref_vector_create(ctx, TPMG_FLOAT, n, NULL);
     REF_CALL(ctx, tpmg_problem_rhs(p.grid, TPMG_RHS_SINE, TPMG_FLOAT, bf));
-    for (int64_t i = 0; i < n; i++) x[i] = 0;
+    REF_CALL(ctx, tpmg_vector_set(ctx, TPMG_FLOAT, n, 0.0, x));
     tpmg_solver_options options = tpmg_solver_options_default();
     options.mode = TPMG_MODE_FLOAT;
     /* the float residual stagnates near eps_float times the condition number */
@@ -184,17 +197,19 @@ static void check_modes(tpmg_context *ctx, int dim, int k, int L, const int *cel
     tpmg_solver_result r;
     REF_CALL(ctx, tpmg_solver_solve(solver, bf, x, &r));
     REF_CHECK(r.converged == 1 && r.residual_reduction <= 1e-4,
-              "FLOAT GMRES dim %d k %d L %d: expected convergence to 1e-4, got converged %d reduction %.3g",
+              "FLOAT GMRES dim %d k %d L %d: expected convergence to 1e-4, got converged %d "
+              "reduction %.3g",
               dim, k, L, r.converged, r.residual_reduction);
     double e = NAN;
     REF_CALL(ctx, tpmg_problem_l2_error(p.grid, TPMG_RHS_SINE, TPMG_FLOAT, x, &e));
     /* the algebraic error at tolerance 1e-4 bounds what the float solution reaches */
-    REF_CHECK(fabs(e - ed) <= 1e-2 * ed + 1e-3,
-              "FLOAT GMRES dim %d k %d L %d: L2 error expected %.6g (double) + 1e-3 at most, got %.6g", dim,
-              k, L, ed, e);
+    REF_CHECK(
+        fabs(e - ed) <= 1e-2 * ed + 1e-3,
+        "FLOAT GMRES dim %d k %d L %d: L2 error expected %.6g (double) + 1e-3 at most, got %.6g",
+        dim, k, L, ed, e);
     REF_CALL(ctx, tpmg_solver_destroy(&solver));
-    free(x);
-    free(bf);
+    ref_vector_destroy(ctx, &x);
+    ref_vector_destroy(ctx, &bf);
   }
   free(xv);
   free(xf);
@@ -204,8 +219,8 @@ static void check_modes(tpmg_context *ctx, int dim, int k, int L, const int *cel
   problem_free(&p);
 }
 
-int main(void) {
-  tpmg_context *ctx = ref_context_create(0);
+int main(int argc, char **argv) {
+  tpmg_context *ctx = ref_context_create(ref_backend(argc, argv), 0);
   const int cells[3] = {2, 3, 1};
   const double box[6] = {0, 2, -1, 0.5, 0, 0.3};
   check_modes(ctx, 2, 3, 3, NULL, NULL);

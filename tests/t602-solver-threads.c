@@ -3,7 +3,8 @@
  * them) solve the same problems (GMRES and FMG, double and mixed, 2D and 3D,
  * anisotropic box): solutions agree to 1e-12 relative, iteration counts and
  * residuals are equal; one smoothing step and one operator application agree
- * to 1e-14. */
+ * to 1e-14. On the backend named by argv[1] (default "cpu"); on a GPU backend
+ * the thread count is that of its host-side work. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -15,9 +16,10 @@ static double *solve(tpmg_context *ctx, int dim, int k, int L, const int *cells,
   tpmg_grid *grid = ref_grid_create(ctx, dim, k, L, cells, box);
   tpmg_index n = 0;
   REF_CALL(ctx, tpmg_grid_level_size(grid, L, &n, NULL));
-  double *b = ref_malloc(sizeof(double) * n), *x = ref_malloc(sizeof(double) * n);
+  void *b = ref_vector_create(ctx, TPMG_DOUBLE, n, NULL),
+       *x = ref_vector_create(ctx, TPMG_DOUBLE, n, NULL);
   REF_CALL(ctx, tpmg_problem_rhs(grid, TPMG_RHS_SINE, TPMG_DOUBLE, b));
-  for (tpmg_index i = 0; i < n; i++) x[i] = 0;
+  REF_CALL(ctx, tpmg_vector_set(ctx, TPMG_DOUBLE, n, 0.0, x));
   tpmg_solver_options options = tpmg_solver_options_default();
   options.type = type;
   options.mode = mode;
@@ -30,18 +32,24 @@ static double *solve(tpmg_context *ctx, int dim, int k, int L, const int *cells,
   uint64_t seed = 602;
   double *y = ref_malloc(sizeof(double) * n * 3);
   ref_fill_random(&seed, n, y);
+  void *vs = ref_vector_create(ctx, TPMG_DOUBLE, n, y),
+       *va = ref_vector_create(ctx, TPMG_DOUBLE, n, NULL);
   tpmg_smoother *s = NULL;
   REF_CALL(ctx, tpmg_smoother_create(grid, L, TPMG_DOUBLE, NULL, &s));
-  REF_CALL(ctx, tpmg_smoother_apply(s, 0, b, y));
+  REF_CALL(ctx, tpmg_smoother_apply(s, 0, b, vs));
   REF_CALL(ctx, tpmg_smoother_destroy(&s));
   tpmg_operator *op = NULL;
   REF_CALL(ctx, tpmg_operator_create(grid, L, TPMG_DOUBLE, &op));
-  REF_CALL(ctx, tpmg_operator_apply(op, y, y + n));
+  REF_CALL(ctx, tpmg_operator_apply(op, vs, va));
   REF_CALL(ctx, tpmg_operator_destroy(&op));
-  for (tpmg_index i = 0; i < n; i++) y[2 * n + i] = x[i];
+  REF_DOWNLOAD(ctx, TPMG_DOUBLE, n, vs, y);
+  REF_DOWNLOAD(ctx, TPMG_DOUBLE, n, va, y + n);
+  REF_DOWNLOAD(ctx, TPMG_DOUBLE, n, x, y + 2 * n);
   REF_CALL(ctx, tpmg_grid_destroy(&grid));
-  free(x);
-  free(b);
+  ref_vector_destroy(ctx, &va);
+  ref_vector_destroy(ctx, &vs);
+  ref_vector_destroy(ctx, &x);
+  ref_vector_destroy(ctx, &b);
   *n_out = n;
   return y; /* smoothed, A smoothed, solution */
 }
@@ -55,9 +63,13 @@ static void check(tpmg_context *c1, tpmg_context *c2, int dim, int k, int L, con
   double ds = ref_relative_difference(n1, y2, y1);
   double da = ref_relative_difference(n1, y2 + n1, y1 + n1);
   double dx = ref_relative_difference(n1, y2 + 2 * n1, y1 + 2 * n1);
-  REF_CHECK(ds <= 1e-14, "threads 1 vs 2, dim %d k %d L %d: smoother step differs by %.3g", dim, k, L, ds);
-  REF_CHECK(da <= 1e-14, "threads 1 vs 2, dim %d k %d L %d: operator differs by %.3g", dim, k, L, da);
-  REF_CHECK(dx <= 1e-12, "threads 1 vs 2, dim %d k %d L %d solver %d mode %d: solutions differ by %.3g (expected <= 1e-12)",
+  REF_CHECK(ds <= 1e-14, "threads 1 vs 2, dim %d k %d L %d: smoother step differs by %.3g", dim, k,
+            L, ds);
+  REF_CHECK(da <= 1e-14, "threads 1 vs 2, dim %d k %d L %d: operator differs by %.3g", dim, k, L,
+            da);
+  REF_CHECK(dx <= 1e-12,
+            "threads 1 vs 2, dim %d k %d L %d solver %d mode %d: solutions differ by %.3g "
+            "(expected <= 1e-12)",
             dim, k, L, (int)type, (int)mode, dx);
   REF_CHECK(r1.iterations == r2.iterations,
             "threads 1 vs 2, dim %d k %d L %d solver %d mode %d: iterations %d vs %d", dim, k, L,
@@ -68,8 +80,9 @@ static void check(tpmg_context *c1, tpmg_context *c2, int dim, int k, int L, con
   free(y1);
 }
 
-int main(void) {
-  tpmg_context *c1 = ref_context_create(1), *c2 = ref_context_create(2);
+int main(int argc, char **argv) {
+  const char *backend = ref_backend(argc, argv);
+  tpmg_context *c1 = ref_context_create(backend, 1), *c2 = ref_context_create(backend, 2);
   int t1 = -1, t2 = -1;
   REF_CALL(c1, tpmg_context_threads(c1, &t1));
   REF_CALL(c2, tpmg_context_threads(c2, &t2));

@@ -8,7 +8,8 @@
  *   true ||b - A x|| / ||b|| (the two measures differ either way);
  * - the monitor's last value is the preconditioned relative residual;
  * - left preconditioning with CG is refused, and nothing is created.
- * 2D and 3D, on the unit square and an anisotropic box. */
+ * 2D and 3D, on the unit square and an anisotropic box; on the backend named
+ * by argv[1] (default "cpu"). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,17 @@ static void monitor(void *data, int iteration, double relative) {
   last_monitored = relative;
 }
 
+/* z = P r through vectors in the context's memory, z poisoned first. */
+static void precondition(tpmg_context *ctx, tpmg_multigrid *mg, int64_t n, const double *r,
+                         double *z) {
+  void *vr = ref_vector_create(ctx, TPMG_DOUBLE, n, r),
+       *vz = ref_vector_create(ctx, TPMG_DOUBLE, n, NULL);
+  REF_CALL(ctx, tpmg_multigrid_precondition(mg, TPMG_DOUBLE, vr, vz));
+  REF_DOWNLOAD(ctx, TPMG_DOUBLE, n, vz, z);
+  ref_vector_destroy(ctx, &vz);
+  ref_vector_destroy(ctx, &vr);
+}
+
 static double dot(int64_t n, const double *a, const double *b) {
   double s = 0.0;
   for (int64_t i = 0; i < n; i++) s += a[i] * b[i];
@@ -36,18 +48,20 @@ static int reference_left_gmres(tpmg_context *ctx, tpmg_multigrid *mg, const ref
                                 const double *b, double *x, double tol) {
   int64_t n = A->n;
   double *V[RESTART + 1], *t = ref_malloc(sizeof(double) * n);
-  for (int i = 0; i <= RESTART; i++) V[i] = ref_malloc(sizeof(double) * n);
+  for (int i = 0; i <= RESTART; i++)
+    V[i] = ref_malloc(sizeof(double) * n);
   double H[RESTART + 1][RESTART], cs[RESTART], sn[RESTART], g[RESTART + 1] = {0}, y[RESTART];
   ref_csr_apply(A, x, t);
-  for (int64_t i = 0; i < n; i++) t[i] = b[i] - t[i];
-  REF_CALL(ctx, tpmg_multigrid_precondition(mg, TPMG_DOUBLE, t, V[0]));
+  for (int64_t i = 0; i < n; i++)
+    t[i] = b[i] - t[i];
+  precondition(ctx, mg, n, t, V[0]);
   double beta = sqrt(dot(n, V[0], V[0]));
   for (int64_t i = 0; i < n; i++) V[0][i] /= beta;
   g[0] = beta;
   int j = 0;
   while (j < RESTART) {
     ref_csr_apply(A, V[j], t);
-    REF_CALL(ctx, tpmg_multigrid_precondition(mg, TPMG_DOUBLE, t, V[j + 1]));
+    precondition(ctx, mg, n, t, V[j + 1]);
     for (int i = 0; i <= j; i++) {
       H[i][j] = dot(n, V[j + 1], V[i]);
       for (int64_t q = 0; q < n; q++) V[j + 1][q] -= H[i][j] * V[i][q];
@@ -90,7 +104,10 @@ static void check_left(tpmg_context *ctx, int dim, int k, int L, const int *cell
   int64_t n = m.n_dofs;
   double *b = ref_malloc(sizeof(double) * n), *x = ref_malloc(sizeof(double) * n);
   double *x_ref = ref_malloc(sizeof(double) * n), *r = ref_malloc(sizeof(double) * n);
-  REF_CALL(ctx, tpmg_problem_rhs(grid, TPMG_RHS_SINE, TPMG_DOUBLE, b));
+  void *vb = ref_vector_create(ctx, TPMG_DOUBLE, n, NULL),
+       *vx = ref_vector_create(ctx, TPMG_DOUBLE, n, NULL);
+  REF_CALL(ctx, tpmg_problem_rhs(grid, TPMG_RHS_SINE, TPMG_DOUBLE, vb));
+  REF_DOWNLOAD(ctx, TPMG_DOUBLE, n, vb, b);
   const double tol = 1e-9;
 
   /* the reference: start x_0 = 0 with the Dirichlet entries of b, as the solver */
@@ -108,17 +125,21 @@ static void check_left(tpmg_context *ctx, int dim, int k, int L, const int *cell
   o.monitor = monitor;
   tpmg_solver *solver = NULL;
   REF_CALL(ctx, tpmg_solver_create(grid, &o, &solver));
-  memset(x, 0, sizeof(double) * n);
+  REF_CALL(ctx, tpmg_vector_set(ctx, TPMG_DOUBLE, n, 0.0, vx));
   tpmg_solver_result res;
   last_monitored = NAN;
-  REF_CALL(ctx, tpmg_solver_solve(solver, b, x, &res));
+  REF_CALL(ctx, tpmg_solver_solve(solver, vb, vx, &res));
   REF_CALL(ctx, tpmg_solver_destroy(&solver));
+  REF_DOWNLOAD(ctx, TPMG_DOUBLE, n, vx, x);
+  ref_vector_destroy(ctx, &vx);
+  ref_vector_destroy(ctx, &vb);
 
   REF_CHECK(res.iterations == it_ref, "left GMRES dim %d k %d L %d: %d iterations, reference %d",
             dim, k, L, res.iterations, it_ref);
   double diff = ref_relative_difference(n, x, x_ref);
-  REF_CHECK(diff <= 1e-8, "left GMRES dim %d k %d L %d: solution differs from the reference by %.3g",
-            dim, k, L, diff);
+  REF_CHECK(diff <= 1e-8,
+            "left GMRES dim %d k %d L %d: solution differs from the reference by %.3g", dim, k, L,
+            diff);
   REF_CHECK(res.converged == 1, "left GMRES dim %d k %d L %d: not converged", dim, k, L);
   REF_CHECK(last_monitored <= tol && last_monitored > 0.0,
             "left GMRES dim %d k %d L %d: last monitored value %.3g, expected in (0, %g]", dim, k,
@@ -138,8 +159,8 @@ static void check_left(tpmg_context *ctx, int dim, int k, int L, const int *cell
   free(r);
 }
 
-int main(void) {
-  tpmg_context *ctx = ref_context_create(0);
+int main(int argc, char **argv) {
+  tpmg_context *ctx = ref_context_create(ref_backend(argc, argv), 0);
   const int cells[3] = {2, 3, 1};
   const double box2[4] = {0.0, 1.0, -0.5, 1.0}, box3[6] = {0.0, 2.0, 0.0, 1.0, 0.0, 0.5};
   check_left(ctx, 2, 1, 5, NULL, NULL);

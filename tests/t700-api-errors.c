@@ -103,7 +103,7 @@ static void context_errors(void) {
   EXPECT_ARG(NULL, tpmg_context_destroy(NULL), NULL);
   EXPECT_OK(NULL, tpmg_context_destroy(&ctx));
 
-  ctx = ref_context_create(0);
+  ctx = ref_context_create("cpu", 0);
   size_t bytes = 12345;
   const char *backend = SENTINEL;
   tpmg_memory_type memory = (tpmg_memory_type)9;
@@ -172,6 +172,55 @@ static void context_errors(void) {
   EXPECT_ARG(ctx, tpmg_vector_convert(ctx, 10, TPMG_DOUBLE, v, TPMG_FLOAT, NULL), NULL);
   EXPECT_ARG(ctx, tpmg_vector_convert(ctx, 10, (tpmg_precision)3, v, TPMG_FLOAT, host), "3");
   EXPECT_ARG(ctx, tpmg_vector_convert(ctx, -6, TPMG_DOUBLE, v, TPMG_FLOAT, host), "-6");
+  /* dots and axpys: m >= 1 vectors, none NULL, axpys' x_i other than y */
+  const void *xs[2] = {v, v};
+  const void *bad[2] = {v, NULL};
+  double results[3] = {-7, -7, -7}, factors[2] = {1, 2}, norm2 = -7;
+  EXPECT_ARG(NULL, tpmg_vector_dots(NULL, TPMG_DOUBLE, 10, 2, xs, v, results), NULL);
+  EXPECT_ARG(ctx, tpmg_vector_dots(ctx, TPMG_DOUBLE, 10, 0, xs, v, results), "m = 0");
+  EXPECT_ARG(ctx, tpmg_vector_dots(ctx, TPMG_DOUBLE, -3, 2, xs, v, results), "-3");
+  EXPECT_ARG(ctx, tpmg_vector_dots(ctx, (tpmg_precision)4, 10, 2, xs, v, results), "4");
+  EXPECT_ARG(ctx, tpmg_vector_dots(ctx, TPMG_DOUBLE, 10, 2, NULL, v, results), NULL);
+  EXPECT_ARG(ctx, tpmg_vector_dots(ctx, TPMG_DOUBLE, 10, 2, bad, v, results), "x[1]");
+  EXPECT_ARG(ctx, tpmg_vector_dots(ctx, TPMG_DOUBLE, 10, 2, xs, NULL, results), NULL);
+  EXPECT_ARG(ctx, tpmg_vector_dots(ctx, TPMG_DOUBLE, 10, 2, xs, v, NULL), NULL);
+  REF_CHECK(results[0] == -7 && results[1] == -7 && results[2] == -7,
+            "tpmg_vector_dots changed its output on failure");
+  EXPECT_ARG(NULL, tpmg_vector_axpys(NULL, TPMG_DOUBLE, 10, 2, factors, xs, host, &norm2), NULL);
+  EXPECT_ARG(ctx, tpmg_vector_axpys(ctx, TPMG_DOUBLE, 10, -1, factors, xs, host, &norm2), "-1");
+  EXPECT_ARG(ctx, tpmg_vector_axpys(ctx, TPMG_DOUBLE, -5, 2, factors, xs, host, &norm2), "-5");
+  EXPECT_ARG(ctx, tpmg_vector_axpys(ctx, TPMG_DOUBLE, 10, 2, NULL, xs, host, &norm2), NULL);
+  EXPECT_ARG(ctx, tpmg_vector_axpys(ctx, TPMG_DOUBLE, 10, 2, factors, NULL, host, &norm2), NULL);
+  EXPECT_ARG(ctx, tpmg_vector_axpys(ctx, TPMG_DOUBLE, 10, 2, factors, bad, host, &norm2), "x[1]");
+  EXPECT_ARG(ctx, tpmg_vector_axpys(ctx, TPMG_DOUBLE, 10, 2, factors, xs, NULL, &norm2), NULL);
+  EXPECT_ARG(ctx, tpmg_vector_axpys(ctx, TPMG_DOUBLE, 10, 2, factors, xs, v, &norm2), "x[0]");
+  REF_CHECK(norm2 == -7, "tpmg_vector_axpys changed its output on failure: %g", norm2);
+  /* the stopwatch: an end mark needs seconds and a start mark */
+  double seconds = -7;
+  EXPECT_ARG(NULL, tpmg_context_stopwatch(NULL, 1, NULL), NULL);
+  EXPECT_ARG(ctx, tpmg_context_stopwatch(ctx, 0, &seconds), "without a start");
+  EXPECT_OK(ctx, tpmg_context_stopwatch(ctx, 1, NULL));
+  EXPECT_ARG(ctx, tpmg_context_stopwatch(ctx, 0, NULL), "seconds");
+  REF_CHECK(seconds == -7, "tpmg_context_stopwatch changed its output on failure: %g", seconds);
+  EXPECT_OK(ctx, tpmg_context_stopwatch(ctx, 0, &seconds));
+  REF_CHECK(seconds >= 0 && seconds < 60, "tpmg_context_stopwatch: %g s, expected in [0, 60)",
+            seconds);
+  EXPECT_ARG(ctx, tpmg_context_stopwatch(ctx, 0, &seconds), "without a start");
+  /* the device limits */
+  tpmg_device_limits limits = {-7, -7, -7};
+  EXPECT_ARG(NULL, tpmg_context_measure_limits(NULL, &limits), NULL);
+  EXPECT_ARG(ctx, tpmg_context_measure_limits(ctx, NULL), NULL);
+  REF_CHECK(limits.shared_bytes == -7, "tpmg_context_measure_limits changed its output on failure");
+  EXPECT_OK(ctx, tpmg_context_stopwatch(ctx, 1, NULL));
+  EXPECT_OK(ctx, tpmg_context_measure_limits(ctx, &limits));
+  /* the limit loops drop a start mark */
+  EXPECT_ARG(ctx, tpmg_context_stopwatch(ctx, 0, &seconds), "without a start");
+  /* the CPU measures its FMA loop (a positive, finite rate) and has no shared memory */
+  REF_CHECK(isnan(limits.shared_bytes) && isfinite(limits.flops_double) &&
+                limits.flops_double > 0 && isfinite(limits.flops_float) && limits.flops_float > 0,
+            "tpmg_context_measure_limits on the CPU: expected NaN and two positive rates, got %g "
+            "%g %g",
+            limits.shared_bytes, limits.flops_double, limits.flops_float);
   /* valid vector calls still work */
   EXPECT_OK(ctx, tpmg_vector_upload(ctx, TPMG_DOUBLE, 10, host, v));
   EXPECT_OK(ctx, tpmg_vector_dot(ctx, TPMG_DOUBLE, 10, v, v, &result));
@@ -300,6 +349,11 @@ static void object_errors(tpmg_context *ctx) {
   EXPECT_ARG(ctx, tpmg_operator_apply(op, a, NULL), NULL);
   EXPECT_ARG(ctx, tpmg_operator_apply(op, a, a), NULL);
   EXPECT_OK(ctx, tpmg_operator_apply(op, a, b));
+  tpmg_work work = {"sentinel", -7, -7, -7, -7};
+  EXPECT_ARG(NULL, tpmg_operator_work(NULL, &work), NULL);
+  EXPECT_ARG(ctx, tpmg_operator_work(op, NULL), NULL);
+  REF_CHECK(work.flops == -7 && strcmp(work.kernel, "sentinel") == 0,
+            "tpmg_operator_work changed its output on failure");
   EXPECT_ARG(NULL, tpmg_operator_destroy(NULL), NULL);
   EXPECT_OK(ctx, tpmg_operator_destroy(&op));
   EXPECT_OK(ctx, tpmg_operator_destroy(&op));
@@ -316,31 +370,6 @@ static void object_errors(tpmg_context *ctx) {
   so.variant = (tpmg_smoother_variant)9;
   EXPECT_ARG(ctx, tpmg_smoother_create(grid, 1, TPMG_DOUBLE, &so, &s), "9");
   EXPECT_ARG(ctx, tpmg_smoother_create(grid, 1, TPMG_DOUBLE, NULL, NULL), NULL);
-  /* BRICK is an operator kernel only */
-  so = tpmg_smoother_options_default();
-  so.kernel = TPMG_KERNEL_BRICK;
-  EXPECT(ctx, tpmg_smoother_create(grid, 1, TPMG_DOUBLE, &so, &s), TPMG_ERROR_UNSUPPORTED,
-         TPMG_ERROR_UNSUPPORTED, "BRICK");
-  so.kernel = (tpmg_kernel)7;
-  EXPECT_ARG(ctx, tpmg_smoother_create(grid, 1, TPMG_DOUBLE, &so, &s), "7");
-  /* TENSOR: FUSED and BOUNDARY in 3D from degree 2 on */
-  so.kernel = TPMG_KERNEL_TENSOR;
-  EXPECT(ctx, tpmg_smoother_create(grid, 1, TPMG_DOUBLE, &so, &s), TPMG_ERROR_UNSUPPORTED,
-         TPMG_ERROR_UNSUPPORTED, "3D");
-  {
-    tpmg_grid *grid3 = NULL;
-    tpmg_grid_options o3 = grid_options(3, 2, 1);
-    EXPECT_OK(ctx, tpmg_grid_create(ctx, &o3, &grid3));
-    so.variant = TPMG_SMOOTHER_GLOBAL;
-    EXPECT(ctx, tpmg_smoother_create(grid3, 1, TPMG_DOUBLE, &so, &s), TPMG_ERROR_UNSUPPORTED,
-           TPMG_ERROR_UNSUPPORTED, "FUSED");
-    UNCHANGED(s);
-    so.variant = TPMG_SMOOTHER_BOUNDARY;
-    tpmg_smoother *s3 = NULL;
-    EXPECT_OK(ctx, tpmg_smoother_create(grid3, 1, TPMG_FLOAT, &so, &s3));
-    EXPECT_OK(ctx, tpmg_smoother_destroy(&s3));
-    EXPECT_OK(ctx, tpmg_grid_destroy(&grid3));
-  }
   UNCHANGED(s);
   s = NULL;
   EXPECT_OK(ctx, tpmg_smoother_create(grid, 2, TPMG_DOUBLE, NULL, &s));
@@ -349,6 +378,10 @@ static void object_errors(tpmg_context *ctx) {
   EXPECT_ARG(ctx, tpmg_smoother_apply(s, 0, a, NULL), NULL);
   EXPECT_ARG(ctx, tpmg_smoother_apply(s, 0, a, a), NULL);
   EXPECT_OK(ctx, tpmg_smoother_apply(s, 1, a, b));
+  EXPECT_ARG(NULL, tpmg_smoother_work(NULL, &work), NULL);
+  EXPECT_ARG(ctx, tpmg_smoother_work(s, NULL), NULL);
+  REF_CHECK(work.flops == -7 && strcmp(work.kernel, "sentinel") == 0,
+            "tpmg_smoother_work changed its output on failure");
   EXPECT_ARG(NULL, tpmg_smoother_destroy(NULL), NULL);
   EXPECT_OK(ctx, tpmg_smoother_destroy(&s));
   EXPECT_OK(ctx, tpmg_smoother_destroy(&s));
@@ -483,7 +516,7 @@ static void object_errors(tpmg_context *ctx) {
 
 int main(void) {
   context_errors();
-  tpmg_context *ctx = ref_context_create(0);
+  tpmg_context *ctx = ref_context_create("cpu", 0);
   grid_errors(ctx);
   object_errors(ctx);
   EXPECT_OK(ctx, tpmg_context_destroy(&ctx));

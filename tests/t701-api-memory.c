@@ -22,7 +22,7 @@ static size_t memory(tpmg_context *ctx) {
   } while (0)
 
 static void run(int dim, int k, int L, tpmg_mode mode) {
-  tpmg_context *ctx = ref_context_create(0);
+  tpmg_context *ctx = ref_context_create("cpu", 0);
   size_t m = memory(ctx);
   REF_CHECK(m == 0, "new context: expected 0 bytes, got %zu", m);
   const int cells[3] = {2, 3, 1};

@@ -500,7 +500,7 @@ int main(void) {
     fprintf(stderr, "t710-setup-file: cannot create %s: %s\n", directory, strerror(errno));
     return 1;
   }
-  tpmg_context *ctx = ref_context_create(0);
+  tpmg_context *ctx = ref_context_create("cpu", 0);
 
   round_trip(ctx, "2d.tpmg", 2, 3, 3, NULL, NULL, TPMG_RHS_SINE);
   round_trip(ctx, "3d.tpmg", 3, 2, 2, NULL, NULL, TPMG_RHS_ONE);

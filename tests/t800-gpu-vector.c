@@ -1,12 +1,16 @@
 /* GPU test: the CUDA backend's vector operations (upload, download, set, axpby,
  * dot, dots, axpys, convert) against the CPU backend on random data, both precisions. CUDA
- * outputs are poisoned with NaN first. Skipped (exit 77) without a GPU. */
+ * outputs are poisoned with NaN first. And the benchmark interface on the CUDA
+ * backend: the stopwatch, the measured limits and the work counts of each
+ * variant's kernels. Skipped (exit 77) without a GPU. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "gpu-pair.h"
-#include "tpmg-impl.h"
+
+/* more vectors than one backend pass takes (16): the core splits the list */
+#define MULTI 20
 
 static tpmg_context *gpu_context(void) {
   int available = 0;
@@ -89,12 +93,12 @@ static void check_size(tpmg_context *cpu, tpmg_context *gpu, tpmg_precision p, i
 
   /* dots and axpys against the CPU backend, on m copies of x scaled
    * differently; results poisoned first */
-  const int counts[] = {1, 3, TPMG_MULTI_MAX};
+  const int counts[] = {1, 3, MULTI};
   for (int c = 0; c < 3; c++) {
     const int m = counts[c];
-    void *vg[TPMG_MULTI_MAX], *vc[TPMG_MULTI_MAX];
-    double a[TPMG_MULTI_MAX], sg[TPMG_MULTI_MAX + 1], sg2[TPMG_MULTI_MAX + 1],
-        sc[TPMG_MULTI_MAX + 1];
+    void *vg[MULTI], *vc[MULTI];
+    double a[MULTI], sg[MULTI + 1], sg2[MULTI + 1],
+        sc[MULTI + 1];
     for (int v = 0; v < m; v++) {
       a[v] = ref_random(seed);
       for (int64_t i = 0; i < n; i++)
@@ -104,9 +108,9 @@ static void check_size(tpmg_context *cpu, tpmg_context *gpu, tpmg_precision p, i
     }
     for (int v = 0; v <= m; v++)
       sg[v] = sg2[v] = sc[v] = NAN;
-    REF_CALL(gpu, gpu->ops->dots(gpu, p, n, m, (const void *const *)vg, yg, sg));
-    REF_CALL(gpu, gpu->ops->dots(gpu, p, n, m, (const void *const *)vg, yg, sg2));
-    REF_CALL(cpu, cpu->ops->dots(cpu, p, n, m, (const void *const *)vc, yc, sc));
+    REF_CALL(gpu, tpmg_vector_dots(gpu, p, n, m, (const void *const *)vg, yg, sg));
+    REF_CALL(gpu, tpmg_vector_dots(gpu, p, n, m, (const void *const *)vg, yg, sg2));
+    REF_CALL(cpu, tpmg_vector_dots(cpu, p, n, m, (const void *const *)vc, yc, sc));
     gpu_vector_to(cpu, p, n, yc, rc);
     for (int v = 0; v <= m; v++) {
       double size = 1e-300;
@@ -122,9 +126,9 @@ static void check_size(tpmg_context *cpu, tpmg_context *gpu, tpmg_precision p, i
     for (int with_norm = 0; with_norm < 2; with_norm++) {
       void *wg = gpu_vector_from(gpu, p, n, y), *wc = gpu_vector_from(cpu, p, n, y);
       double ng = NAN, nc = NAN;
-      REF_CALL(gpu, gpu->ops->axpys(gpu, p, n, m, a, (const void *const *)vg, wg,
+      REF_CALL(gpu, tpmg_vector_axpys(gpu, p, n, m, a, (const void *const *)vg, wg,
                                     with_norm ? &ng : NULL));
-      REF_CALL(cpu, cpu->ops->axpys(cpu, p, n, m, a, (const void *const *)vc, wc,
+      REF_CALL(cpu, tpmg_vector_axpys(cpu, p, n, m, a, (const void *const *)vc, wc,
                                     with_norm ? &nc : NULL));
       gpu_vector_to(gpu, p, n, wg, rg);
       gpu_vector_to(cpu, p, n, wc, rc);
@@ -176,18 +180,78 @@ static void check_size(tpmg_context *cpu, tpmg_context *gpu, tpmg_precision p, i
   free(nan);
 }
 
+/* The stopwatch and the limit loops give plausible values; the work counts
+ * name the kernel of the table in tpmg-cuda-dispatch.cuh, for 3D Q2 and Q1 in
+ * double (3D Q2: "cuda" runs brick and constant). */
+static void check_benchmark(tpmg_context *gpu) {
+  double seconds = -1;
+  REF_CALL(gpu, tpmg_context_stopwatch(gpu, 1, NULL));
+  REF_CALL(gpu, tpmg_context_stopwatch(gpu, 0, &seconds));
+  REF_CHECK(seconds >= 0 && seconds < 1, "cuda stopwatch around nothing: %g s", seconds);
+  tpmg_device_limits limits;
+  REF_CALL(gpu, tpmg_context_measure_limits(gpu, &limits));
+  REF_CHECK(limits.shared_bytes > 1e12 && limits.flops_double > 1e12 &&
+                limits.flops_float > limits.flops_double && isfinite(limits.flops_float),
+            "cuda limits: shared %g B/s, FP64 %g, FP32 %g flop/s: expected > 1e12 and FP32 > FP64",
+            limits.shared_bytes, limits.flops_double, limits.flops_float);
+  static const char *const expected[2][GPU_VARIANTS][2] = {/* degree 2: operator, smoother */
+                                                           {{"brick", "constant"},
+                                                            {"basic", "basic"},
+                                                            {"constant", "constant"},
+                                                            {"tiled", "tiled"},
+                                                            {NULL, NULL},
+                                                            {"brick", "constant"}},
+                                                           /* degree 1 */
+                                                           {{"brick", "thread"},
+                                                            {"basic", "basic"},
+                                                            {"constant", "constant"},
+                                                            {"tiled", "tiled"},
+                                                            {"thread", "thread"},
+                                                            {"brick", "thread"}}};
+  tpmg_context *ctx[GPU_VARIANTS];
+  gpu_variant_contexts(ctx);
+  for (int degree = 1; degree <= 2; degree++)
+    for (int v = 0; v < GPU_VARIANTS; v++) {
+      const char *const *names = expected[degree == 1][v];
+      if (!names[0])
+        continue;
+      tpmg_grid *grid = ref_grid_create(ctx[v], 3, degree, 2, NULL, NULL);
+      tpmg_operator *op = NULL;
+      tpmg_smoother *smoother = NULL;
+      tpmg_work work[2];
+      REF_CALL(ctx[v], tpmg_operator_create(grid, 2, TPMG_DOUBLE, &op));
+      REF_CALL(ctx[v], tpmg_smoother_create(grid, 2, TPMG_DOUBLE, NULL, &smoother));
+      REF_CALL(ctx[v], tpmg_operator_work(op, &work[0]));
+      REF_CALL(ctx[v], tpmg_smoother_work(smoother, &work[1]));
+      for (int w = 0; w < 2; w++) {
+        REF_CHECK(strcmp(work[w].kernel, names[w]) == 0 && work[w].flops > 0 &&
+                      work[w].memory_words > 0,
+                  "%s Q%d %s work: kernel %s, %g flop, %g memory words; expected kernel %s and "
+                  "positive counts",
+                  gpu_variant_names[v], degree, w ? "smoother" : "operator", work[w].kernel,
+                  work[w].flops, work[w].memory_words, names[w]);
+      }
+      tpmg_smoother_destroy(&smoother);
+      tpmg_operator_destroy(&op);
+      tpmg_grid_destroy(&grid);
+    }
+  for (int v = 0; v < GPU_VARIANTS; v++)
+    tpmg_context_destroy(&ctx[v]);
+}
+
 int main(void) {
   tpmg_context *gpu = gpu_context();
   if (!gpu) {
     printf("SKIPPED: no CUDA device\n");
     return 77;
   }
-  tpmg_context *cpu = ref_context_create(0);
+  tpmg_context *cpu = ref_context_create("cpu", 0);
   uint64_t seed = 800;
   const int64_t sizes[] = {1, 31, 1000, 4097, 123457, 5000011};
   for (int p = 0; p < 2; p++)
     for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++)
       check_size(cpu, gpu, (tpmg_precision)p, sizes[s], &seed);
+  check_benchmark(gpu);
   tpmg_context_destroy(&gpu);
   tpmg_context_destroy(&cpu);
   return ref_exit_code("t800-gpu-vector");

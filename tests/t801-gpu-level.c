@@ -1,6 +1,8 @@
-/* GPU test: the CUDA backend's level operations (laplace with each kernel,
- * copy_boundary, prolongate_add, restrict_, coarse_solve), called through the backend tables
- * of a CUDA and a CPU context on grids made with the same options, on random
+/* GPU test: the CUDA backend's level operations (laplace with the kernels of
+ * each variant of the backend's name: "cuda", "cuda/basic", "cuda/constant",
+ * "cuda/tiled", "cuda/thread" for degree 1, "cuda/brick"; copy_boundary,
+ * prolongate_add, restrict_, coarse_solve), called through the backend tables
+ * of CUDA contexts and a CPU context on grids made with the same options, on random
  * inputs, for dim 2 and 3, every degree of the table and both precisions. CUDA
  * outputs are poisoned with NaN first; entries an operation must not write stay
  * NaN on both sides. Skipped (exit 77) without a GPU.
@@ -9,6 +11,11 @@
 #include <stdlib.h>
 
 #include "gpu-pair.h"
+#include "tpmg-impl.h" /* an internal test: the backend tables */
+
+/* The CUDA contexts and grids of each variant (gpu_variant_names). */
+static tpmg_context *variant_ctx[GPU_VARIANTS];
+static tpmg_grid *variant_grid[GPU_VARIANTS];
 
 static void check_level(const gpu_pair *pr, int l, uint64_t *seed) {
   const tpmg_level *lvl[2] = {&pr->grid[0]->levels[l], &pr->grid[1]->levels[l]};
@@ -18,25 +25,22 @@ static void check_level(const gpu_pair *pr, int l, uint64_t *seed) {
   void *s[2], *d[2];
   gpu_vectors(pr, n, src, s);
 
-  /* laplace: every entry written, by every kernel (THREAD: degree 1) */
-  for (int kern = TPMG_KERNEL_DEFAULT; kern <= TPMG_KERNEL_BRICK; kern++) {
-    static const char *names[6] = {"laplace",
-                                   "laplace kernel basic",
-                                   "laplace kernel constant",
-                                   "laplace kernel thread",
-                                   "laplace kernel tiled",
-                                   "laplace kernel brick"};
-    if (kern == TPMG_KERNEL_THREAD && k != 1)
+  /* laplace: every entry written, by the kernels of every variant */
+  for (int v = 0; v < GPU_VARIANTS; v++) {
+    if (!gpu_variant_has_degree(v, k))
       continue;
-    gpu_vectors(pr, n, nan, d);
-    REF_CALL(pr->ctx[0], pr->ctx[0]->ops->laplace(pr->ctx[0], lvl[0], pr->p, s[0], d[0]));
-    if (kern == TPMG_KERNEL_DEFAULT)
-      REF_CALL(pr->ctx[1], pr->ctx[1]->ops->laplace(pr->ctx[1], lvl[1], pr->p, s[1], d[1]));
-    else
-      REF_CALL(pr->ctx[1], pr->ctx[1]->ops->laplace_kernel(pr->ctx[1], lvl[1], pr->p,
-                                                           (tpmg_kernel)kern, s[1], d[1]));
-    gpu_compare(pr, n, d, names[kern], dim, k, l);
-    gpu_destroy(pr, d);
+    const gpu_pair pv = gpu_pair_with(pr, variant_ctx[v], variant_grid[v]);
+    const tpmg_level *lv = &variant_grid[v]->levels[l];
+    void *sv[2];
+    gpu_vectors(&pv, n, src, sv);
+    gpu_vectors(&pv, n, nan, d);
+    REF_CALL(pv.ctx[0], pv.ctx[0]->ops->laplace(pv.ctx[0], lvl[0], pv.p, sv[0], d[0]));
+    REF_CALL(pv.ctx[1], pv.ctx[1]->ops->laplace(pv.ctx[1], lv, pv.p, sv[1], d[1]));
+    char what[64];
+    snprintf(what, sizeof(what), "laplace %s", gpu_variant_names[v]);
+    gpu_compare(&pv, n, d, what, dim, k, l);
+    gpu_destroy(&pv, d);
+    gpu_destroy(&pv, sv);
   }
 
   /* copy_boundary: the interior stays NaN */
@@ -95,35 +99,37 @@ static void check_level(const gpu_pair *pr, int l, uint64_t *seed) {
   free(nan);
 }
 
-/* The operator by the default and the BRICK kernel against the CPU backend, on
- * random data, on the finest level of a grid of the given coarse cells and
- * box; what: the labels of the two kernels. */
+/* The operator of "cuda" and "cuda/brick" against the CPU backend, on random
+ * data, on the finest level of a grid of the given coarse cells and box;
+ * what: the labels of the two. */
 static void check_bricks(gpu_pair *pr, int dim, int k, int level, const int cells[3],
                          const double box[6], const char *const what[2], uint64_t *seed) {
-  for (int s = 0; s < 2; s++)
-    pr->grid[s] = ref_grid_create(pr->ctx[s], dim, k, level, cells, box);
-  const tpmg_level *lvl[2] = {&pr->grid[0]->levels[level], &pr->grid[1]->levels[level]};
-  const int64_t n = lvl[0]->n_dofs;
+  static const int variants[2] = {0, GPU_VARIANTS - 1}; /* "cuda", "cuda/brick" */
+  tpmg_grid *cpu_grid = ref_grid_create(pr->ctx[0], dim, k, level, cells, box);
+  const int64_t n = cpu_grid->levels[level].n_dofs;
   double *src = gpu_host_data(seed, n, 0), *nan = gpu_host_data(seed, n, 1);
-  for (int p = 0; p < 2; p++) {
-    pr->p = (tpmg_precision)p;
-    void *s[2], *d[2];
-    gpu_vectors(pr, n, src, s);
-    for (int brick = 0; brick < 2; brick++) {
-      gpu_vectors(pr, n, nan, d);
-      REF_CALL(pr->ctx[0], pr->ctx[0]->ops->laplace(pr->ctx[0], lvl[0], pr->p, s[0], d[0]));
-      REF_CALL(pr->ctx[1], pr->ctx[1]->ops->laplace_kernel(
-                               pr->ctx[1], lvl[1], pr->p,
-                               brick ? TPMG_KERNEL_BRICK : TPMG_KERNEL_DEFAULT, s[1], d[1]));
-      gpu_compare(pr, n, d, what[brick], dim, k, level);
-      gpu_destroy(pr, d);
+  for (int b = 0; b < 2; b++) {
+    tpmg_context *ctx = variant_ctx[variants[b]];
+    tpmg_grid *grid = ref_grid_create(ctx, dim, k, level, cells, box);
+    gpu_pair pv = gpu_pair_with(pr, ctx, grid);
+    pv.grid[0] = cpu_grid;
+    const tpmg_level *lvl[2] = {&cpu_grid->levels[level], &grid->levels[level]};
+    for (int p = 0; p < 2; p++) {
+      pv.p = (tpmg_precision)p;
+      void *s[2], *d[2];
+      gpu_vectors(&pv, n, src, s);
+      gpu_vectors(&pv, n, nan, d);
+      for (int c = 0; c < 2; c++)
+        REF_CALL(pv.ctx[c], pv.ctx[c]->ops->laplace(pv.ctx[c], lvl[c], pv.p, s[c], d[c]));
+      gpu_compare(&pv, n, d, what[b], dim, k, level);
+      gpu_destroy(&pv, d);
+      gpu_destroy(&pv, s);
     }
-    gpu_destroy(pr, s);
+    tpmg_grid_destroy(&grid);
   }
   free(src);
   free(nan);
-  for (int s = 0; s < 2; s++)
-    tpmg_grid_destroy(&pr->grid[s]);
+  tpmg_grid_destroy(&cpu_grid);
 }
 
 /* A 2D grid with several bricks per direction, the last ones partial (3 x 5
@@ -132,7 +138,7 @@ static void check_bricks(gpu_pair *pr, int dim, int k, int level, const int cell
 static void check_bricks_2d(gpu_pair *pr, int k, uint64_t *seed) {
   static const int cells[3] = {3, 5, 1};
   static const double box[6] = {0.0, 1.0, -0.5, 1.0, 0.0, 1.0};
-  static const char *const what[2] = {"laplace, 3 x 5 cells", "laplace kernel brick, 3 x 5 cells"};
+  static const char *const what[2] = {"laplace, 3 x 5 cells", "laplace cuda/brick, 3 x 5 cells"};
   check_bricks(pr, 2, k, 5, cells, box, what, seed);
 }
 
@@ -159,7 +165,7 @@ static void check_bricks_3d(gpu_pair *pr, int k, uint64_t *seed) {
                                   {1, 2, 5},  {1, 2, 5}, {1, 2, 5},  {1, 2, 5}};
   static const int levels[8] = {2, 2, 1, 2, 2, 2, 2, 2};
   static const double box[6] = {0.0, 1.0, -0.5, 1.0, 0.25, 1.0};
-  static const char *const what[2] = {"laplace, 3D bricks", "laplace kernel brick, 3D bricks"};
+  static const char *const what[2] = {"laplace, 3D bricks", "laplace cuda/brick, 3D bricks"};
   check_bricks(pr, 3, k, levels[k - 1], cells[k - 1], box, what, seed);
 }
 
@@ -170,11 +176,10 @@ int main(int argc, char **argv) {
     return 77;
   }
   const int only_dim = argc > 1 ? atoi(argv[1]) : 0, only_degree = argc > 2 ? atoi(argv[2]) : 0;
-  tpmg_context_options options = tpmg_context_options_default();
   gpu_pair pr;
-  pr.ctx[0] = ref_context_create(0);
-  options.backend = "cuda";
-  REF_CALL(NULL, tpmg_context_create(&options, &pr.ctx[1]));
+  pr.ctx[0] = ref_context_create("cpu", 0);
+  gpu_variant_contexts(variant_ctx);
+  pr.ctx[1] = variant_ctx[0];
   uint64_t seed = 801;
   /* unequal cells and cell sizes per direction; one coarse cell in x */
   const int cells[3] = {1, 2, 1};
@@ -187,15 +192,18 @@ int main(int argc, char **argv) {
       if (only_degree && k != only_degree)
         continue;
       const int levels = dim == 2 ? 3 : (k <= 3 ? 3 : 2);
-      for (int s = 0; s < 2; s++)
-        pr.grid[s] = ref_grid_create(pr.ctx[s], dim, k, levels, cells, box);
+      pr.grid[0] = ref_grid_create(pr.ctx[0], dim, k, levels, cells, box);
+      for (int v = 0; v < GPU_VARIANTS; v++)
+        variant_grid[v] = ref_grid_create(variant_ctx[v], dim, k, levels, cells, box);
+      pr.grid[1] = variant_grid[0];
       for (int p = 0; p < 2; p++) {
         pr.p = (tpmg_precision)p;
         for (int l = 0; l <= levels; l++)
           check_level(&pr, l, &seed);
       }
-      for (int s = 0; s < 2; s++)
-        tpmg_grid_destroy(&pr.grid[s]);
+      tpmg_grid_destroy(&pr.grid[0]);
+      for (int v = 0; v < GPU_VARIANTS; v++)
+        tpmg_grid_destroy(&variant_grid[v]);
       if (dim == 2)
         check_bricks_2d(&pr, k, &seed);
       else
@@ -215,7 +223,23 @@ int main(int argc, char **argv) {
     REF_CHECK(status == TPMG_ERROR_UNSUPPORTED, "laplace with Q%d in 3D returned %d, expected %d",
               lvl.degree, (int)status, (int)TPMG_ERROR_UNSUPPORTED);
   }
-  tpmg_context_destroy(&pr.ctx[1]);
+  /* "cuda/thread" has degree 1 only: its operator is refused for other degrees */
+  {
+    tpmg_context *thread = variant_ctx[4];
+    tpmg_grid *grid = ref_grid_create(thread, 3, 2, 1, NULL, NULL);
+    tpmg_operator *op = NULL;
+    tpmg_status status = tpmg_operator_create(grid, 1, TPMG_DOUBLE, &op);
+    REF_CHECK(status == TPMG_ERROR_UNSUPPORTED && !op,
+              "tpmg_operator_create on cuda/thread with Q2: status %d, expected %d", (int)status,
+              (int)TPMG_ERROR_UNSUPPORTED);
+    status =
+        thread->ops->laplace(thread, &grid->levels[1], TPMG_DOUBLE, (const void *)16, (void *)16);
+    REF_CHECK(status == TPMG_ERROR_UNSUPPORTED, "laplace on cuda/thread with Q2: status %d",
+              (int)status);
+    tpmg_grid_destroy(&grid);
+  }
+  for (int v = 0; v < GPU_VARIANTS; v++)
+    tpmg_context_destroy(&variant_ctx[v]);
   tpmg_context_destroy(&pr.ctx[0]);
   return ref_exit_code("t801-gpu-level");
 }

@@ -2,9 +2,10 @@
  * the operations patch_residual, patch_solve and patch_fused (FUSED and
  * BOUNDARY) for every colour through the backend tables, and
  * tpmg_smoother_apply of each variant (forward and reverse colour order)
- * through the public API, each with every kernel of the CUDA backend (default,
- * basic, constant, tiled, thread for degree 1, tensor for FUSED and BOUNDARY in
- * 3D from degree 2 on), on random inputs, for dim 2
+ * through the public API, each with the kernels of every variant of the CUDA
+ * backend's name ("cuda", "cuda/basic", "cuda/constant", "cuda/tiled",
+ * "cuda/thread" for degree 1; "cuda/brick" runs the smoother of "cuda"), on
+ * random inputs, for dim 2
  * and 3, every degree of the table and both precisions. CUDA outputs are
  * poisoned with NaN first; entries an operation must not write stay NaN on
  * both sides. BOUNDARY's patch_fused gets x with NaN on the interiors of the
@@ -17,24 +18,21 @@
 #include <string.h>
 
 #include "gpu-pair.h"
+#include "tpmg-impl.h" /* an internal test: the backend tables */
 
 static const char *variant_names[4] = {"global", "separate", "fused", "boundary"};
-static const char *kernel_names[7] = {"default", "basic", "constant", "thread",
-                                      "tiled",   "brick", "tensor"};
-#define MAX_KERNELS 6
 
-/* The smoother kernels of the CUDA backend to check for a level of dimension
- * dim and degree k: THREAD for degree 1; TENSOR for the fused operations
- * (`fused`: FUSED and BOUNDARY) in 3D from degree 2 on. */
-static int kernels_of(int dim, int k, int fused, tpmg_kernel *kernels) {
+/* The CUDA contexts and grids of each variant (gpu_variant_names). */
+static tpmg_context *variant_ctx[GPU_VARIANTS];
+static tpmg_grid *variant_grid[GPU_VARIANTS];
+
+/* The variants whose smoother kernels to check for degree k: all that have
+ * the degree, but "cuda/brick" (the smoother of "cuda"). */
+static int variants_of(int k, int *variants) {
   int n = 0;
-  for (int kern = TPMG_KERNEL_DEFAULT; kern <= TPMG_KERNEL_TENSOR; kern++) {
-    if ((kern == TPMG_KERNEL_THREAD && k != 1) || kern == TPMG_KERNEL_BRICK)
-      continue;
-    if (kern == TPMG_KERNEL_TENSOR && !(fused && dim == 3 && k >= 2))
-      continue;
-    kernels[n++] = (tpmg_kernel)kern;
-  }
+  for (int v = 0; v < GPU_VARIANTS; v++)
+    if (gpu_variant_has_degree(v, k) && strcmp(gpu_variant_names[v], "cuda/brick") != 0)
+      variants[n++] = v;
   return n;
 }
 
@@ -68,36 +66,36 @@ static double *poison_interiors(const tpmg_level *lvl, int colour, const double 
 }
 
 /* One patch operation of one colour: the CPU result once, then the CUDA result
- * of each kernel from the same inputs. op: 0 residual, 1 solve, 2 fused,
+ * of each variant's kernels from the same inputs. op: 0 residual, 1 solve, 2 fused,
  * 3 fused with boundary (from x poisoned on the colour's patch interiors). */
 static void check_op(const gpu_pair *pr, int l, int op, int colour, const double *hb,
                      const double *hx, const double *nan) {
-  const tpmg_level *lvl[2] = {&pr->grid[0]->levels[l], &pr->grid[1]->levels[l]};
-  const int64_t n = lvl[0]->n_dofs;
-  const int dim = lvl[0]->dim, k = lvl[0]->degree;
+  const tpmg_level *lvl0 = &pr->grid[0]->levels[l];
+  const int64_t n = lvl0->n_dofs;
+  const int dim = lvl0->dim, k = lvl0->degree;
   static const char *op_names[4] = {"patch_residual", "patch_solve", "patch_fused",
                                     "patch_fused (boundary)"};
-  double *poisoned = op == 3 ? poison_interiors(lvl[0], colour, hx) : NULL;
-  tpmg_kernel kernels[MAX_KERNELS];
-  const int n_kernels = kernels_of(dim, k, op >= 2, kernels);
+  double *poisoned = op == 3 ? poison_interiors(lvl0, colour, hx) : NULL;
+  int variants[GPU_VARIANTS];
+  const int n_variants = variants_of(k, variants);
   void *out[2] = {NULL, NULL};
-  for (int run = -1; run < n_kernels; run++) {
-    /* run -1: the CPU; then one CUDA run per kernel */
+  for (int run = -1; run < n_variants; run++) {
+    /* run -1: the CPU; then one CUDA run per variant */
     const int s = run < 0 ? 0 : 1;
-    const tpmg_kernel kern = run < 0 ? TPMG_KERNEL_DEFAULT : kernels[run];
-    tpmg_context *ctx = pr->ctx[s];
+    tpmg_context *ctx = run < 0 ? pr->ctx[0] : variant_ctx[variants[run]];
+    const tpmg_level *lvl = run < 0 ? lvl0 : &variant_grid[variants[run]]->levels[l];
     void *b = gpu_vector_from(ctx, pr->p, n, hb);
     void *x = gpu_vector_from(ctx, pr->p, n, poisoned ? poisoned : hx);
     if (op == 0) {
       out[s] = gpu_vector_from(ctx, pr->p, n, nan);
-      REF_CALL(ctx, ctx->ops->patch_residual(ctx, lvl[s], pr->p, kern, colour, b, x, out[s]));
+      REF_CALL(ctx, ctx->ops->patch_residual(ctx, lvl, pr->p, colour, b, x, out[s]));
       tpmg_vector_destroy(ctx, &x);
     } else if (op == 1) {
       /* b serves as the residual */
-      REF_CALL(ctx, ctx->ops->patch_solve(ctx, lvl[s], pr->p, kern, colour, b, x));
+      REF_CALL(ctx, ctx->ops->patch_solve(ctx, lvl, pr->p, colour, b, x));
       out[s] = x;
     } else {
-      REF_CALL(ctx, ctx->ops->patch_fused(ctx, lvl[s], pr->p, kern, colour, op == 3, b, x));
+      REF_CALL(ctx, ctx->ops->patch_fused(ctx, lvl, pr->p, colour, op == 3, b, x));
       out[s] = x;
       if (op == 3 && s == 0) {
         /* the reference overwrote every poisoned entry */
@@ -115,9 +113,10 @@ static void check_op(const gpu_pair *pr, int l, int op, int colour, const double
     tpmg_vector_destroy(ctx, &b);
     if (s == 1) {
       char what[96];
-      snprintf(what, sizeof(what), "%s colour %d kernel %s", op_names[op], colour,
-               kernel_names[kern]);
-      gpu_compare(pr, n, out, what, dim, k, l);
+      snprintf(what, sizeof(what), "%s colour %d %s", op_names[op], colour,
+               gpu_variant_names[variants[run]]);
+      const gpu_pair pv = gpu_pair_with(pr, ctx, variant_grid[variants[run]]);
+      gpu_compare(&pv, n, out, what, dim, k, l);
       tpmg_vector_destroy(ctx, &out[1]);
     }
   }
@@ -139,28 +138,28 @@ static void check_smoother(const gpu_pair *pr, int l, int variant, uint64_t *see
     check_op(pr, l, op, colour, hb, hx, nan);
   }
   /* whole smoothing steps through the public API, forward then reverse */
-  tpmg_kernel kernels[MAX_KERNELS];
-  const int n_kernels = kernels_of(dim, k, variant >= TPMG_SMOOTHER_FUSED, kernels);
-  for (int kk = 0; kk < n_kernels; kk++) {
+  int variants[GPU_VARIANTS];
+  const int n_variants = variants_of(k, variants);
+  for (int vv = 0; vv < n_variants; vv++) {
+    const gpu_pair pv = gpu_pair_with(pr, variant_ctx[variants[vv]], variant_grid[variants[vv]]);
     tpmg_smoother_options options = tpmg_smoother_options_default();
     options.variant = (tpmg_smoother_variant)variant;
-    options.kernel = kernels[kk];
     tpmg_smoother *smoother[2];
     void *b[2], *x[2];
     for (int s = 0; s < 2; s++)
-      REF_CALL(pr->ctx[s], tpmg_smoother_create(pr->grid[s], l, pr->p, &options, &smoother[s]));
-    gpu_vectors(pr, n, hb, b);
-    gpu_vectors(pr, n, hx, x);
+      REF_CALL(pv.ctx[s], tpmg_smoother_create(pv.grid[s], l, pv.p, &options, &smoother[s]));
+    gpu_vectors(&pv, n, hb, b);
+    gpu_vectors(&pv, n, hx, x);
     for (int reverse = 0; reverse < 2; reverse++) {
       for (int s = 0; s < 2; s++)
-        REF_CALL(pr->ctx[s], tpmg_smoother_apply(smoother[s], reverse, b[s], x[s]));
+        REF_CALL(pv.ctx[s], tpmg_smoother_apply(smoother[s], reverse, b[s], x[s]));
       char what[96];
-      snprintf(what, sizeof(what), "tpmg_smoother_apply %s kernel %s%s", variant_names[variant],
-               kernel_names[kernels[kk]], reverse ? " reverse" : "");
-      gpu_compare(pr, n, x, what, dim, k, l);
+      snprintf(what, sizeof(what), "tpmg_smoother_apply %s %s%s", variant_names[variant],
+               gpu_variant_names[variants[vv]], reverse ? " reverse" : "");
+      gpu_compare(&pv, n, x, what, dim, k, l);
     }
-    gpu_destroy(pr, x);
-    gpu_destroy(pr, b);
+    gpu_destroy(&pv, x);
+    gpu_destroy(&pv, b);
     for (int s = 0; s < 2; s++)
       tpmg_smoother_destroy(&smoother[s]);
   }
@@ -169,24 +168,26 @@ static void check_smoother(const gpu_pair *pr, int l, int variant, uint64_t *see
   free(nan);
 }
 
-/* THREAD is refused for degrees other than 1, on every backend. */
+/* "cuda/thread" is refused for degrees other than 1, by tpmg_smoother_create
+ * and by the backend's operations. */
 static void check_thread_refused(const gpu_pair *pr) {
-  if (pr->grid[1]->options.degree == 1)
+  const int k = pr->grid[0]->options.degree;
+  if (k == 1)
     return;
-  tpmg_smoother_options options = tpmg_smoother_options_default();
-  options.kernel = TPMG_KERNEL_THREAD;
-  for (int s = 0; s < 2; s++) {
-    tpmg_smoother *smoother = NULL;
-    tpmg_status status = tpmg_smoother_create(pr->grid[s], 1, pr->p, &options, &smoother);
-    REF_CHECK(status == TPMG_ERROR_UNSUPPORTED && !smoother,
-              "smoother kernel THREAD for Q%d: status %d, expected %d", pr->grid[s]->options.degree,
-              (int)status, (int)TPMG_ERROR_UNSUPPORTED);
-  }
-  const tpmg_level *lvl = &pr->grid[1]->levels[1];
-  tpmg_status status = pr->ctx[1]->ops->laplace_kernel(pr->ctx[1], lvl, pr->p, TPMG_KERNEL_THREAD,
-                                                       (const void *)16, (void *)16);
-  REF_CHECK(status == TPMG_ERROR_UNSUPPORTED, "laplace kernel THREAD for Q%d: status %d",
-            lvl->degree, (int)status);
+  tpmg_context *thread = variant_ctx[4];
+  tpmg_grid *grid = variant_grid[4];
+  tpmg_smoother *smoother = NULL;
+  tpmg_status status = tpmg_smoother_create(grid, 1, pr->p, NULL, &smoother);
+  REF_CHECK(status == TPMG_ERROR_UNSUPPORTED && !smoother,
+            "tpmg_smoother_create on cuda/thread for Q%d: status %d, expected %d", k, (int)status,
+            (int)TPMG_ERROR_UNSUPPORTED);
+  REF_CHECK(strstr(tpmg_context_last_error(thread), "degree 1") != NULL,
+            "tpmg_smoother_create on cuda/thread for Q%d: message \"%s\" does not say degree 1", k,
+            tpmg_context_last_error(thread));
+  status =
+      thread->ops->patch_fused(thread, &grid->levels[1], pr->p, 0, 0, (const void *)16, (void *)16);
+  REF_CHECK(status == TPMG_ERROR_UNSUPPORTED, "patch_fused on cuda/thread for Q%d: status %d", k,
+            (int)status);
 }
 
 int main(int argc, char **argv) {
@@ -206,11 +207,10 @@ int main(int argc, char **argv) {
   }
   const int only_degree = argc > 3 ? atoi(argv[3]) : 0;
   const int only_level = argc > 4 ? atoi(argv[4]) : 0;
-  tpmg_context_options options = tpmg_context_options_default();
   gpu_pair pr;
-  pr.ctx[0] = ref_context_create(0);
-  options.backend = "cuda";
-  REF_CALL(NULL, tpmg_context_create(&options, &pr.ctx[1]));
+  pr.ctx[0] = ref_context_create("cpu", 0);
+  gpu_variant_contexts(variant_ctx);
+  pr.ctx[1] = variant_ctx[0];
   uint64_t seed = 802;
   /* unequal cells and cell sizes per direction; one coarse cell in x */
   const int cells[3] = {1, 2, 1};
@@ -223,8 +223,10 @@ int main(int argc, char **argv) {
       if (only_degree && k != only_degree)
         continue;
       const int levels = only_level ? only_level : dim == 2 ? 3 : (k <= 3 ? 3 : 2);
-      for (int s = 0; s < 2; s++)
-        pr.grid[s] = ref_grid_create(pr.ctx[s], dim, k, levels, cells, box);
+      pr.grid[0] = ref_grid_create(pr.ctx[0], dim, k, levels, cells, box);
+      for (int v = 0; v < GPU_VARIANTS; v++)
+        variant_grid[v] = ref_grid_create(variant_ctx[v], dim, k, levels, cells, box);
+      pr.grid[1] = variant_grid[0];
       for (int p = 0; p < 2; p++) {
         pr.p = (tpmg_precision)p;
         for (int v = 0; v < 4; v++)
@@ -233,11 +235,13 @@ int main(int argc, char **argv) {
               check_smoother(&pr, l, v, &seed);
         check_thread_refused(&pr);
       }
-      for (int s = 0; s < 2; s++)
-        tpmg_grid_destroy(&pr.grid[s]);
+      tpmg_grid_destroy(&pr.grid[0]);
+      for (int v = 0; v < GPU_VARIANTS; v++)
+        tpmg_grid_destroy(&variant_grid[v]);
     }
   }
-  tpmg_context_destroy(&pr.ctx[1]);
+  for (int v = 0; v < GPU_VARIANTS; v++)
+    tpmg_context_destroy(&variant_ctx[v]);
   tpmg_context_destroy(&pr.ctx[0]);
   return ref_exit_code("t802-gpu-smoother");
 }

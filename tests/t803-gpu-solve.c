@@ -11,7 +11,9 @@
 #include <stdlib.h>
 
 #include "reference.h"
-#include "tpmg-impl.h"
+
+/* The degrees tpmg has (tpmg_grid_options_default's documentation). */
+enum { MAX_DEGREE_2D = 10, MAX_DEGREE_3D = 8 };
 
 typedef struct {
   int iterations, converged;
@@ -50,7 +52,7 @@ int main(int argc, char **argv) {
     return 77;
   }
   const int only_dim = argc > 1 ? atoi(argv[1]) : 0, only_degree = argc > 2 ? atoi(argv[2]) : 0;
-  tpmg_context *cpu = ref_context_create(0), *gpu = NULL;
+  tpmg_context *cpu = ref_context_create("cpu", 0), *gpu = NULL;
   tpmg_context_options options = tpmg_context_options_default();
   options.backend = "cuda";
   REF_CALL(NULL, tpmg_context_create(&options, &gpu));
@@ -59,7 +61,7 @@ int main(int argc, char **argv) {
   for (int dim = 2; dim <= 3; dim++) {
     if (only_dim && dim != only_dim)
       continue;
-    const int max_degree = dim == 2 ? TPMG_MAX_DEGREE_2D : TPMG_MAX_DEGREE_3D;
+    const int max_degree = dim == 2 ? MAX_DEGREE_2D : MAX_DEGREE_3D;
     for (int k = 1; k <= max_degree; k++) {
       if (only_degree && k != only_degree)
         continue;

@@ -17,6 +17,22 @@
  *   memory space is the context's backend's (tpmg_context_memory_type): host
  *   memory for "cpu", device memory for "cuda" (tpmg_vector_create allocates
  *   such memory).
+ * - A vector made by tpmg_vector_create is registered in its context with its
+ *   length and precision. Every call that takes vectors checks those of its
+ *   context that are registered (the exact pointer tpmg_vector_create
+ *   returned): the precision must be the call's and the length at least what
+ *   the call reads or writes, else TPMG_ERROR_ARGUMENT and nothing is written.
+ *   Any other pointer (memory of your own, a deal.II vector's data, a pointer
+ *   into a tpmg vector) is borrowed and cannot be checked: its length and
+ *   precision are the caller's responsibility.
+ * - Lifetimes: the caller owns every object it creates and destroys it with
+ *   its tpmg_X_destroy, which sets the handle to NULL. Objects made from a
+ *   grid (operator, smoother, transfer, coarse solver, multigrid, solver) hold
+ *   a reference on it, so a grid and its users may be destroyed in any order:
+ *   the grid is freed with the last of them. tpmg_context_destroy is refused
+ *   (TPMG_ERROR_ARGUMENT, the context kept) while a grid (also one kept alive
+ *   by its users), a vector of tpmg_vector_create or other backend memory of
+ *   the context lives; destroy the context last.
  * - A level vector holds every DoF of the level, Dirichlet DoFs included, in
  *   global lexicographic order, x fastest: index = i + N_0 (j + N_1 m), where
  *   N_d = n_d 2^level k + 1.
@@ -35,8 +51,10 @@
 extern "C" {
 #endif
 
+/* The version, written here only: CMake reads it from these lines. */
 #define TPMG_VERSION_MAJOR 0
 #define TPMG_VERSION_MINOR 1
+#define TPMG_VERSION_PATCH 0
 
 /** Status of every tpmg call. */
 typedef enum {
@@ -76,20 +94,34 @@ typedef struct tpmg_solver tpmg_solver;
  *
  *  Backends are chosen by name. "cpu" is the reference backend (OpenMP, host
  *  memory); "cuda" runs every operation on one NVIDIA GPU (device memory). A
- *  backend may offer variants of its kernels as "name/variant": "cuda/basic",
- *  "cuda/constant", "cuda/tiled", "cuda/thread" (doc/design.md); the plain name
- *  takes the fastest measured kernels. The CPU kernels' SIMD width:
- *  "cpu/scalar", "cpu/avx2", "cpu/avx512" (a width the processor lacks is
- *  refused); plain "cpu" takes the one named by the environment variable
- *  TPMG_CPU_SIMD=scalar|avx2|avx512 if set, else the widest the processor runs.
+ *  backend may offer variants of its kernels as "name/variant"; the plain name
+ *  takes the fastest measured kernels for every dimension, degree and
+ *  precision (doc/benchmarks.md). The CUDA variants run the same arithmetic up
+ *  to rounding, for the level operator and the smoother alike:
+ *  - "cuda/basic": a thread team per patch (per vertex for the operator), the
+ *    1D matrices read from device memory;
+ *  - "cuda/constant": the unit patch's 1D matrices in the kernel parameters,
+ *    read from the constant cache;
+ *  - "cuda/tiled": "cuda/constant" with two lines per thread (register tiling);
+ *  - "cuda/thread": one thread per patch (and per row of the operator), its
+ *    3^dim window in registers; degree 1 only (tpmg_operator_create and
+ *    tpmg_smoother_create refuse other degrees);
+ *  - "cuda/brick": the operator by bricks of cells (each window point read
+ *    once), the smoother as "cuda".
  *  Which names a build has: tpmg_backend_available. */
 typedef struct {
   const char *backend; /**< backend name; NULL (default) means "cpu". Borrowed: only read
                             during tpmg_context_create */
   int n_threads;       /**< CPU threads: the CPU backend's kernels and any backend's host-side
-                            setup (right-hand sides, L2 errors); 0 (default): OpenMP's default */
+                            setup (right-hand sides, L2 errors), 1..TPMG_MAX_THREADS;
+                            0 (default): OpenMP's default */
   int device;          /**< GPU number for a GPU backend; default 0 */
 } tpmg_context_options;
+
+/** The most CPU threads a context takes (tpmg_context_options.n_threads): far
+ *  more than any machine's cores, few enough that the OpenMP runtime can start
+ *  them (a runtime asked for 100000 threads crashes). */
+#define TPMG_MAX_THREADS 1024
 
 /** Default context options: the "cpu" backend, OpenMP's thread count, device 0. */
 tpmg_context_options tpmg_context_options_default(void);
@@ -104,14 +136,19 @@ tpmg_status tpmg_backend_available(const char *name, int *available);
 /** Create a context: the backend, its threads or device, and the error message.
  *  @param[in]  options options, or NULL for the defaults
  *  @param[out] ctx the new context; owned by the caller, free with tpmg_context_destroy
- *  @return TPMG_ERROR_ARGUMENT for a name tpmg does not know or a bad thread count or
- *  device number; TPMG_ERROR_UNSUPPORTED if the backend is not compiled in, has no
- *  device or does not have the variant asked for.
+ *  @return TPMG_ERROR_ARGUMENT for a name tpmg does not know, n_threads outside
+ *  0..TPMG_MAX_THREADS or a negative device number; TPMG_ERROR_UNSUPPORTED if the
+ *  backend is not compiled in, has no device or does not have the variant asked for.
  *  On failure *ctx is NULL and no message can be read: the status says what went wrong. */
 tpmg_status tpmg_context_create(const tpmg_context_options *options, tpmg_context **ctx);
 
-/** Destroy a context; every object made from it must be destroyed first.
- *  @param[in,out] ctx the context; set to NULL. A NULL *ctx is accepted. */
+/** Destroy a context, which must be the last thing destroyed.
+ *  @param[in,out] ctx the context; set to NULL. A NULL *ctx is accepted.
+ *  @return TPMG_ERROR_ARGUMENT, leaving the context as it was, while anything
+ *  made from it lives: a grid (the caller's handle or one kept alive by the
+ *  objects made from it), a vector of tpmg_vector_create, or other backend
+ *  memory; the message counts them ("still live: 1 grid, 2 vectors, 1.2 MB of
+ *  backend memory"). Destroy those, then the context. */
 tpmg_status tpmg_context_destroy(tpmg_context **ctx);
 
 /** The message of the last failed call on this context ("" if none).
@@ -141,10 +178,20 @@ tpmg_status tpmg_context_synchronize(tpmg_context *ctx);
 /* ------------------------------------------------------------------------ */
 
 /** Allocate a vector of n entries in the context's memory space, set to zero.
- *  @param[out] v the vector; owned by the caller, free with tpmg_vector_destroy */
+ *  The vector is registered in the context with n and precision: calls that
+ *  receive this pointer check both (see the conventions above), and the
+ *  context cannot be destroyed while it lives. n = 0 gives a distinct
+ *  non-NULL pointer, to be destroyed as well.
+ *  @param[out] v the vector; owned by the caller, free with tpmg_vector_destroy
+ *                on the same context */
 tpmg_status tpmg_vector_create(tpmg_context *ctx, tpmg_precision precision, tpmg_index n, void **v);
 
-/** Free a vector made by tpmg_vector_create; sets *v to NULL (NULL accepted). */
+/** Free a vector made by tpmg_vector_create on this context; sets *v to NULL
+ *  (NULL accepted).
+ *  @return TPMG_ERROR_ARGUMENT, with nothing freed and *v unchanged, for a
+ *  pointer that is not a live vector of this context (another context's
+ *  vector, memory of the caller's, a pointer into a vector, one destroyed
+ *  already). */
 tpmg_status tpmg_vector_destroy(tpmg_context *ctx, void **v);
 
 /** Copy n entries from host memory into a context vector. */
@@ -172,17 +219,117 @@ tpmg_status tpmg_vector_dot(tpmg_context *ctx, tpmg_precision precision, tpmg_in
 tpmg_status tpmg_vector_convert(tpmg_context *ctx, tpmg_index n, tpmg_precision src_precision,
                                 const void *src, tpmg_precision dst_precision, void *dst);
 
+/** Several dot products in one pass over y (GMRES' classical Gram-Schmidt):
+ *  result[i] = x_i . y for i < m and result[m] = y . y, each summed in double
+ *  in an order fixed by n alone.
+ *  @param[in]  x m vectors of the context (the array and the vectors borrowed), m >= 1
+ *  @param[in]  y a vector of the context (borrowed)
+ *  @param[out] result m + 1 values, host memory of the caller
+ *  @return TPMG_ERROR_ARGUMENT for a NULL argument or vector, m < 1, n < 0 or an
+ *  unknown precision (result unchanged). */
+tpmg_status tpmg_vector_dots(tpmg_context *ctx, tpmg_precision precision, tpmg_index n, int m,
+                             const void *const *x, const void *y, double *result);
+
+/** y += a_0 x_0 + ... + a_{m-1} x_{m-1} in one pass, the terms added in that
+ *  order in the vectors' precision; norm2 != NULL: also (y, y) of the new y.
+ *  @param[in]  a m factors (host memory); x m vectors of the context (borrowed, none
+ *              of them y), m >= 1
+ *  @param[in,out] y a vector of the context (borrowed)
+ *  @param[out] norm2 NULL, or the squared norm of the result, summed in double
+ *  @return TPMG_ERROR_ARGUMENT for a NULL argument or vector, an x_i equal to y,
+ *  m < 1, n < 0 or an unknown precision (y and norm2 unchanged). */
+tpmg_status tpmg_vector_axpys(tpmg_context *ctx, tpmg_precision precision, tpmg_index n, int m,
+                              const double *a, const void *const *x, void *y, double *norm2);
+
+/* ------------------------------------------------------------------------ */
+/* Benchmark support                                                         */
+/* ------------------------------------------------------------------------ */
+
+/** A stopwatch on the backend's queue of work (CUDA events on the context's
+ *  stream for "cuda", the wall clock for "cpu"). Call it with start != 0 to
+ *  mark the start, then with start == 0 to mark the end, wait for the work in
+ *  between and get the seconds between the two marks.
+ *  @param[out] seconds at the end mark: the elapsed seconds (>= 0); ignored and
+ *              may be NULL at the start mark
+ *  @return TPMG_ERROR_ARGUMENT for a NULL context, a NULL seconds at the end
+ *          mark, or an end mark without a start mark since the last end mark. */
+tpmg_status tpmg_context_stopwatch(tpmg_context *ctx, int start, double *seconds);
+
+/** The device's limits as measured by small loops on it (a few milliseconds),
+ *  for comparing kernels with what the hardware can do. NaN where the backend
+ *  measures none (the CPU backend: an FMA loop of its SIMD width on all of the
+ *  context's threads, about 0.1 s; no shared memory). */
+typedef struct {
+  double shared_bytes; /**< shared-memory load bandwidth, bytes/s (conflict-free loads) */
+  double flops_double; /**< FP64 multiply-add throughput, flop/s (a multiply-add counts 2) */
+  double flops_float;  /**< FP32 multiply-add throughput, flop/s */
+} tpmg_device_limits;
+
+/** Measure the device's limits (see tpmg_device_limits): a few short kernels
+ *  on the context's queue of work, timed by its stopwatch (a start mark of
+ *  the caller's is dropped: the next end mark needs a new start mark).
+ *  @param[out] limits the measured values, NaN where not measured
+ *  @return TPMG_ERROR_ARGUMENT for a NULL argument; TPMG_ERROR_BACKEND if a
+ *  loop fails on the device. */
+tpmg_status tpmg_context_measure_limits(tpmg_context *ctx, tpmg_device_limits *limits);
+
+/** The work per DoF of the kernels that the backend runs for one operator
+ *  apply or one smoothing step, counted from the code (doc/benchmarks.md). */
+typedef struct {
+  const char *kernel;  /**< the kernel's name ("basic", "constant", "tiled", "thread",
+                            "brick"; "cpu" for the CPU backend): a static string */
+  double flops;        /**< floating-point operations, a multiply-add counts 2 */
+  double shared_words; /**< words written to and read from shared memory (0 where the
+                            kernel keeps its values in registers) */
+  double matrix_words; /**< 1D matrix entries loaded from memory (those in the kernel
+                            parameters or registers do not count) */
+  double memory_words; /**< device (main) memory words, each vector read or written once
+                            per pass, with overlapping windows read once */
+} tpmg_work;
+
+/** The work per DoF of one tpmg_operator_apply.
+ *  @param[out] work the counts of the kernel the backend runs for this operator
+ *  @return TPMG_ERROR_ARGUMENT for a NULL argument; TPMG_ERROR_UNSUPPORTED for a
+ *  backend that counts no work (work unchanged). */
+tpmg_status tpmg_operator_work(const tpmg_operator *op, tpmg_work *work);
+
+/** The work per DoF of one tpmg_smoother_apply (all 2^dim colours). GLOBAL
+ *  counts its operator applies too.
+ *  @param[out] work the counts of the kernels the backend runs for this smoother
+ *  @return TPMG_ERROR_ARGUMENT for a NULL argument; TPMG_ERROR_UNSUPPORTED for a
+ *  backend that counts no work (work unchanged). */
+tpmg_status tpmg_smoother_work(const tpmg_smoother *smoother, tpmg_work *work);
+
 /* ------------------------------------------------------------------------ */
 /* Grid hierarchy                                                            */
 /* ------------------------------------------------------------------------ */
 
+/** The largest polynomial degree in 2D and in 3D. */
+#define TPMG_MAX_DEGREE_2D 10
+#define TPMG_MAX_DEGREE_3D 8
+
+/** The largest fine level (refinements of the coarse mesh); a grid also needs
+ *  its finest level's vectors to fit in memory. */
+#define TPMG_MAX_FINE_LEVEL 30
+
+/** The box's safe range (tpmg_grid_options.box): coordinates up to 1e30 in
+ *  magnitude and cells down to 1e-30 wide keep the 1D patch eigenproblems
+ *  (whose matrices scale with the cell width h and 1/h) far from overflow and
+ *  underflow (they fail beyond about 1e70 and 1e-70); the widths' ratios are
+ *  then at most 1e60 (anisotropy slows the solver, it does not break it). */
+#define TPMG_MAX_BOX_COORDINATE 1e30
+#define TPMG_MIN_CELL_WIDTH 1e-30
+
 /** Options of the mesh hierarchy (deal.II's subdivided_hyper_rectangle, refined). */
 typedef struct {
   int dim;         /**< 2 or 3; default 3 */
-  int degree;      /**< k: 1..10 in 2D, 1..8 in 3D; default 3 */
-  int fine_level;  /**< L, refinements of the coarse mesh, >= 1; default 4 */
+  int degree;      /**< k: 1..TPMG_MAX_DEGREE_2D in 2D, 1..TPMG_MAX_DEGREE_3D in 3D; default 3 */
+  int fine_level;  /**< L, refinements of the coarse mesh, 1..TPMG_MAX_FINE_LEVEL; default 4 */
   int cells[3];    /**< coarse cells per direction, >= 1; default 1,1,1 */
-  double box[6];   /**< a_0,b_0,a_1,b_1[,a_2,b_2] with a_d < b_d; default unit cube */
+  double box[6];   /**< a_0,b_0,a_1,b_1[,a_2,b_2], finite, a_d < b_d, |a_d|, |b_d| <=
+                        TPMG_MAX_BOX_COORDINATE, the finest cells' width (b_d - a_d) /
+                        (cells[d] 2^fine_level) >= TPMG_MIN_CELL_WIDTH and >= 1e-12
+                        max(|a_d|, |b_d|); default unit cube */
 } tpmg_grid_options;
 
 /** Default grid: 3D, Q3, level 4, one coarse cell, unit cube. */
@@ -199,7 +346,9 @@ tpmg_status tpmg_grid_create(tpmg_context *ctx, const tpmg_grid_options *options
 
 #define TPMG_MAX_COARSE_DOFS 4096
 
-/** Destroy a grid; objects made from it must be destroyed first. *grid = NULL. */
+/** Drop the caller's grid; *grid = NULL (NULL accepted). The grid is freed
+ *  now, or with the last object made from it that still lives: those keep
+ *  working, so objects and grid may be destroyed in any order. */
 tpmg_status tpmg_grid_destroy(tpmg_grid **grid);
 
 /** The options the grid was made with. */
@@ -220,7 +369,9 @@ tpmg_status tpmg_grid_level_size(const tpmg_grid *grid, int level, tpmg_index *n
 /* ------------------------------------------------------------------------ */
 
 /** The matrix-free Laplace operator of one level in one precision.
- *  @param[out] op owned by the caller, free with tpmg_operator_destroy */
+ *  @param[out] op owned by the caller, free with tpmg_operator_destroy
+ *  @return TPMG_ERROR_UNSUPPORTED where the context's backend (variant) has no
+ *          operator kernel for the level, e.g. "cuda/thread" for a degree other than 1. */
 tpmg_status tpmg_operator_create(tpmg_grid *grid, int level, tpmg_precision precision,
                                  tpmg_operator **op);
 
@@ -235,7 +386,8 @@ tpmg_status tpmg_operator_apply(tpmg_operator *op, const void *src, void *dst);
  *  memory (for Jacobi and Chebyshev smoothers, e.g. in the deal.II bridge). */
 tpmg_status tpmg_operator_diagonal(tpmg_operator *op, void *diagonal);
 
-/** Destroy an operator; *op = NULL. */
+/** Destroy an operator and drop its reference on the grid; *op = NULL (NULL
+ *  accepted). */
 tpmg_status tpmg_operator_destroy(tpmg_operator **op);
 
 /* ------------------------------------------------------------------------ */
@@ -251,40 +403,13 @@ typedef enum {
                                    without reading x_I (equal to FUSED up to rounding) */
 } tpmg_smoother_variant;
 
-/** How a backend implements the smoother's kernels (and the level operator's):
- *  the same smoothing step up to rounding, at different speeds. The CUDA
- *  backend has each of these for every degree of its table (THREAD: degree 1
- *  only); BRICK is an operator kernel only, which the smoother kernels do not
- *  have (tpmg_smoother_create refuses it); TENSOR is a smoother kernel of FUSED
- *  and BOUNDARY in 3D for degrees >= 2, which tpmg_smoother_create checks on
- *  every backend. The CPU backend has one implementation and accepts every
- *  value that tpmg_smoother_create does not refuse. */
-typedef enum {
-  TPMG_KERNEL_DEFAULT = 0,  /**< the fastest measured one for dimension, degree, precision */
-  TPMG_KERNEL_BASIC = 1,    /**< a thread team per patch, 1D matrices read from device memory */
-  TPMG_KERNEL_CONSTANT = 2, /**< a thread team per patch, 1D matrices passed in the kernel's
-                                 parameters, so that every multiply-add reads its matrix entry
-                                 from the constant cache instead of a load instruction */
-  TPMG_KERNEL_THREAD = 3,   /**< one thread per patch (and per row of the operator), its
-                                 3^dim window in registers; degree 1 only */
-  TPMG_KERNEL_TILED = 4,    /**< CONSTANT with several lines per thread (register tiling) */
-  TPMG_KERNEL_BRICK = 5,    /**< the operator only: a block per brick of cells applies the
-                                 level operator's Kronecker sum direction by direction, each
-                                 window point read once (fewer operations per DoF than the
-                                 vertex-patch gather); not a smoother kernel */
-  TPMG_KERNEL_TENSOR = 6    /**< the smoother only, FUSED and BOUNDARY in 3D, degree >= 2: the
-                                 patch contractions on the tensor cores (double: FP64; float:
-                                 each operand split into two tf32 numbers, float accuracy);
-                                 slower than CONSTANT so far (doc/benchmarks.md) */
-} tpmg_kernel;
-
-/** Options of the smoother. */
+/** Options of the smoother. Which kernels run it is the backend's choice,
+ *  by its name: "cuda/basic", "cuda/constant", ... (tpmg_context_options). */
 typedef struct {
   tpmg_smoother_variant variant; /**< default TPMG_SMOOTHER_FUSED */
-  tpmg_kernel kernel;            /**< default TPMG_KERNEL_DEFAULT */
 } tpmg_smoother_options;
 
-/** Default smoother options: FUSED, the default kernels. */
+/** Default smoother options: FUSED. */
 tpmg_smoother_options tpmg_smoother_options_default(void);
 
 /** The colourised multiplicative vertex-patch smoother of one level (paper
@@ -292,9 +417,8 @@ tpmg_smoother_options tpmg_smoother_options_default(void);
  *  diagonalization. Level must be >= 1 (level 0 may have no interior vertex).
  *  @param[in]  options options, or NULL for the defaults
  *  @param[out] smoother owned by the caller, free with tpmg_smoother_destroy
- *  @return TPMG_ERROR_UNSUPPORTED for TPMG_KERNEL_THREAD with a degree other than 1, for
- *          TPMG_KERNEL_BRICK (an operator kernel only) and for TPMG_KERNEL_TENSOR outside
- *          FUSED and BOUNDARY in 3D with degree >= 2. */
+ *  @return TPMG_ERROR_UNSUPPORTED where the context's backend (variant) has no
+ *          smoother kernels for the level, e.g. "cuda/thread" for a degree other than 1. */
 tpmg_status tpmg_smoother_create(tpmg_grid *grid, int level, tpmg_precision precision,
                                  const tpmg_smoother_options *options, tpmg_smoother **smoother);
 
@@ -304,7 +428,8 @@ tpmg_status tpmg_smoother_create(tpmg_grid *grid, int level, tpmg_precision prec
  *  read as zero and not changed. b and x must not overlap. */
 tpmg_status tpmg_smoother_apply(tpmg_smoother *smoother, int reverse, const void *b, void *x);
 
-/** Destroy a smoother; *smoother = NULL. */
+/** Destroy a smoother and drop its reference on the grid; *smoother = NULL
+ *  (NULL accepted). */
 tpmg_status tpmg_smoother_destroy(tpmg_smoother **smoother);
 
 /* ------------------------------------------------------------------------ */
@@ -324,7 +449,8 @@ tpmg_status tpmg_transfer_prolongate_add(tpmg_transfer *transfer, const void *co
 /** coarse = P^T fine. */
 tpmg_status tpmg_transfer_restrict(tpmg_transfer *transfer, const void *fine, void *coarse);
 
-/** Destroy a transfer; *transfer = NULL. */
+/** Destroy a transfer and drop its reference on the grid; *transfer = NULL
+ *  (NULL accepted). */
 tpmg_status tpmg_transfer_destroy(tpmg_transfer **transfer);
 
 /* ------------------------------------------------------------------------ */
@@ -366,7 +492,8 @@ tpmg_status tpmg_multigrid_precondition(tpmg_multigrid *mg, tpmg_precision preci
 tpmg_status tpmg_multigrid_fmg(tpmg_multigrid *mg, tpmg_precision precision, const void *b,
                                void *x);
 
-/** Destroy a hierarchy; *mg = NULL. */
+/** Destroy a hierarchy (its smoothers, coarse solver and level vectors) and
+ *  drop its reference on the grid; *mg = NULL (NULL accepted). */
 tpmg_status tpmg_multigrid_destroy(tpmg_multigrid **mg);
 
 /* ------------------------------------------------------------------------ */
@@ -385,7 +512,8 @@ tpmg_status tpmg_coarse_create(tpmg_grid *grid, tpmg_precision precision, tpmg_c
  *  level-0 vectors of the solver's precision and must not overlap. */
 tpmg_status tpmg_coarse_apply(tpmg_coarse *coarse, const void *b, void *x);
 
-/** Destroy a coarse solver; *coarse = NULL (NULL accepted). */
+/** Destroy a coarse solver and drop its reference on the grid; *coarse =
+ *  NULL (NULL accepted). */
 tpmg_status tpmg_coarse_destroy(tpmg_coarse **coarse);
 
 /* ------------------------------------------------------------------------ */
@@ -429,13 +557,16 @@ typedef struct {
   tpmg_mode mode;                 /**< default TPMG_MODE_DOUBLE */
   tpmg_smoother_variant smoother; /**< default TPMG_SMOOTHER_FUSED */
   double tolerance;               /**< stop at ||b - A x|| <= tolerance ||b|| (see
-                                       tpmg_preconditioning); default 1e-9 */
-  int max_iterations;             /**< default 100 */
-  int restart;                    /**< GMRES restart length; default 30 */
+                                       tpmg_preconditioning), in (0, 1); default 1e-9 */
+  int max_iterations;             /**< >= 1; default 100 */
+  int restart;                    /**< GMRES restart length, 1..TPMG_MAX_RESTART; default 30 */
   tpmg_monitor monitor;           /**< default NULL */
   void *monitor_data;             /**< passed to monitor */
   tpmg_preconditioning preconditioning; /**< GMRES only; default TPMG_PRECONDITION_RIGHT */
 } tpmg_solver_options;
+
+/** The longest GMRES restart (tpmg_solver_options.restart). */
+#define TPMG_MAX_RESTART 1000
 
 /** Default solver options: GMRES(30), double, FUSED, 1e-9, 100 iterations. */
 tpmg_solver_options tpmg_solver_options_default(void);
@@ -471,7 +602,8 @@ tpmg_status tpmg_solver_solve(tpmg_solver *solver, const void *b, void *x,
  *  backend memory (0 for other solvers). */
 tpmg_status tpmg_solver_restart(const tpmg_solver *solver, int *restart);
 
-/** Destroy a solver; *solver = NULL. */
+/** Destroy a solver (its hierarchy and work vectors) and drop its reference
+ *  on the grid; *solver = NULL (NULL accepted). */
 tpmg_status tpmg_solver_destroy(tpmg_solver **solver);
 
 /* ------------------------------------------------------------------------ */
@@ -499,6 +631,68 @@ tpmg_status tpmg_problem_rhs(tpmg_grid *grid, tpmg_rhs rhs, tpmg_precision preci
  *  @return TPMG_ERROR_ARGUMENT for TPMG_RHS_ONE and TPMG_RHS_ONES (no exact solution known). */
 tpmg_status tpmg_problem_l2_error(tpmg_grid *grid, tpmg_rhs rhs, tpmg_precision precision,
                                   const void *x, double *error);
+
+/* ------------------------------------------------------------------------ */
+/* Names of the enums                                                        */
+/* ------------------------------------------------------------------------ */
+
+/* Every enum that users choose by name (on a command line, in a setup file,
+ * in JSON output) has one name per value, defined here once:
+ *   tpmg_solver_type       gmres, cg, fmg, vcycle
+ *   tpmg_mode              double, mixed, float
+ *   tpmg_smoother_variant  global, separate, fused, boundary
+ *   tpmg_rhs               one, sine, ones
+ *   tpmg_preconditioning   right, left
+ *   tpmg_precision         double, float
+ * For each, tpmg_X_from_name(name, &value) sets value from its exact
+ * (case-sensitive) name and returns TPMG_SUCCESS, or returns
+ * TPMG_ERROR_ARGUMENT for an unknown or NULL name or a NULL value (value is
+ * then unchanged; there is no context, so no message); tpmg_X_name(value)
+ * returns the name, a static string, or NULL for a value outside the enum. */
+
+/** The solver type named `name` ("gmres", "cg", "fmg", "vcycle").
+ *  @param[in]  name  the name; NULL is refused
+ *  @param[out] value the type
+ *  @return TPMG_ERROR_ARGUMENT for an unknown or NULL name or a NULL value */
+tpmg_status tpmg_solver_type_from_name(const char *name, tpmg_solver_type *value);
+
+/** The name of a solver type, or NULL for an unknown value. */
+const char *tpmg_solver_type_name(tpmg_solver_type value);
+
+/** The solver mode named `name` ("double", "mixed", "float"); as
+ *  tpmg_solver_type_from_name. */
+tpmg_status tpmg_mode_from_name(const char *name, tpmg_mode *value);
+
+/** The name of a solver mode, or NULL for an unknown value. */
+const char *tpmg_mode_name(tpmg_mode value);
+
+/** The smoother variant named `name` ("global", "separate", "fused",
+ *  "boundary"); as tpmg_solver_type_from_name. */
+tpmg_status tpmg_smoother_variant_from_name(const char *name, tpmg_smoother_variant *value);
+
+/** The name of a smoother variant, or NULL for an unknown value. */
+const char *tpmg_smoother_variant_name(tpmg_smoother_variant value);
+
+/** The test problem named `name` ("one", "sine", "ones"); as
+ *  tpmg_solver_type_from_name. */
+tpmg_status tpmg_rhs_from_name(const char *name, tpmg_rhs *value);
+
+/** The name of a test problem, or NULL for an unknown value. */
+const char *tpmg_rhs_name(tpmg_rhs value);
+
+/** The preconditioning named `name` ("right", "left"); as
+ *  tpmg_solver_type_from_name. */
+tpmg_status tpmg_preconditioning_from_name(const char *name, tpmg_preconditioning *value);
+
+/** The name of a preconditioning, or NULL for an unknown value. */
+const char *tpmg_preconditioning_name(tpmg_preconditioning value);
+
+/** The vector precision named `name` ("double", "float"); as
+ *  tpmg_solver_type_from_name. */
+tpmg_status tpmg_precision_from_name(const char *name, tpmg_precision *value);
+
+/** The name of a vector precision, or NULL for an unknown value. */
+const char *tpmg_precision_name(tpmg_precision value);
 
 /* ------------------------------------------------------------------------ */
 /* Setup files                                                               */

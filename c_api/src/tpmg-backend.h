@@ -8,15 +8,15 @@
 
 #include <stdio.h>
 
+#include "tpmg-basis.h"
 #include "tpmg.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define TPMG_MAX_LEVELS 32
-#define TPMG_MAX_DEGREE_2D 10
-#define TPMG_MAX_DEGREE_3D 8
+/* levels 0..TPMG_MAX_FINE_LEVEL, and one to spare */
+#define TPMG_MAX_LEVELS (TPMG_MAX_FINE_LEVEL + 2)
 #define TPMG_PI 3.14159265358979323846
 
 /* ---- errors ------------------------------------------------------------ */
@@ -67,6 +67,20 @@ typedef struct {
   const void *prolongation;
 } tpmg_level_data;
 
+/* The 1D data of the unit patch (two cells of size h = 1) for one degree k, in
+ * double in host memory, built once per grid by the core as the level data
+ * are (the same matrices for h_d = 1; P = 2k+1, I = 2k-1, row-major with
+ * these sizes): backends whose kernels take the level's matrices as the unit
+ * ones times scale factors (M_d = h_d M, K_d = K / h_d, S_d = S / sqrt(h_d),
+ * Lambda_d = Lambda / h_d^2) start from here. */
+typedef struct {
+  double patch_mass[(2 * TPMG_MAX_DEGREE_2D + 1) * (2 * TPMG_MAX_DEGREE_2D + 1)];      /* P x P */
+  double patch_stiffness[(2 * TPMG_MAX_DEGREE_2D + 1) * (2 * TPMG_MAX_DEGREE_2D + 1)]; /* P x P */
+  double eigenvectors[(2 * TPMG_MAX_DEGREE_2D - 1) * (2 * TPMG_MAX_DEGREE_2D - 1)];    /* I x I */
+  double eigenvalues[2 * TPMG_MAX_DEGREE_2D - 1];                                      /* I */
+  double prolongation[(2 * TPMG_MAX_DEGREE_2D + 1) * (TPMG_MAX_DEGREE_2D + 1)]; /* P x (k+1) */
+} tpmg_unit_data;
+
 /* One level of the hierarchy. In 2D, n[2] = cells[2] = 1 and h[2] = 1. */
 typedef struct {
   int dim;
@@ -77,6 +91,7 @@ typedef struct {
   tpmg_index n_dofs;    /* n[0] n[1] n[2] */
   double h[3];          /* cell size per direction */
   tpmg_level_data data[2]; /* indexed by tpmg_precision */
+  const tpmg_unit_data *unit; /* host memory, owned by the grid; the same for every level */
 } tpmg_level;
 
 /* Patches of one colour per direction: vertices v_d = 1 + c_d + 2 t, t >= 0,
@@ -87,6 +102,9 @@ static inline tpmg_index tpmg_level_patches_1d(const tpmg_level *lvl, int d, int
 }
 
 /* ---- backends ---------------------------------------------------------- */
+
+/* What a level is checked for (check_level). */
+typedef enum { TPMG_USE_OPERATOR = 0, TPMG_USE_SMOOTHER = 1 } tpmg_level_use;
 
 /* The most vectors one call of the backend's dots or axpys takes; the core
  * splits longer lists. */
@@ -132,10 +150,6 @@ typedef struct {
   /* dst = A src; Dirichlet entries of src read as zero, dst_B = src_B */
   tpmg_status (*laplace)(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
                          const void *src, void *dst);
-  /* laplace with a chosen implementation (benchmarks and tests; laplace is
-   * TPMG_KERNEL_DEFAULT) */
-  tpmg_status (*laplace_kernel)(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
-                                tpmg_kernel kernel, const void *src, void *dst);
   /* dst_B = src_B, interior of dst untouched */
   tpmg_status (*copy_boundary)(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
                                const void *src, void *dst);
@@ -144,15 +158,14 @@ typedef struct {
    * patch interior as zero (x_I not loaded), so r_I = b_I - A_IB x_B, and
    * x_I = A_I^{-1} r_I stored */
   tpmg_status (*patch_fused)(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
-                             tpmg_kernel kernel, int colour, int boundary, const void *b, void *x);
+                             int colour, int boundary, const void *b, void *x);
   /* SEPARATE, first half: r_I = b_I - (Abar x)_I on the interiors of one colour's
    * patches (other entries of r untouched) */
   tpmg_status (*patch_residual)(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
-                                tpmg_kernel kernel, int colour, const void *b, const void *x,
-                                void *r);
+                                int colour, const void *b, const void *x, void *r);
   /* GLOBAL and SEPARATE: x_I += A_I^{-1} r_I for every patch of one colour */
   tpmg_status (*patch_solve)(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
-                             tpmg_kernel kernel, int colour, const void *r, void *x);
+                             int colour, const void *r, void *x);
   /* fine += P coarse, Dirichlet entries of coarse read as zero, of fine unchanged */
   tpmg_status (*prolongate_add)(tpmg_context *ctx, const tpmg_level *coarse,
                                 const tpmg_level *fine, tpmg_precision prec, const void *c,
@@ -165,23 +178,40 @@ typedef struct {
   tpmg_status (*coarse_solve)(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
                               const void *inverse, const void *b, void *x);
 
+  /* NULL, or: whether the backend (its variant) has kernels for `use` on this
+   * level and precision; TPMG_ERROR_UNSUPPORTED with a message if not. The
+   * core calls it when an operator (TPMG_USE_OPERATOR, laplace) or a smoother
+   * (TPMG_USE_SMOOTHER, the patch operations, and laplace for GLOBAL) is
+   * created. */
+  tpmg_status (*check_level)(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
+                             tpmg_level_use use);
+
   /* For benchmarks. start != 0: mark the start on the backend's queue of work;
    * start == 0: mark the end, wait for it and return the seconds between the
    * two marks (CUDA events on the CUDA backend, the wall clock on the CPU). */
   tpmg_status (*stopwatch)(tpmg_context *ctx, int start, double *seconds);
   /* For benchmarks, NULL where not measured: the device's limits measured by
-   * small loops, in limits[TPMG_LIMIT_*]. */
-  tpmg_status (*measure_limits)(tpmg_context *ctx, double *limits);
+   * small loops. */
+  tpmg_status (*measure_limits)(tpmg_context *ctx, tpmg_device_limits *limits);
+  /* For benchmarks: the work per DoF of laplace on this level, and of one
+   * smoothing step of `variant` (tpmg_work_* give the counts of the
+   * vertex-patch kernels) */
+  tpmg_status (*operator_work)(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
+                               tpmg_work *work);
+  tpmg_status (*smoother_work)(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
+                               tpmg_smoother_variant variant, tpmg_work *work);
 } tpmg_backend_ops;
 
-/* What measure_limits returns. */
-enum {
-  TPMG_LIMIT_SHARED_BYTES = 0, /* shared-memory load bandwidth, bytes/s (conflict-free loop) */
-  TPMG_LIMIT_FLOPS_DOUBLE = 1, /* FP64 FMA throughput, flop/s (an FMA counts 2) */
-  TPMG_LIMIT_FLOPS_FLOAT = 2,  /* FP32 FMA throughput, flop/s */
-  TPMG_LIMIT_COUNT = 3
-};
-
+/* Counted work per DoF of the vertex-patch kernels (tpmg-work.c), for the
+ * backends' operator_work and smoother_work: `sparse` kernels skip the zero
+ * blocks of the patch matrices and split the eigenvectors into even and odd
+ * ones; `shared` kernels keep their intermediate tensors in shared memory;
+ * `matrices_loaded` kernels load each 1D matrix entry per multiply-add.
+ * work->kernel is left to the caller. */
+void tpmg_work_operator(const tpmg_level *lvl, int sparse, int shared, int matrices_loaded,
+                        tpmg_work *work);
+void tpmg_work_smoother(const tpmg_level *lvl, tpmg_smoother_variant variant, int sparse,
+                        int shared, int matrices_loaded, const tpmg_work *apply, tpmg_work *work);
 
 /* Backend memory with accounting; a failed allocation sets the message. */
 tpmg_status tpmg_malloc(tpmg_context *ctx, size_t bytes, const char *what, void **ptr);
@@ -193,27 +223,12 @@ void tpmg_free(tpmg_context *ctx, size_t bytes, void *ptr);
 int tpmg_backend_threads(const tpmg_context *ctx);
 /* The device number asked for in the context options. */
 int tpmg_backend_device(const tpmg_context *ctx);
-/* The variant named after the backend's name ("tiled" of "cuda/tiled"), or
+/* The variant named after the backend's name ("variant" of "name/variant"), or
  * NULL; init refuses a variant it does not know. */
 const char *tpmg_backend_variant(const tpmg_context *ctx);
 /* The backend's own state: set by init, freed by finalize. */
 void *tpmg_backend_data(const tpmg_context *ctx);
 void tpmg_backend_set_data(tpmg_context *ctx, void *data);
-
-/* Host-side 1D building blocks (tpmg-basis.c), all in double. */
-void tpmg_basis_gauss_lobatto(int n_points, double *points);       /* on [0,1] */
-void tpmg_basis_gauss(int n_points, double *points, double *weights); /* on [0,1] */
-/* value and derivative of Lagrange polynomial i through `nodes` (n of them) at x */
-double tpmg_basis_lagrange(int n, const double *nodes, int i, double x);
-double tpmg_basis_lagrange_derivative(int n, const double *nodes, int i, double x);
-/* reference cell mass and stiffness on [0,1], (k+1)^2 row-major, exact */
-void tpmg_basis_cell_matrices(int degree, double *mass, double *stiffness);
-/* the generalized symmetric eigenproblem K S = M S Lambda, M positive definite,
- * n x n row-major, by Cholesky and cyclic Jacobi; S^T M S = I, eigenvalues
- * ascending. Returns the largest residual ||K s - lambda M s||_inf / (||K||_inf ||s||_inf),
- * or a negative value if M is not positive definite. */
-double tpmg_basis_generalized_eigen(int n, const double *K, const double *M, double *S,
-                                    double *lambda);
 
 #ifdef __cplusplus
 }

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tpmg-impl.h"
+#include "tpmg-backend.h"
 
 /* Legendre polynomials P_{m-1}(x), P_m(x) by the three-term recurrence. */
 static void legendre(int m, double x, double *p_prev, double *p) {

@@ -11,7 +11,7 @@
 #include "tpmg-impl.h"
 
 struct tpmg_coarse {
-  tpmg_grid *grid;
+  tpmg_grid *grid; /* referenced */
   tpmg_precision precision;
   void *inverse; /* n_I x n_I in backend memory */
   size_t bytes;
@@ -51,6 +51,7 @@ tpmg_status tpmg_coarse_create(tpmg_grid *grid, tpmg_precision precision, tpmg_c
   tpmg_coarse *c = calloc(1, sizeof(*c));
   TPMG_CHECK(ctx, c, TPMG_ERROR_MEMORY, "allocating the coarse solver failed");
   c->grid = grid;
+  tpmg_grid_reference(grid);
   c->precision = precision;
 
   double cm[(TPMG_MAX_DEGREE_2D + 1) * (TPMG_MAX_DEGREE_2D + 1)];
@@ -156,6 +157,9 @@ tpmg_status tpmg_coarse_apply(tpmg_coarse *coarse, const void *b, void *x) {
   tpmg_context *ctx = coarse->grid->ctx;
   TPMG_CHECK(ctx, b && x && b != x, TPMG_ERROR_ARGUMENT,
              "b %p and x %p must be distinct non-NULL vectors", b, x);
+  tpmg_index n = coarse->grid->levels[0].n_dofs;
+  TPMG_CALL(tpmg_vector_check(ctx, "tpmg_coarse_apply: b", b, coarse->precision, n));
+  TPMG_CALL(tpmg_vector_check(ctx, "tpmg_coarse_apply: x", x, coarse->precision, n));
   return ctx->ops->coarse_solve(ctx, &coarse->grid->levels[0], coarse->precision, coarse->inverse,
                                 b, x);
 }
@@ -163,8 +167,10 @@ tpmg_status tpmg_coarse_apply(tpmg_coarse *coarse, const void *b, void *x) {
 tpmg_status tpmg_coarse_destroy(tpmg_coarse **coarse) {
   if (!coarse) return TPMG_ERROR_ARGUMENT;
   if (!*coarse) return TPMG_SUCCESS;
-  tpmg_free((*coarse)->grid->ctx, (*coarse)->bytes, (*coarse)->inverse);
+  tpmg_grid *grid = (*coarse)->grid;
+  tpmg_free(grid->ctx, (*coarse)->bytes, (*coarse)->inverse);
   free(*coarse);
+  tpmg_grid_release(grid);
   *coarse = NULL;
   return TPMG_SUCCESS;
 }

@@ -1,5 +1,6 @@
-/* The context: backend selection, error messages, memory accounting, and the
- * public vector operations, which validate and call through the backend table. */
+/* The context: backend selection, error messages and memory accounting. Its
+ * vectors are in tpmg-vector.c. */
+#include <math.h>
 #include <omp.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -37,7 +38,7 @@ tpmg_status tpmg_context_create(const tpmg_context_options *options, tpmg_contex
   *ctx = NULL;
   tpmg_context_options opts = options ? *options : tpmg_context_options_default();
   const char *name = opts.backend ? opts.backend : "cpu";
-  if (opts.n_threads < 0 || opts.device < 0)
+  if (opts.n_threads < 0 || opts.n_threads > TPMG_MAX_THREADS || opts.device < 0)
     return TPMG_ERROR_ARGUMENT;
 
   tpmg_context *c = calloc(1, sizeof(*c));
@@ -61,6 +62,7 @@ tpmg_status tpmg_context_create(const tpmg_context_options *options, tpmg_contex
   }
   c->n_threads = opts.n_threads > 0 ? opts.n_threads : omp_get_max_threads();
   c->device = opts.device;
+  c->refs = 1;
   tpmg_status status = c->ops->init(c);
   if (status != TPMG_SUCCESS) {
     free(c);
@@ -82,11 +84,38 @@ tpmg_status tpmg_backend_available(const char *name, int *available) {
   return TPMG_SUCCESS;
 }
 
+/* "1.2 MB", "3.0 kB" or "512 bytes". */
+static void format_bytes(size_t bytes, char *out, size_t size) {
+  if (bytes >= 1000000)
+    snprintf(out, size, "%.1f MB", (double)bytes / 1e6);
+  else if (bytes >= 1000)
+    snprintf(out, size, "%.1f kB", (double)bytes / 1e3);
+  else
+    snprintf(out, size, "%zu bytes", bytes);
+}
+
+/* Refused while anything made from the context lives: a grid (kept alive by
+ * the objects using it, see tpmg_grid_release), a vector, or other backend
+ * memory. Freeing the context then would leave those dangling. */
 tpmg_status tpmg_context_destroy(tpmg_context **ctx) {
   if (!ctx) return TPMG_ERROR_ARGUMENT;
-  if (!*ctx) return TPMG_SUCCESS;
-  (*ctx)->ops->finalize(*ctx);
-  free(*ctx);
+  tpmg_context *c = *ctx;
+  if (!c) return TPMG_SUCCESS;
+  int n_grids = c->refs - 1;
+  size_t n_vectors = tpmg_vector_count(c);
+  if (n_grids > 0 || n_vectors > 0 || c->bytes > 0) {
+    char memory[32];
+    format_bytes(c->bytes, memory, sizeof memory);
+    return tpmg_error_set(c, TPMG_ERROR_ARGUMENT, __FILE__, __LINE__,
+                          "tpmg_context_destroy: still live: %d grid%s, %zu vector%s, %s of "
+                          "backend memory; destroy them first (a grid lives until it and every "
+                          "object made from it are destroyed)",
+                          n_grids, n_grids == 1 ? "" : "s", n_vectors, n_vectors == 1 ? "" : "s",
+                          memory);
+  }
+  tpmg_vector_registry_free(c);
+  c->ops->finalize(c);
+  free(c);
   *ctx = NULL;
   return TPMG_SUCCESS;
 }
@@ -159,96 +188,29 @@ void tpmg_free(tpmg_context *ctx, size_t bytes, void *ptr) {
   ctx->bytes -= bytes;
 }
 
-/* ---- public vectors ----------------------------------------------------- */
+/* ---- benchmark support --------------------------------------------------- */
 
-/* A public vector keeps its byte count in a header word in front of its data,
- * so that destroy can account for it; 256 bytes keep the data aligned for
- * coalesced device access. */
-#define VECTOR_HEADER 256
-
-static tpmg_status check_vector_args(tpmg_context *ctx, tpmg_precision precision, tpmg_index n) {
-  if (!ctx) return TPMG_ERROR_ARGUMENT;
-  TPMG_CHECK(ctx, precision == TPMG_DOUBLE || precision == TPMG_FLOAT, TPMG_ERROR_ARGUMENT,
-             "unknown precision %d", (int)precision);
-  TPMG_CHECK(ctx, n >= 0, TPMG_ERROR_ARGUMENT, "vector length %lld is negative", (long long)n);
+tpmg_status tpmg_context_stopwatch(tpmg_context *ctx, int start, double *seconds) {
+  if (!ctx)
+    return TPMG_ERROR_ARGUMENT;
+  TPMG_CHECK(ctx, start || seconds, TPMG_ERROR_ARGUMENT, "seconds is NULL at the end mark");
+  TPMG_CHECK(ctx, start || ctx->stopwatch_started, TPMG_ERROR_ARGUMENT,
+             "stopwatch: an end mark without a start mark");
+  TPMG_CALL(ctx->ops->stopwatch(ctx, start, seconds));
+  ctx->stopwatch_started = start != 0;
   return TPMG_SUCCESS;
 }
 
-tpmg_status tpmg_vector_create(tpmg_context *ctx, tpmg_precision precision, tpmg_index n,
-                               void **v) {
-  TPMG_CALL(check_vector_args(ctx, precision, n));
-  TPMG_CHECK(ctx, v, TPMG_ERROR_ARGUMENT, "v is NULL");
-  size_t scalar = tpmg_precision_size(precision);
-  TPMG_CHECK(ctx, (uint64_t)n <= (SIZE_MAX - VECTOR_HEADER) / scalar, TPMG_ERROR_MEMORY,
-             "vector length %lld overflows size_t", (long long)n);
-  size_t bytes = VECTOR_HEADER + (size_t)n * scalar;
-  void *block = NULL;
-  TPMG_CALL(tpmg_malloc(ctx, bytes, "tpmg_vector_create", &block));
-  /* the byte count lives in the first word of the block, in backend memory */
-  uint64_t header = bytes;
-  tpmg_status status = ctx->ops->upload(ctx, block, &header, sizeof(header));
-  if (status == TPMG_SUCCESS && n > 0)
-    status = ctx->ops->set(ctx, precision, n, 0.0, (char *)block + VECTOR_HEADER);
-  if (status != TPMG_SUCCESS) {
-    tpmg_free(ctx, bytes, block);
-    return status;
-  }
-  *v = (char *)block + VECTOR_HEADER;
+tpmg_status tpmg_context_measure_limits(tpmg_context *ctx, tpmg_device_limits *limits) {
+  if (!ctx)
+    return TPMG_ERROR_ARGUMENT;
+  TPMG_CHECK(ctx, limits, TPMG_ERROR_ARGUMENT, "limits is NULL");
+  tpmg_device_limits measured = {NAN, NAN, NAN};
+  /* the loops are timed with the backend's stopwatch: a start mark is lost
+   * (on every backend, so that callers see one behaviour) */
+  ctx->stopwatch_started = 0;
+  if (ctx->ops->measure_limits)
+    TPMG_CALL(ctx->ops->measure_limits(ctx, &measured));
+  *limits = measured;
   return TPMG_SUCCESS;
-}
-
-tpmg_status tpmg_vector_destroy(tpmg_context *ctx, void **v) {
-  if (!ctx) return TPMG_ERROR_ARGUMENT;
-  TPMG_CHECK(ctx, v, TPMG_ERROR_ARGUMENT, "v is NULL");
-  if (!*v) return TPMG_SUCCESS;
-  char *block = (char *)*v - VECTOR_HEADER;
-  uint64_t header = 0;
-  TPMG_CALL(ctx->ops->download(ctx, &header, block, sizeof(header)));
-  tpmg_free(ctx, (size_t)header, block);
-  *v = NULL;
-  return TPMG_SUCCESS;
-}
-
-tpmg_status tpmg_vector_upload(tpmg_context *ctx, tpmg_precision precision, tpmg_index n,
-                               const void *host, void *v) {
-  TPMG_CALL(check_vector_args(ctx, precision, n));
-  TPMG_CHECK(ctx, host && v, TPMG_ERROR_ARGUMENT, "NULL vector (host %p, v %p)", host, v);
-  return ctx->ops->upload(ctx, v, host, (size_t)n * tpmg_precision_size(precision));
-}
-
-tpmg_status tpmg_vector_download(tpmg_context *ctx, tpmg_precision precision, tpmg_index n,
-                                 const void *v, void *host) {
-  TPMG_CALL(check_vector_args(ctx, precision, n));
-  TPMG_CHECK(ctx, host && v, TPMG_ERROR_ARGUMENT, "NULL vector (v %p, host %p)", v, host);
-  return ctx->ops->download(ctx, host, v, (size_t)n * tpmg_precision_size(precision));
-}
-
-tpmg_status tpmg_vector_set(tpmg_context *ctx, tpmg_precision precision, tpmg_index n, double value,
-                            void *v) {
-  TPMG_CALL(check_vector_args(ctx, precision, n));
-  TPMG_CHECK(ctx, v, TPMG_ERROR_ARGUMENT, "v is NULL");
-  return ctx->ops->set(ctx, precision, n, value, v);
-}
-
-tpmg_status tpmg_vector_axpby(tpmg_context *ctx, tpmg_precision precision, tpmg_index n, double a,
-                              const void *x, double b, void *y) {
-  TPMG_CALL(check_vector_args(ctx, precision, n));
-  TPMG_CHECK(ctx, x && y, TPMG_ERROR_ARGUMENT, "NULL vector (x %p, y %p)", x, (void *)y);
-  return ctx->ops->axpby(ctx, precision, n, a, x, b, y);
-}
-
-tpmg_status tpmg_vector_dot(tpmg_context *ctx, tpmg_precision precision, tpmg_index n,
-                            const void *x, const void *y, double *result) {
-  TPMG_CALL(check_vector_args(ctx, precision, n));
-  TPMG_CHECK(ctx, x && y && result, TPMG_ERROR_ARGUMENT, "NULL argument (x %p, y %p, result %p)",
-             x, y, (void *)result);
-  return ctx->ops->dot(ctx, precision, n, x, y, result);
-}
-
-tpmg_status tpmg_vector_convert(tpmg_context *ctx, tpmg_index n, tpmg_precision src_precision,
-                                const void *src, tpmg_precision dst_precision, void *dst) {
-  TPMG_CALL(check_vector_args(ctx, src_precision, n));
-  TPMG_CALL(check_vector_args(ctx, dst_precision, n));
-  TPMG_CHECK(ctx, src && dst, TPMG_ERROR_ARGUMENT, "NULL vector (src %p, dst %p)", src, dst);
-  return ctx->ops->convert(ctx, n, src_precision, src, dst_precision, dst);
 }

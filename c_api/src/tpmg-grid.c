@@ -2,6 +2,7 @@
  * data of each level, built on the host in double and uploaded once in both
  * precisions. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,20 +13,48 @@ tpmg_grid_options tpmg_grid_options_default(void) {
   return options;
 }
 
+/* x with the fewest digits that read back as x, so that a message shows the
+ * value given (1e-300, not 0; 1.0000000000000002, not 1). */
+static const char *exact(double x, char text[32]) {
+  for (int digits = 1; digits <= 17; ++digits) {
+    snprintf(text, 32, "%.*g", digits, x);
+    if (strtod(text, NULL) == x) break;
+  }
+  return text;
+}
+
+static tpmg_status check_box(tpmg_context *ctx, const tpmg_grid_options *o, int d) {
+  double a = o->box[2 * d], b = o->box[2 * d + 1];
+  char ta[32], tb[32];
+  TPMG_CHECK(ctx, isfinite(a) && isfinite(b) && a < b, TPMG_ERROR_ARGUMENT,
+             "box[%d] = [%s, %s]: needs finite a < b", d, exact(a, ta), exact(b, tb));
+  double largest = fmax(fabs(a), fabs(b));
+  TPMG_CHECK(ctx, largest <= TPMG_MAX_BOX_COORDINATE, TPMG_ERROR_ARGUMENT,
+             "box[%d] = [%s, %s]: coordinates beyond +-%g are not supported", d, exact(a, ta),
+             exact(b, tb), TPMG_MAX_BOX_COORDINATE);
+  /* the finest cells' width: the 1D eigenproblems scale with it, and the
+   * support points must stay apart in double */
+  double h = (b - a) / ldexp((double)o->cells[d], o->fine_level);
+  double minimum = fmax(TPMG_MIN_CELL_WIDTH, 1e-12 * largest);
+  TPMG_CHECK(ctx, h >= minimum, TPMG_ERROR_ARGUMENT,
+             "box[%d] = [%s, %s]: its cells on level %d are %g wide, below the supported "
+             "minimum %g (the larger of %g and 1e-12 times the largest coordinate)",
+             d, exact(a, ta), exact(b, tb), o->fine_level, h, minimum, TPMG_MIN_CELL_WIDTH);
+  return TPMG_SUCCESS;
+}
+
 static tpmg_status check_options(tpmg_context *ctx, const tpmg_grid_options *o) {
   TPMG_CHECK(ctx, o->dim == 2 || o->dim == 3, TPMG_ERROR_ARGUMENT, "dim %d: must be 2 or 3",
              o->dim);
   int max_degree = o->dim == 2 ? TPMG_MAX_DEGREE_2D : TPMG_MAX_DEGREE_3D;
   TPMG_CHECK(ctx, o->degree >= 1 && o->degree <= max_degree, TPMG_ERROR_ARGUMENT,
              "degree %d: must be 1..%d in %dD", o->degree, max_degree, o->dim);
-  TPMG_CHECK(ctx, o->fine_level >= 1 && o->fine_level < TPMG_MAX_LEVELS - 1, TPMG_ERROR_ARGUMENT,
-             "fine_level %d: must be 1..%d", o->fine_level, TPMG_MAX_LEVELS - 2);
+  TPMG_CHECK(ctx, o->fine_level >= 1 && o->fine_level <= TPMG_MAX_FINE_LEVEL, TPMG_ERROR_ARGUMENT,
+             "fine_level %d: must be 1..%d", o->fine_level, TPMG_MAX_FINE_LEVEL);
   for (int d = 0; d < o->dim; ++d) {
     TPMG_CHECK(ctx, o->cells[d] >= 1, TPMG_ERROR_ARGUMENT, "cells[%d] = %d: must be >= 1", d,
                o->cells[d]);
-    double a = o->box[2 * d], b = o->box[2 * d + 1];
-    TPMG_CHECK(ctx, isfinite(a) && isfinite(b) && a < b, TPMG_ERROR_ARGUMENT,
-               "box[%d] = [%g, %g]: needs finite a < b", d, a, b);
+    TPMG_CALL(check_box(ctx, o, d));
   }
   /* sizes of the finest level: per direction and in all, as vector bytes */
   double total = 1.0;
@@ -56,50 +85,76 @@ static size_t level_data_count(int dim, int k) {
   return dim * (2 * c + 2 * p + i * i + i) + (size_t)(2 * k + 1) * (k + 1);
 }
 
-static tpmg_status build_level_data(tpmg_context *ctx, const tpmg_level *lvl, double *out) {
-  int k = lvl->degree, nc = k + 1, np = 2 * k + 1, ni = 2 * k - 1;
+/* The 1D data of one direction with cell size h: cell mass and stiffness
+ * (k+1)^2, patch mass and stiffness P^2, the patch interior's eigenvectors I^2
+ * and eigenvalues I. level and d name the data in a message. */
+static tpmg_status build_direction(tpmg_context *ctx, int k, double h, int level, int d, double *cm,
+                                   double *ck, double *pm, double *pk, double *S, double *lambda) {
+  int nc = k + 1, np = 2 * k + 1, ni = 2 * k - 1;
   double mref[(TPMG_MAX_DEGREE_2D + 1) * (TPMG_MAX_DEGREE_2D + 1)];
   double kref[(TPMG_MAX_DEGREE_2D + 1) * (TPMG_MAX_DEGREE_2D + 1)];
   tpmg_basis_cell_matrices(k, mref, kref);
-  double *p = out;
-  for (int d = 0; d < lvl->dim; ++d) {
-    double h = lvl->h[d];
-    double *cm = p, *ck = cm + nc * nc, *pm = ck + nc * nc, *pk = pm + np * np;
-    double *S = pk + np * np, *lambda = S + ni * ni;
-    p = lambda + ni;
-    for (int i = 0; i < nc * nc; ++i) {
-      cm[i] = h * mref[i];
-      ck[i] = kref[i] / h;
-    }
-    /* vertex patch: two cells, the middle point shared */
-    memset(pm, 0, sizeof(double) * np * np);
-    memset(pk, 0, sizeof(double) * np * np);
-    for (int cell = 0; cell < 2; ++cell)
-      for (int i = 0; i < nc; ++i)
-        for (int j = 0; j < nc; ++j) {
-          pm[(cell * k + i) * np + cell * k + j] += cm[i * nc + j];
-          pk[(cell * k + i) * np + cell * k + j] += ck[i * nc + j];
-        }
-    /* generalized eigenproblem on the 2k-1 interior points (paper eq. 2.9) */
-    double mi[(2 * TPMG_MAX_DEGREE_2D - 1) * (2 * TPMG_MAX_DEGREE_2D - 1)];
-    double ki[(2 * TPMG_MAX_DEGREE_2D - 1) * (2 * TPMG_MAX_DEGREE_2D - 1)];
-    for (int i = 0; i < ni; ++i)
-      for (int j = 0; j < ni; ++j) {
-        mi[i * ni + j] = pm[(i + 1) * np + j + 1];
-        ki[i * ni + j] = pk[(i + 1) * np + j + 1];
-      }
-    double residual = tpmg_basis_generalized_eigen(ni, ki, mi, S, lambda);
-    TPMG_CHECK(ctx, residual >= 0.0 && residual < 1e-11, TPMG_ERROR_NUMERICAL,
-               "patch eigenproblem on level %d, direction %d, degree %d: residual %g", lvl->level,
-               d, k, residual);
+  for (int i = 0; i < nc * nc; ++i) {
+    cm[i] = h * mref[i];
+    ck[i] = kref[i] / h;
   }
-  /* the coarse cell's basis at the support points of its two children */
+  /* vertex patch: two cells, the middle point shared */
+  memset(pm, 0, sizeof(double) * np * np);
+  memset(pk, 0, sizeof(double) * np * np);
+  for (int cell = 0; cell < 2; ++cell)
+    for (int i = 0; i < nc; ++i)
+      for (int j = 0; j < nc; ++j) {
+        pm[(cell * k + i) * np + cell * k + j] += cm[i * nc + j];
+        pk[(cell * k + i) * np + cell * k + j] += ck[i * nc + j];
+      }
+  /* generalized eigenproblem on the 2k-1 interior points (paper eq. 2.9) */
+  double mi[(2 * TPMG_MAX_DEGREE_2D - 1) * (2 * TPMG_MAX_DEGREE_2D - 1)];
+  double ki[(2 * TPMG_MAX_DEGREE_2D - 1) * (2 * TPMG_MAX_DEGREE_2D - 1)];
+  for (int i = 0; i < ni; ++i)
+    for (int j = 0; j < ni; ++j) {
+      mi[i * ni + j] = pm[(i + 1) * np + j + 1];
+      ki[i * ni + j] = pk[(i + 1) * np + j + 1];
+    }
+  double residual = tpmg_basis_generalized_eigen(ni, ki, mi, S, lambda);
+  TPMG_CHECK(ctx, residual >= 0.0 && residual < 1e-11, TPMG_ERROR_NUMERICAL,
+             "patch eigenproblem on level %d, direction %d, degree %d: residual %g", level, d, k,
+             residual);
+  return TPMG_SUCCESS;
+}
+
+/* The coarse cell's basis at the support points of its two children. */
+static void build_prolongation(int k, double *prolongation) {
+  int nc = k + 1, np = 2 * k + 1;
   double nodes[TPMG_MAX_DEGREE_2D + 1];
   tpmg_basis_gauss_lobatto(nc, nodes);
   for (int t = 0; t < np; ++t) {
     double x = t <= k ? 0.5 * nodes[t] : 0.5 + 0.5 * nodes[t - k];
-    for (int s = 0; s < nc; ++s) p[t * nc + s] = tpmg_basis_lagrange(nc, nodes, s, x);
+    for (int s = 0; s < nc; ++s)
+      prolongation[t * nc + s] = tpmg_basis_lagrange(nc, nodes, s, x);
   }
+}
+
+static tpmg_status build_level_data(tpmg_context *ctx, const tpmg_level *lvl, double *out) {
+  int k = lvl->degree, nc = k + 1, np = 2 * k + 1, ni = 2 * k - 1;
+  double *p = out;
+  for (int d = 0; d < lvl->dim; ++d) {
+    double *cm = p, *ck = cm + nc * nc, *pm = ck + nc * nc, *pk = pm + np * np;
+    double *S = pk + np * np, *lambda = S + ni * ni;
+    p = lambda + ni;
+    TPMG_CALL(build_direction(ctx, k, lvl->h[d], lvl->level, d, cm, ck, pm, pk, S, lambda));
+  }
+  build_prolongation(k, p);
+  return TPMG_SUCCESS;
+}
+
+/* The unit patch's data (h = 1), once per grid. */
+static tpmg_status build_unit_data(tpmg_context *ctx, int k, tpmg_unit_data *unit) {
+  double cm[(TPMG_MAX_DEGREE_2D + 1) * (TPMG_MAX_DEGREE_2D + 1)];
+  double ck[(TPMG_MAX_DEGREE_2D + 1) * (TPMG_MAX_DEGREE_2D + 1)];
+  memset(unit, 0, sizeof(*unit));
+  TPMG_CALL(build_direction(ctx, k, 1.0, -1, 0, cm, ck, unit->patch_mass, unit->patch_stiffness,
+                            unit->eigenvectors, unit->eigenvalues));
+  build_prolongation(k, unit->prolongation);
   return TPMG_SUCCESS;
 }
 
@@ -130,6 +185,8 @@ tpmg_status tpmg_grid_create(tpmg_context *ctx, const tpmg_grid_options *options
   tpmg_grid *g = calloc(1, sizeof(*g));
   TPMG_CHECK(ctx, g, TPMG_ERROR_MEMORY, "allocating the grid failed");
   g->ctx = ctx;
+  g->refs = 1;
+  ctx->refs++;
   g->options = *options;
   if (options->dim == 2) {
     g->options.cells[2] = 1;
@@ -143,12 +200,15 @@ tpmg_status tpmg_grid_create(tpmg_context *ctx, const tpmg_grid_options *options
   float *host_float = malloc(count * sizeof(float));
   tpmg_status status = host && host_float ? TPMG_SUCCESS : TPMG_ERROR_MEMORY;
   if (status != TPMG_SUCCESS) tpmg_error_set(ctx, status, __FILE__, __LINE__, "host allocation");
+  if (status == TPMG_SUCCESS)
+    status = build_unit_data(ctx, k, &g->unit);
 
   for (int l = 0; l < g->n_levels && status == TPMG_SUCCESS; ++l) {
     tpmg_level *lvl = &g->levels[l];
     lvl->dim = dim;
     lvl->degree = k;
     lvl->level = l;
+    lvl->unit = &g->unit;
     lvl->n_dofs = 1;
     for (int d = 0; d < 3; ++d) {
       int real = d < dim;
@@ -183,13 +243,24 @@ tpmg_status tpmg_grid_create(tpmg_context *ctx, const tpmg_grid_options *options
   return TPMG_SUCCESS;
 }
 
+void tpmg_grid_reference(tpmg_grid *grid) {
+  grid->refs++;
+}
+
+void tpmg_grid_release(tpmg_grid *grid) {
+  if (--grid->refs > 0) return;
+  tpmg_context *ctx = grid->ctx;
+  for (int l = 0; l < TPMG_MAX_LEVELS; ++l)
+    for (int p = 0; p < 2; ++p) tpmg_free(ctx, grid->data_bytes[l][p], grid->data_block[l][p]);
+  free(grid);
+  ctx->refs--;
+}
+
+/* Drops the caller's reference: objects made from the grid keep it alive. */
 tpmg_status tpmg_grid_destroy(tpmg_grid **grid) {
   if (!grid) return TPMG_ERROR_ARGUMENT;
-  tpmg_grid *g = *grid;
-  if (!g) return TPMG_SUCCESS;
-  for (int l = 0; l < TPMG_MAX_LEVELS; ++l)
-    for (int p = 0; p < 2; ++p) tpmg_free(g->ctx, g->data_bytes[l][p], g->data_block[l][p]);
-  free(g);
+  if (!*grid) return TPMG_SUCCESS;
+  tpmg_grid_release(*grid);
   *grid = NULL;
   return TPMG_SUCCESS;
 }

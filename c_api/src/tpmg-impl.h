@@ -18,28 +18,70 @@ const tpmg_backend_ops *tpmg_backend_find(const char *name, int *known);
 
 /* ---- objects ----------------------------------------------------------- */
 
+typedef struct tpmg_vector_registry tpmg_vector_registry;
+
 struct tpmg_context {
-  char backend[64];          /* the backend's name as given ("cuda/tiled") */
+  char backend[64];          /* the backend's name as given ("name/variant") */
   const char *variant;       /* inside backend: what follows the first '/', or NULL */
   int n_threads;
   int device;
   size_t bytes;              /* backend memory allocated through tpmg_malloc */
+  int refs;                  /* the caller's 1 plus one per live grid (tpmg_grid_release) */
+  tpmg_vector_registry *vectors; /* what tpmg_vector_create made (tpmg-vector.c) */
   const tpmg_backend_ops *ops;
   void *backend_data;        /* owned by the backend */
+  int stopwatch_started;     /* a start mark without its end mark yet */
   char error[1024];          /* the last message; mutable through const in tpmg_error_set */
 };
 
 struct tpmg_grid {
-  tpmg_context *ctx;
+  tpmg_context *ctx;                 /* referenced: ctx->refs counts this grid */
+  int refs;                          /* the caller's handle plus one per object using the grid */
   tpmg_grid_options options;
   int n_levels;                      /* fine_level + 1 */
   tpmg_level levels[TPMG_MAX_LEVELS];
   void *data_block[TPMG_MAX_LEVELS][2]; /* backend memory behind levels[l].data[p] */
   size_t data_bytes[TPMG_MAX_LEVELS][2];
+  tpmg_unit_data unit; /* levels[l].unit points here */
 };
+
+/* Host-side 1D building blocks (tpmg-basis.c), all in double. */
+void tpmg_basis_gauss_lobatto(int n_points, double *points);          /* on [0,1] */
+void tpmg_basis_gauss(int n_points, double *points, double *weights); /* on [0,1] */
+/* value and derivative of Lagrange polynomial i through `nodes` (n of them) at x */
+double tpmg_basis_lagrange(int n, const double *nodes, int i, double x);
+double tpmg_basis_lagrange_derivative(int n, const double *nodes, int i, double x);
+/* reference cell mass and stiffness on [0,1], (k+1)^2 row-major, exact */
+void tpmg_basis_cell_matrices(int degree, double *mass, double *stiffness);
+/* the generalized symmetric eigenproblem K S = M S Lambda, M positive definite,
+ * n x n row-major, by Cholesky and cyclic Jacobi; S^T M S = I, eigenvalues
+ * ascending. Returns the largest residual ||K s - lambda M s||_inf / (||K||_inf ||s||_inf),
+ * or a negative value if M is not positive definite. */
+double tpmg_basis_generalized_eigen(int n, const double *K, const double *M, double *S,
+                                    double *lambda);
 
 /* Validated access for the object files. */
 tpmg_status tpmg_grid_check_level(const tpmg_grid *grid, int level, int min_level);
+
+/* Lifetimes. An object that uses a grid takes a reference on it when it is
+ * created (tpmg_grid_reference) and drops it as the last step of being freed
+ * (tpmg_grid_release); the grid is freed, and drops its reference on the
+ * context, when its count reaches zero. So the caller may destroy a grid and
+ * its users in any order. The context is not freed by references: its destroy
+ * is refused while anything made from it is live (tpmg_context_destroy). */
+void tpmg_grid_reference(tpmg_grid *grid);
+void tpmg_grid_release(tpmg_grid *grid);
+
+/* The vectors of tpmg_vector_create, registered in their context (tpmg-vector.c).
+ * tpmg_vector_check is the one check of a vector argument: where v is
+ * registered in ctx, its precision must be `precision` and its length at least
+ * n; unregistered pointers (borrowed memory, e.g. a deal.II vector's) pass.
+ * `what` names the call and the argument for the message. */
+tpmg_status tpmg_vector_check(tpmg_context *ctx, const char *what, const void *v,
+                              tpmg_precision precision, tpmg_index n);
+/* The number of live vectors of ctx, and freeing its (empty) registry. */
+size_t tpmg_vector_count(const tpmg_context *ctx);
+void tpmg_vector_registry_free(tpmg_context *ctx);
 
 #ifdef __cplusplus
 }

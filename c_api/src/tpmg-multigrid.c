@@ -6,7 +6,7 @@
 #include "tpmg-impl.h"
 
 struct tpmg_multigrid {
-  tpmg_grid *grid;
+  tpmg_grid *grid; /* referenced */
   tpmg_multigrid_options options;
   int fine;                                 /* finest level L */
   tpmg_smoother *smoothers[TPMG_MAX_LEVELS]; /* levels 1..L */
@@ -34,6 +34,7 @@ tpmg_status tpmg_multigrid_create(tpmg_grid *grid, const tpmg_multigrid_options 
   tpmg_multigrid *m = calloc(1, sizeof(*m));
   TPMG_CHECK(ctx, m, TPMG_ERROR_MEMORY, "allocating the multigrid failed");
   m->grid = grid;
+  tpmg_grid_reference(grid);
   m->options = opts;
   m->fine = grid->n_levels - 1;
   tpmg_smoother_options smoother_options = tpmg_smoother_options_default();
@@ -65,7 +66,8 @@ tpmg_status tpmg_multigrid_destroy(tpmg_multigrid **mg) {
   if (!mg) return TPMG_ERROR_ARGUMENT;
   tpmg_multigrid *m = *mg;
   if (!m) return TPMG_SUCCESS;
-  tpmg_context *ctx = m->grid->ctx;
+  tpmg_grid *grid = m->grid;
+  tpmg_context *ctx = grid->ctx;
   tpmg_coarse_destroy(&m->coarse);
   for (int l = 0; l < TPMG_MAX_LEVELS; ++l) {
     tpmg_smoother_destroy(&m->smoothers[l]);
@@ -74,6 +76,7 @@ tpmg_status tpmg_multigrid_destroy(tpmg_multigrid **mg) {
     tpmg_free(ctx, m->bytes[l], m->r[l]);
   }
   free(m);
+  tpmg_grid_release(grid);
   *mg = NULL;
   return TPMG_SUCCESS;
 }
@@ -99,8 +102,12 @@ static tpmg_status vcycle(tpmg_multigrid *m, int l, const void *b, void *x) {
 
 tpmg_status tpmg_multigrid_vcycle(tpmg_multigrid *mg, const void *b, void *x) {
   if (!mg) return TPMG_ERROR_ARGUMENT;
-  TPMG_CHECK(mg->grid->ctx, b && x && b != x, TPMG_ERROR_ARGUMENT,
+  tpmg_context *ctx = mg->grid->ctx;
+  TPMG_CHECK(ctx, b && x && b != x, TPMG_ERROR_ARGUMENT,
              "b %p and x %p must be distinct non-NULL vectors", b, x);
+  tpmg_index n = mg->grid->levels[mg->fine].n_dofs;
+  TPMG_CALL(tpmg_vector_check(ctx, "tpmg_multigrid_vcycle: b", b, mg->options.precision, n));
+  TPMG_CALL(tpmg_vector_check(ctx, "tpmg_multigrid_vcycle: x", x, mg->options.precision, n));
   return vcycle(mg, mg->fine, b, x);
 }
 
@@ -126,6 +133,8 @@ tpmg_status tpmg_multigrid_precondition(tpmg_multigrid *mg, tpmg_precision preci
   TPMG_CALL(check_precision(mg, precision));
   int L = mg->fine;
   tpmg_index n = mg->grid->levels[L].n_dofs;
+  TPMG_CALL(tpmg_vector_check(ctx, "tpmg_multigrid_precondition: r", r, precision, n));
+  TPMG_CALL(tpmg_vector_check(ctx, "tpmg_multigrid_precondition: z", z, precision, n));
   if (precision == p) {
     TPMG_CALL(ctx->ops->set(ctx, p, n, 0.0, z));
     return vcycle(mg, L, r, z);
@@ -146,6 +155,8 @@ tpmg_status tpmg_multigrid_fmg(tpmg_multigrid *mg, tpmg_precision precision, con
   tpmg_precision p = mg->options.precision;
   int L = mg->fine;
   const tpmg_level *levels = mg->grid->levels;
+  TPMG_CALL(tpmg_vector_check(ctx, "tpmg_multigrid_fmg: b", b, precision, levels[L].n_dofs));
+  TPMG_CALL(tpmg_vector_check(ctx, "tpmg_multigrid_fmg: x", x, precision, levels[L].n_dofs));
   const void *bL = b;
   void *xL = x;
   if (precision != p) {

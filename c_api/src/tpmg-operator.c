@@ -5,7 +5,7 @@
 #include "tpmg-impl.h"
 
 struct tpmg_operator {
-  tpmg_grid *grid;
+  tpmg_grid *grid; /* referenced */
   const tpmg_level *level;
   tpmg_precision precision;
 };
@@ -18,11 +18,14 @@ tpmg_status tpmg_operator_create(tpmg_grid *grid, int level, tpmg_precision prec
   TPMG_CHECK(ctx, precision == TPMG_DOUBLE || precision == TPMG_FLOAT, TPMG_ERROR_ARGUMENT,
              "unknown precision %d", (int)precision);
   TPMG_CALL(tpmg_grid_check_level(grid, level, 0));
+  if (ctx->ops->check_level)
+    TPMG_CALL(ctx->ops->check_level(ctx, &grid->levels[level], precision, TPMG_USE_OPERATOR));
   tpmg_operator *o = malloc(sizeof(*o));
   TPMG_CHECK(ctx, o, TPMG_ERROR_MEMORY, "allocating the operator failed");
   o->grid = grid;
   o->level = &grid->levels[level];
   o->precision = precision;
+  tpmg_grid_reference(grid);
   *op = o;
   return TPMG_SUCCESS;
 }
@@ -32,6 +35,10 @@ tpmg_status tpmg_operator_apply(tpmg_operator *op, const void *src, void *dst) {
   tpmg_context *ctx = op->grid->ctx;
   TPMG_CHECK(ctx, src && dst && src != dst, TPMG_ERROR_ARGUMENT,
              "src %p and dst %p must be distinct non-NULL vectors", src, dst);
+  TPMG_CALL(tpmg_vector_check(ctx, "tpmg_operator_apply: src", src, op->precision,
+                              op->level->n_dofs));
+  TPMG_CALL(tpmg_vector_check(ctx, "tpmg_operator_apply: dst", dst, op->precision,
+                              op->level->n_dofs));
   return ctx->ops->laplace(ctx, op->level, op->precision, src, dst);
 }
 
@@ -44,6 +51,8 @@ tpmg_status tpmg_operator_diagonal(tpmg_operator *op, void *diagonal) {
   tpmg_context *ctx = op->grid->ctx;
   TPMG_CHECK(ctx, diagonal, TPMG_ERROR_ARGUMENT, "diagonal is NULL");
   const tpmg_level *lvl = op->level;
+  TPMG_CALL(tpmg_vector_check(ctx, "tpmg_operator_diagonal: diagonal", diagonal, op->precision,
+                              lvl->n_dofs));
   int dim = lvl->dim, k = lvl->degree;
   double mref[(TPMG_MAX_DEGREE_2D + 1) * (TPMG_MAX_DEGREE_2D + 1)];
   double kref[(TPMG_MAX_DEGREE_2D + 1) * (TPMG_MAX_DEGREE_2D + 1)];
@@ -95,9 +104,22 @@ tpmg_status tpmg_operator_diagonal(tpmg_operator *op, void *diagonal) {
   return status;
 }
 
+tpmg_status tpmg_operator_work(const tpmg_operator *op, tpmg_work *work) {
+  if (!op)
+    return TPMG_ERROR_ARGUMENT;
+  tpmg_context *ctx = op->grid->ctx;
+  TPMG_CHECK(ctx, work, TPMG_ERROR_ARGUMENT, "work is NULL");
+  TPMG_CHECK(ctx, ctx->ops->operator_work, TPMG_ERROR_UNSUPPORTED, "the %s backend counts no work",
+             ctx->ops->name);
+  return ctx->ops->operator_work(ctx, op->level, op->precision, work);
+}
+
 tpmg_status tpmg_operator_destroy(tpmg_operator **op) {
   if (!op) return TPMG_ERROR_ARGUMENT;
+  if (!*op) return TPMG_SUCCESS;
+  tpmg_grid *grid = (*op)->grid;
   free(*op);
+  tpmg_grid_release(grid);
   *op = NULL;
   return TPMG_SUCCESS;
 }

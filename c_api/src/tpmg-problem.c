@@ -174,6 +174,7 @@ tpmg_status tpmg_problem_rhs(tpmg_grid *grid, tpmg_rhs rhs, tpmg_precision preci
   geometry(grid, &g);
   const tpmg_level *lvl = g.lvl;
   tpmg_index n = lvl->n_dofs;
+  TPMG_CALL(tpmg_vector_check(ctx, "tpmg_problem_rhs: b", b, precision, n));
   double *host = malloc(sizeof(double) * (size_t)n);
   double *F[3] = {NULL, NULL, NULL};
   int ok = host != NULL;
@@ -228,6 +229,7 @@ tpmg_status tpmg_problem_l2_error(tpmg_grid *grid, tpmg_rhs rhs, tpmg_precision 
   const tpmg_level *lvl = g.lvl;
   int dim = lvl->dim, k = g.k, n = k + 1, nq = k + 2;
   tpmg_index n_dofs = lvl->n_dofs;
+  TPMG_CALL(tpmg_vector_check(ctx, "tpmg_problem_l2_error: x", x, precision, n_dofs));
   size_t bytes = (size_t)n_dofs * tpmg_precision_size(precision);
   void *host = malloc(bytes);
   TPMG_CHECK(ctx, host, TPMG_ERROR_MEMORY, "host copy of %lld entries", (long long)n_dofs);

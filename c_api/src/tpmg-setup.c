@@ -25,8 +25,6 @@
 enum { KEY_DIM, KEY_DEGREE, KEY_LEVEL, KEY_CELLS, KEY_BOX, KEY_RHS, KEY_VECTOR, N_KEYS };
 static const char *const key_names[N_KEYS] = {"dim", "degree", "level", "cells",
                                               "box", "rhs",    "vector"};
-static const char *const rhs_names[] = {"one", "sine", "ones"}; /* indexed by tpmg_rhs */
-#define N_RHS 3
 
 static int host_is_little_endian(void) {
   const uint16_t one = 1;
@@ -68,7 +66,7 @@ tpmg_status tpmg_setup_write(const tpmg_grid *grid, tpmg_rhs rhs, const double *
   const tpmg_context *ctx = grid->ctx;
   TPMG_CHECK(ctx, path && path[0], TPMG_ERROR_ARGUMENT, "setup file path is %s",
              path ? "empty" : "NULL");
-  TPMG_CHECK(ctx, (int)rhs >= 0 && (int)rhs < N_RHS, TPMG_ERROR_ARGUMENT,
+  TPMG_CHECK(ctx, tpmg_rhs_name(rhs), TPMG_ERROR_ARGUMENT,
              "setup file '%s': unknown right-hand side %d", path, (int)rhs);
   const tpmg_grid_options *o = &grid->options;
   tpmg_index n = grid->levels[grid->n_levels - 1].n_dofs;
@@ -90,7 +88,7 @@ tpmg_status tpmg_setup_write(const tpmg_grid *grid, tpmg_rhs rhs, const double *
   for (int d = 0; d < o->dim; ++d) fprintf(f, " %d", o->cells[d]);
   fprintf(f, "\nbox");
   for (int j = 0; j < 2 * o->dim; ++j) fprintf(f, " %.17g", o->box[j]);
-  fprintf(f, "\nrhs %s\n", rhs_names[rhs]);
+  fprintf(f, "\nrhs %s\n", tpmg_rhs_name(rhs));
   if (b)
     fprintf(f, "vector %lld\nend\n", (long long)n);
   else
@@ -333,13 +331,10 @@ static tpmg_status parse_header(setup_reader *r, tpmg_grid_options *o, tpmg_rhs 
                         r->key_line[KEY_BOX], r->tokens[1 + j]);
 
   TPMG_CALL(key_values(r, KEY_RHS, 1, "one of 'one', 'sine', 'ones'"));
-  int which = 0;
-  while (which < N_RHS && strcmp(r->tokens[1], rhs_names[which]) != 0) ++which;
-  if (which == N_RHS)
+  if (tpmg_rhs_from_name(r->tokens[1], rhs) != TPMG_SUCCESS)
     return SETUP_FAIL(r, TPMG_ERROR_ARGUMENT,
                       "line %d: rhs '%s': expected one of 'one', 'sine', 'ones'",
                       r->key_line[KEY_RHS], r->tokens[1]);
-  *rhs = (tpmg_rhs)which;
 
   TPMG_CALL(key_values(r, KEY_VECTOR, 1, "'none' or the number of entries"));
   *n_vector = -1;
@@ -435,6 +430,19 @@ tpmg_status tpmg_setup_read(tpmg_context *ctx, const char *path, tpmg_grid **gri
     status = SETUP_FAIL(r, TPMG_ERROR_ARGUMENT,
                         "line %d: vector %lld: the grid's fine level %d has %lld DoFs",
                         r->key_line[KEY_VECTOR], n_vector, options.fine_level, (long long)n);
+    goto done;
+  }
+  /* the file must hold the vector before it is allocated: a short file may
+   * announce a vector of gigabytes */
+  struct stat info;
+  long position = ftell(r->f);
+  if (n_vector > 0 && fstat(fileno(r->f), &info) == 0 && position >= 0 && S_ISREG(info.st_mode) &&
+      (long long)info.st_size - position < (long long)n * 8) {
+    status = SETUP_FAIL(r, TPMG_ERROR_ARGUMENT,
+                        "the vector is truncated: line %d announces %lld doubles (%lld bytes), "
+                        "but only %lld bytes follow the 'end' line",
+                        r->key_line[KEY_VECTOR], (long long)n, (long long)n * 8,
+                        (long long)info.st_size - position);
     goto done;
   }
   if (n_vector >= 0 && b) {

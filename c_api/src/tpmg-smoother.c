@@ -22,7 +22,7 @@
 #include "tpmg-impl.h"
 
 struct tpmg_smoother {
-  tpmg_grid *grid;
+  tpmg_grid *grid; /* referenced */
   const tpmg_level *level;
   tpmg_precision precision;
   tpmg_smoother_options options;
@@ -31,7 +31,7 @@ struct tpmg_smoother {
 };
 
 tpmg_smoother_options tpmg_smoother_options_default(void) {
-  tpmg_smoother_options options = {TPMG_SMOOTHER_FUSED, TPMG_KERNEL_DEFAULT};
+  tpmg_smoother_options options = {TPMG_SMOOTHER_FUSED};
   return options;
 }
 
@@ -48,22 +48,8 @@ tpmg_status tpmg_smoother_create(tpmg_grid *grid, int level, tpmg_precision prec
              opts.variant == TPMG_SMOOTHER_GLOBAL || opts.variant == TPMG_SMOOTHER_SEPARATE ||
                  opts.variant == TPMG_SMOOTHER_FUSED || opts.variant == TPMG_SMOOTHER_BOUNDARY,
              TPMG_ERROR_ARGUMENT, "unknown smoother variant %d", (int)opts.variant);
-  TPMG_CHECK(ctx, opts.kernel != TPMG_KERNEL_BRICK, TPMG_ERROR_UNSUPPORTED,
-             "smoother kernel BRICK (%d) is an operator kernel only", (int)opts.kernel);
-  TPMG_CHECK(ctx, opts.kernel >= TPMG_KERNEL_DEFAULT && opts.kernel <= TPMG_KERNEL_TENSOR,
-             TPMG_ERROR_ARGUMENT, "unknown smoother kernel %d", (int)opts.kernel);
-  if (opts.kernel == TPMG_KERNEL_TENSOR) {
-    TPMG_CHECK(ctx, opts.variant == TPMG_SMOOTHER_FUSED || opts.variant == TPMG_SMOOTHER_BOUNDARY,
-               TPMG_ERROR_UNSUPPORTED,
-               "smoother kernel TENSOR is for FUSED and BOUNDARY, not variant %d",
-               (int)opts.variant);
-    TPMG_CHECK(ctx, grid->options.dim == 3 && grid->options.degree >= 2, TPMG_ERROR_UNSUPPORTED,
-               "smoother kernel TENSOR needs 3D and degree >= 2, not %dD Q%d", grid->options.dim,
-               grid->options.degree);
-  }
-  TPMG_CHECK(ctx, opts.kernel != TPMG_KERNEL_THREAD || grid->options.degree == 1,
-             TPMG_ERROR_UNSUPPORTED, "smoother kernel THREAD needs degree 1, not %d",
-             grid->options.degree);
+  if (ctx->ops->check_level)
+    TPMG_CALL(ctx->ops->check_level(ctx, &grid->levels[level], precision, TPMG_USE_SMOOTHER));
 
   tpmg_smoother *s = calloc(1, sizeof(*s));
   TPMG_CHECK(ctx, s, TPMG_ERROR_MEMORY, "allocating the smoother failed");
@@ -79,6 +65,7 @@ tpmg_status tpmg_smoother_create(tpmg_grid *grid, int level, tpmg_precision prec
       return status;
     }
   }
+  tpmg_grid_reference(grid);
   *smoother = s;
   return TPMG_SUCCESS;
 }
@@ -90,23 +77,24 @@ tpmg_status tpmg_smoother_apply(tpmg_smoother *smoother, int reverse, const void
              "b %p and x %p must be distinct non-NULL vectors", b, (void *)x);
   const tpmg_level *lvl = smoother->level;
   tpmg_precision p = smoother->precision;
-  tpmg_kernel kernel = smoother->options.kernel;
+  TPMG_CALL(tpmg_vector_check(ctx, "tpmg_smoother_apply: b", b, p, lvl->n_dofs));
+  TPMG_CALL(tpmg_vector_check(ctx, "tpmg_smoother_apply: x", x, p, lvl->n_dofs));
   int n_colours = 1 << lvl->dim;
   for (int step = 0; step < n_colours; ++step) {
     int colour = reverse ? n_colours - 1 - step : step;
     switch (smoother->options.variant) {
     case TPMG_SMOOTHER_GLOBAL:
-      TPMG_CALL(ctx->ops->laplace_kernel(ctx, lvl, p, kernel, x, smoother->residual));
+      TPMG_CALL(ctx->ops->laplace(ctx, lvl, p, x, smoother->residual));
       TPMG_CALL(ctx->ops->axpby(ctx, p, lvl->n_dofs, 1.0, b, -1.0, smoother->residual));
-      TPMG_CALL(ctx->ops->patch_solve(ctx, lvl, p, kernel, colour, smoother->residual, x));
+      TPMG_CALL(ctx->ops->patch_solve(ctx, lvl, p, colour, smoother->residual, x));
       break;
     case TPMG_SMOOTHER_SEPARATE:
-      TPMG_CALL(ctx->ops->patch_residual(ctx, lvl, p, kernel, colour, b, x, smoother->residual));
-      TPMG_CALL(ctx->ops->patch_solve(ctx, lvl, p, kernel, colour, smoother->residual, x));
+      TPMG_CALL(ctx->ops->patch_residual(ctx, lvl, p, colour, b, x, smoother->residual));
+      TPMG_CALL(ctx->ops->patch_solve(ctx, lvl, p, colour, smoother->residual, x));
       break;
     case TPMG_SMOOTHER_FUSED:
     case TPMG_SMOOTHER_BOUNDARY:
-      TPMG_CALL(ctx->ops->patch_fused(ctx, lvl, p, kernel, colour,
+      TPMG_CALL(ctx->ops->patch_fused(ctx, lvl, p, colour,
                                       smoother->options.variant == TPMG_SMOOTHER_BOUNDARY, b, x));
       break;
     }
@@ -114,12 +102,25 @@ tpmg_status tpmg_smoother_apply(tpmg_smoother *smoother, int reverse, const void
   return TPMG_SUCCESS;
 }
 
+tpmg_status tpmg_smoother_work(const tpmg_smoother *smoother, tpmg_work *work) {
+  if (!smoother)
+    return TPMG_ERROR_ARGUMENT;
+  tpmg_context *ctx = smoother->grid->ctx;
+  TPMG_CHECK(ctx, work, TPMG_ERROR_ARGUMENT, "work is NULL");
+  TPMG_CHECK(ctx, ctx->ops->smoother_work, TPMG_ERROR_UNSUPPORTED, "the %s backend counts no work",
+             ctx->ops->name);
+  return ctx->ops->smoother_work(ctx, smoother->level, smoother->precision,
+                                 smoother->options.variant, work);
+}
+
 tpmg_status tpmg_smoother_destroy(tpmg_smoother **smoother) {
   if (!smoother) return TPMG_ERROR_ARGUMENT;
   tpmg_smoother *s = *smoother;
   if (!s) return TPMG_SUCCESS;
-  tpmg_free(s->grid->ctx, s->residual_bytes, s->residual);
+  tpmg_grid *grid = s->grid;
+  tpmg_free(grid->ctx, s->residual_bytes, s->residual);
   free(s);
+  tpmg_grid_release(grid);
   *smoother = NULL;
   return TPMG_SUCCESS;
 }

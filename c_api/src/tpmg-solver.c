@@ -21,7 +21,7 @@
 #include "tpmg-impl.h"
 
 struct tpmg_solver {
-  tpmg_grid *grid;
+  tpmg_grid *grid;             /* referenced */
   tpmg_context *ctx;
   tpmg_solver_options options;
   tpmg_precision q;            /* outer precision */
@@ -57,11 +57,12 @@ static tpmg_status check_options(tpmg_context *ctx, const tpmg_solver_options *o
   TPMG_CHECK(ctx, o->smoother >= TPMG_SMOOTHER_GLOBAL && o->smoother <= TPMG_SMOOTHER_BOUNDARY,
              TPMG_ERROR_ARGUMENT, "unknown smoother variant %d", (int)o->smoother);
   TPMG_CHECK(ctx, o->tolerance > 0.0 && o->tolerance < 1.0, TPMG_ERROR_ARGUMENT,
-             "tolerance %g: must be in (0, 1)", o->tolerance);
+             "tolerance %.17g: must be in (0, 1)", o->tolerance);
   TPMG_CHECK(ctx, o->max_iterations >= 1, TPMG_ERROR_ARGUMENT, "max_iterations %d: must be >= 1",
              o->max_iterations);
-  TPMG_CHECK(ctx, o->type != TPMG_SOLVER_GMRES || (o->restart >= 1 && o->restart <= 1000),
-             TPMG_ERROR_ARGUMENT, "restart %d: must be 1..1000", o->restart);
+  TPMG_CHECK(ctx,
+             o->type != TPMG_SOLVER_GMRES || (o->restart >= 1 && o->restart <= TPMG_MAX_RESTART),
+             TPMG_ERROR_ARGUMENT, "restart %d: must be 1..%d", o->restart, TPMG_MAX_RESTART);
   TPMG_CHECK(ctx,
              o->preconditioning == TPMG_PRECONDITION_RIGHT ||
                  (o->preconditioning == TPMG_PRECONDITION_LEFT && o->type == TPMG_SOLVER_GMRES),
@@ -87,7 +88,9 @@ tpmg_status tpmg_solver_destroy(tpmg_solver **solver) {
   free(s->g);
   free(s->y);
   free(s->coef);
+  tpmg_grid *grid = s->grid;
   free(s);
+  tpmg_grid_release(grid);
   *solver = NULL;
   return TPMG_SUCCESS;
 }
@@ -103,6 +106,7 @@ tpmg_status tpmg_solver_create(tpmg_grid *grid, const tpmg_solver_options *optio
   tpmg_solver *s = calloc(1, sizeof(*s));
   TPMG_CHECK(ctx, s, TPMG_ERROR_MEMORY, "allocating the solver failed");
   s->grid = grid;
+  tpmg_grid_reference(grid);
   s->ctx = ctx;
   s->options = opts;
   s->q = opts.mode == TPMG_MODE_FLOAT ? TPMG_FLOAT : TPMG_DOUBLE;
@@ -398,6 +402,8 @@ tpmg_status tpmg_solver_solve(tpmg_solver *solver, const void *b, void *x,
   TPMG_CHECK(ctx, b && x && b != x, TPMG_ERROR_ARGUMENT,
              "b %p and x %p must be distinct non-NULL vectors", b, x);
   tpmg_index n = s->level->n_dofs;
+  TPMG_CALL(tpmg_vector_check(ctx, "tpmg_solver_solve: b", b, s->q, n));
+  TPMG_CALL(tpmg_vector_check(ctx, "tpmg_solver_solve: x", x, s->q, n));
   tpmg_solver_type type = s->options.type;
   void *r = s->vectors[0];
 

@@ -7,7 +7,7 @@
 #include "tpmg-impl.h"
 
 struct tpmg_transfer {
-  tpmg_grid *grid;
+  tpmg_grid *grid; /* referenced */
   const tpmg_level *coarse, *fine;
   tpmg_precision precision;
 };
@@ -26,6 +26,7 @@ tpmg_status tpmg_transfer_create(tpmg_grid *grid, int fine_level, tpmg_precision
   t->coarse = &grid->levels[fine_level - 1];
   t->fine = &grid->levels[fine_level];
   t->precision = precision;
+  tpmg_grid_reference(grid);
   *transfer = t;
   return TPMG_SUCCESS;
 }
@@ -35,6 +36,10 @@ tpmg_status tpmg_transfer_prolongate_add(tpmg_transfer *transfer, const void *co
   tpmg_context *ctx = transfer->grid->ctx;
   TPMG_CHECK(ctx, coarse && fine, TPMG_ERROR_ARGUMENT, "NULL vector (coarse %p, fine %p)", coarse,
              fine);
+  TPMG_CALL(tpmg_vector_check(ctx, "tpmg_transfer_prolongate_add: coarse", coarse,
+                              transfer->precision, transfer->coarse->n_dofs));
+  TPMG_CALL(tpmg_vector_check(ctx, "tpmg_transfer_prolongate_add: fine", fine,
+                              transfer->precision, transfer->fine->n_dofs));
   return ctx->ops->prolongate_add(ctx, transfer->coarse, transfer->fine, transfer->precision,
                                   coarse, fine);
 }
@@ -44,13 +49,20 @@ tpmg_status tpmg_transfer_restrict(tpmg_transfer *transfer, const void *fine, vo
   tpmg_context *ctx = transfer->grid->ctx;
   TPMG_CHECK(ctx, coarse && fine, TPMG_ERROR_ARGUMENT, "NULL vector (fine %p, coarse %p)", fine,
              coarse);
+  TPMG_CALL(tpmg_vector_check(ctx, "tpmg_transfer_restrict: fine", fine, transfer->precision,
+                              transfer->fine->n_dofs));
+  TPMG_CALL(tpmg_vector_check(ctx, "tpmg_transfer_restrict: coarse", coarse, transfer->precision,
+                              transfer->coarse->n_dofs));
   return ctx->ops->restrict_(ctx, transfer->coarse, transfer->fine, transfer->precision, fine,
                              coarse);
 }
 
 tpmg_status tpmg_transfer_destroy(tpmg_transfer **transfer) {
   if (!transfer) return TPMG_ERROR_ARGUMENT;
+  if (!*transfer) return TPMG_SUCCESS;
+  tpmg_grid *grid = (*transfer)->grid;
   free(*transfer);
+  tpmg_grid_release(grid);
   *transfer = NULL;
   return TPMG_SUCCESS;
 }

@@ -3,7 +3,9 @@
 # any directory: a Release build for sm_90 in build-gpu/ (as run-all.sh), then
 # the steps named on the command line, in order:
 #   blocks-3d, blocks-2d  tpmg-bench --backend cuda per dimension, float and
-#                         double, --dofs $TPMG_BENCH_DOFS (default 5e7), --repeat 10
+#                         double, --dofs $TPMG_BENCH_DOFS (default 5e7), --repeat 10:
+#                         a column per kernel variant (cuda/basic, cuda/constant,
+#                         cuda/tiled, cuda/thread, cuda/brick) and cuda itself
 #   breakdown             tpmg-bench --breakdown for the paper's Table 6 problems
 #                         (Q1 L9, Q3 L8, Q7 L7), mixed precision
 #   breakdown-small       the same one level lower (1/8 the DoFs)

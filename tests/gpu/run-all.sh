@@ -3,14 +3,19 @@
 # gcc; no deal.II needed), from any directory:
 #   1. a Release build for sm_90 in build-gpu/ (-j16);
 #   2. ctest -L gpu: every CUDA backend operation and whole solves against the
-#      CPU backend;
+#      CPU backend, each operation with the kernels of every variant of the
+#      backend's name ("cuda", "cuda/basic", "cuda/constant", "cuda/tiled",
+#      "cuda/thread" for degree 1, "cuda/brick"), and the benchmark interface
+#      (stopwatch, limits, work counts) on "cuda";
 #   3. compute-sanitizer memcheck and racecheck on a small smoother test per
-#      variant (global, separate, fused, boundary; every kernel: default, basic,
-#      constant, tiled, thread for degree 1, tensor for 3D fused and boundary),
-#      in 2D and 3D, racecheck for 3D fused and separate at degree 5, and
-#      memcheck for degrees 1 and 7; memcheck of the 3D level
-#      operations (t801) for degrees 1, 3 and 7;
-#   4. a small solve table with tpmg-poisson --backend cuda --json;
+#      smoother variant (global, separate, fused, boundary; each with the
+#      kernels of every backend variant, as in step 2), in 2D and 3D,
+#      racecheck for 3D fused and separate at degree 5, and memcheck for
+#      degrees 1 and 7; memcheck of the 3D level operations (t801, every
+#      operator kernel) for degrees 1, 3 and 7;
+#   4. tpmg-bench --backend cuda on a small level (every variant's column, the
+#      limit loops and the work counts run);
+#   5. a small solve table with tpmg-poisson --backend cuda --json;
 # and a summary last. Logs go to $OUT (if set) or build-gpu/gpu-logs.
 # TPMG_JOBS sets the build parallelism (default 16).
 #
@@ -109,6 +114,20 @@ if [ $built -eq 0 ]; then
       failed=1
     fi
   done
+
+  # The benchmark on every variant: a small level per dimension and precision,
+  # and the breakdown of one solve.
+  bench_small() {
+    local dim precision
+    for dim in 2 3; do
+      for precision in double float; do
+        "$build/bin/tpmg-bench" --backend cuda --dim "$dim" --degree all --dofs 2e5 \
+          --precision "$precision" --repeat 3 || return 1
+      done
+    done
+    "$build/bin/tpmg-bench" --backend cuda --breakdown --dim 3 --degree 3 --level 4 --repeat 3
+  }
+  step "tpmg-bench --backend cuda (small)" bench-small.log bench_small
 
   # A small solve table: GMRES with the sine solution, double and mixed.
   solves() {

@@ -338,14 +338,49 @@ static double cpu_fma_rate(tpmg_context *ctx, tpmg_precision prec) {
   return best;
 }
 
-/* limits[TPMG_LIMIT_FLOPS_*]: the FMA loop at the context's width on all of
- * its threads; TPMG_LIMIT_SHARED_BYTES (on-chip memory): NaN, not measured on
- * the CPU. The copy bandwidth is measured by the caller (a vector copy, which
- * uses all threads). */
-static tpmg_status cpu_measure_limits(tpmg_context *ctx, double *limits) {
-  limits[TPMG_LIMIT_SHARED_BYTES] = NAN;
-  limits[TPMG_LIMIT_FLOPS_DOUBLE] = cpu_fma_rate(ctx, TPMG_DOUBLE);
-  limits[TPMG_LIMIT_FLOPS_FLOAT] = cpu_fma_rate(ctx, TPMG_FLOAT);
+/* The FMA loop at the context's width on all of its threads; shared memory:
+ * NaN, the CPU has none to measure. */
+static tpmg_status cpu_measure_limits(tpmg_context *ctx, tpmg_device_limits *limits) {
+  limits->shared_bytes = NAN;
+  limits->flops_double = cpu_fma_rate(ctx, TPMG_DOUBLE);
+  limits->flops_float = cpu_fma_rate(ctx, TPMG_FLOAT);
+  return TPMG_SUCCESS;
+}
+
+/* The operator of tpmg-cpu-laplace.c, cell by cell by sum factorization: with
+ * n = k + 1 points per direction, 7 contractions of n^4 multiply-adds per cell
+ * in 3D (M_0 and K_0 in x, M_1 twice and K_1 in y, K_2 and M_2 in z), 4 of n^3
+ * in 2D (the 1D matrices, in the call's data, count as not loaded, as for the
+ * smoother); the lane tensors in work arrays (counted as shared): each
+ * contraction reads its input
+ * and writes its output (two of them also read the output they add to), the
+ * gather writes the cell's n^dim values and the scatter reads them. Main
+ * memory as the vertex-patch count. */
+static tpmg_status cpu_operator_work(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
+                                     tpmg_work *work) {
+  tpmg_work_operator(lvl, 0, 1, 0, work);
+  const double n = lvl->degree + 1, n_dofs = (double)lvl->n_dofs;
+  double cells = 1;
+  for (int d = 0; d < lvl->dim; ++d)
+    cells *= (double)lvl->cells[d];
+  const double tensor = lvl->dim == 3 ? n * n * n : n * n;
+  const int contractions = lvl->dim == 3 ? 7 : 4, adds = lvl->dim == 3 ? 2 : 1;
+  work->flops = 2 * contractions * tensor * n * cells / n_dofs;
+  work->matrix_words = 0;
+  work->shared_words = (2.0 * contractions + adds + 2) * tensor * cells / n_dofs;
+  work->kernel = "cpu";
+  return TPMG_SUCCESS;
+}
+
+/* The smoother of tpmg-cpu-patch.c does the dense vertex-patch arithmetic,
+ * its intermediate tensors in work arrays; GLOBAL's residual by the operator
+ * above. */
+static tpmg_status cpu_smoother_work(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
+                                     tpmg_smoother_variant variant, tpmg_work *work) {
+  tpmg_work apply;
+  TPMG_CALL(cpu_operator_work(ctx, lvl, prec, &apply));
+  tpmg_work_smoother(lvl, variant, 0, 1, 0, &apply, work);
+  work->kernel = "cpu";
   return TPMG_SUCCESS;
 }
 
@@ -367,7 +402,6 @@ const tpmg_backend_ops tpmg_cpu_backend = {
     .dots = cpu_dots,
     .axpys = cpu_axpys,
     .laplace = tpmg_cpu_laplace,
-    .laplace_kernel = tpmg_cpu_laplace_kernel,
     .copy_boundary = tpmg_cpu_copy_boundary,
     .patch_fused = tpmg_cpu_patch_fused,
     .patch_residual = tpmg_cpu_patch_residual,
@@ -375,8 +409,11 @@ const tpmg_backend_ops tpmg_cpu_backend = {
     .prolongate_add = tpmg_cpu_prolongate_add,
     .restrict_ = tpmg_cpu_restrict,
     .coarse_solve = cpu_coarse_solve,
+    .check_level = NULL,
     .stopwatch = cpu_stopwatch,
     .measure_limits = cpu_measure_limits,
+    .operator_work = cpu_operator_work,
+    .smoother_work = cpu_smoother_work,
 };
 
 #else /* precision-generic part */

@@ -32,11 +32,6 @@ tpmg_status tpmg_cpu_laplace(tpmg_context *ctx, const tpmg_level *lvl, tpmg_prec
   return laplace_double(ctx, lvl, src, dst);
 }
 
-tpmg_status tpmg_cpu_laplace_kernel(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
-                                    tpmg_kernel kernel, const void *src, void *dst) {
-  return tpmg_cpu_laplace(ctx, lvl, prec, src, dst);
-}
-
 #elif !defined(TPMG_CPU_ISA) /* precision-generic part */
 
 #include "tpmg-cpu.h"

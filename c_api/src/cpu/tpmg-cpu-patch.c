@@ -37,8 +37,7 @@ enum { PATCH_RESIDUAL, PATCH_SOLVE, PATCH_FUSED, PATCH_BOUNDARY };
 #undef TPMG_CPU_SCALAR
 
 tpmg_status tpmg_cpu_patch_fused(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
-                                 tpmg_kernel kernel, int colour, int boundary, const void *b,
-                                 void *x) {
+                                 int colour, int boundary, const void *b, void *x) {
   const int mode = boundary ? PATCH_BOUNDARY : PATCH_FUSED;
   if (prec == TPMG_FLOAT)
     return patch_pass_float(ctx, lvl, mode, colour, b, x, NULL, x);
@@ -46,15 +45,14 @@ tpmg_status tpmg_cpu_patch_fused(tpmg_context *ctx, const tpmg_level *lvl, tpmg_
 }
 
 tpmg_status tpmg_cpu_patch_residual(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
-                                    tpmg_kernel kernel, int colour, const void *b, const void *x,
-                                    void *r) {
+                                    int colour, const void *b, const void *x, void *r) {
   if (prec == TPMG_FLOAT)
     return patch_pass_float(ctx, lvl, PATCH_RESIDUAL, colour, b, x, r, NULL);
   return patch_pass_double(ctx, lvl, PATCH_RESIDUAL, colour, b, x, r, NULL);
 }
 
 tpmg_status tpmg_cpu_patch_solve(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
-                                 tpmg_kernel kernel, int colour, const void *r, void *x) {
+                                 int colour, const void *r, void *x) {
   if (prec == TPMG_FLOAT)
     return patch_pass_float(ctx, lvl, PATCH_SOLVE, colour, r, NULL, NULL, x);
   return patch_pass_double(ctx, lvl, PATCH_SOLVE, colour, r, NULL, NULL, x);

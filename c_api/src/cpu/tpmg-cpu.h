@@ -72,17 +72,12 @@ tpmg_status tpmg_cpu_laplace(tpmg_context *ctx, const tpmg_level *lvl, tpmg_prec
                              const void *src, void *dst);
 tpmg_status tpmg_cpu_copy_boundary(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
                                    const void *src, void *dst);
-/* The CPU backend has one implementation of each: `kernel` is accepted and ignored. */
-tpmg_status tpmg_cpu_laplace_kernel(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
-                                    tpmg_kernel kernel, const void *src, void *dst);
 tpmg_status tpmg_cpu_patch_fused(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
-                                 tpmg_kernel kernel, int colour, int boundary, const void *b,
-                                 void *x);
+                                 int colour, int boundary, const void *b, void *x);
 tpmg_status tpmg_cpu_patch_residual(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
-                                    tpmg_kernel kernel, int colour, const void *b, const void *x,
-                                    void *r);
+                                    int colour, const void *b, const void *x, void *r);
 tpmg_status tpmg_cpu_patch_solve(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
-                                 tpmg_kernel kernel, int colour, const void *r, void *x);
+                                 int colour, const void *r, void *x);
 tpmg_status tpmg_cpu_prolongate_add(tpmg_context *ctx, const tpmg_level *coarse,
                                     const tpmg_level *fine, tpmg_precision prec, const void *c,
                                     void *f);

@@ -1,4 +1,4 @@
-/* t605-solver-simd: results do not depend on the CPU backend's SIMD width.
+/* t606-solver-simd: results do not depend on the CPU backend's SIMD width.
  * One context per width that this processor runs (TPMG_CPU_SIMD = scalar,
  * avx2, avx512, read at context creation; a width it lacks is refused with
  * TPMG_ERROR_UNSUPPORTED, an unknown name with TPMG_ERROR_ARGUMENT; the backend
@@ -272,7 +272,7 @@ int main(void) {
               width_name[w], (int)status);
   }
   if (!ctx[0])
-    return ref_exit_code("t605-solver-simd");
+    return ref_exit_code("t606-solver-simd");
   /* the same widths as backend variants, "cpu/avx2", ...; an unknown one refused */
   unsetenv("TPMG_CPU_SIMD");
   for (int w = 0; w <= N_WIDTHS; w++) {
@@ -309,5 +309,5 @@ int main(void) {
 
   for (int w = 0; w < N_WIDTHS; w++)
     tpmg_context_destroy(&ctx[w]);
-  return ref_exit_code("t605-solver-simd");
+  return ref_exit_code("t606-solver-simd");
 }
