@@ -212,7 +212,7 @@ static tpmg_status measure_limits(tpmg_context *ctx, int repeat, double *times, 
   out->shared = device.shared_bytes;
   out->flops[TPMG_DOUBLE] = device.flops_double;
   out->flops[TPMG_FLOAT] = device.flops_float;
-  out->measured = !isnan(device.shared_bytes);
+  out->measured = !isnan(device.flops_double); /* the CPU measures no shared memory */
   return TPMG_SUCCESS;
 }
 
@@ -1082,9 +1082,9 @@ int main(int argc, char **argv) {
              "(%s)\n",
              o.backend, threads, threads == 1 ? "" : "s", precision_names[o.precision], o.repeat,
              strncmp(o.backend, "cuda", 4) == 0 ? "CUDA events" : "wall clock");
-      printf("measured limits: copy %.2f TB/s (read + write)", 1e-12 * lim.copy);
+      printf("measured limits: copy %.3f TB/s (read + write)", 1e-12 * lim.copy);
       if (lim.measured)
-        printf(", shared-memory loads %.2f TB/s, FP64 FMA %.2f TFLOP/s, FP32 FMA %.2f TFLOP/s",
+        printf(", shared-memory loads %.3f TB/s, FP64 FMA %.3f TFLOP/s, FP32 FMA %.3f TFLOP/s",
                1e-12 * lim.shared, 1e-12 * lim.flops[TPMG_DOUBLE], 1e-12 * lim.flops[TPMG_FLOAT]);
       printf("\n");
       exit_status = run_building_blocks(contexts, main_column, &o, csv, times, &lim, n_dims, dims,
