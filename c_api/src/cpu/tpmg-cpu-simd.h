@@ -14,10 +14,11 @@
  * same source compiles for any width. Each kernel file instantiates its
  * batched part once per instruction set, inside `#pragma GCC target`, so the
  * default build (no -march) runs on any x86-64 and elsewhere: the context
- * picks a width at creation from what the processor supports
- * (__builtin_cpu_supports), or from the environment variable
- *   TPMG_CPU_SIMD=scalar|avx2|avx512
- * (scalar: the plain C kernels). Compilers other than GCC on x86-64 build the
+ * picks a width at creation: the backend's variant (cpu/scalar, cpu/avx2,
+ * cpu/avx512), else the environment variable
+ *   TPMG_CPU_SIMD=scalar|avx2|avx512,
+ * else the widest the processor supports (__builtin_cpu_supports); scalar: the
+ * plain C kernels. Compilers other than GCC on x86-64 build the
  * scalar kernels only.
  *
  * Use. A kernel file's precision-generic part defines TPMG_CPU_SELF as its own
