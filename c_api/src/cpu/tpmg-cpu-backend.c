@@ -71,11 +71,13 @@ tpmg_status tpmg_cpu_scratch(tpmg_context *ctx, size_t bytes, size_t *stride, ch
   *stride = 0;
   if (bytes == 0)
     return TPMG_SUCCESS;
-  if (bytes > (SIZE_MAX - alignment) / threads)
+  const size_t rounded =
+      bytes > SIZE_MAX - alignment ? 0 : (bytes + alignment - 1) / alignment * alignment;
+  if (rounded == 0 || rounded > SIZE_MAX / threads)
     return tpmg_error_set(ctx, TPMG_ERROR_MEMORY, __FILE__, __LINE__,
                           "cannot allocate %zu bytes of scratch for %zu threads", bytes, threads);
-  *stride = (bytes + alignment - 1) / alignment * alignment;
-  *ptr = aligned_alloc(alignment, *stride * threads);
+  *stride = rounded;
+  *ptr = aligned_alloc(alignment, rounded * threads);
   if (!*ptr)
     return tpmg_error_set(ctx, TPMG_ERROR_MEMORY, __FILE__, __LINE__,
                           "allocating %zu bytes of scratch for %zu threads failed", bytes, threads);
