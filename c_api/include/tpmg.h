@@ -108,6 +108,11 @@ typedef struct tpmg_solver tpmg_solver;
  *    tpmg_smoother_create refuse other degrees);
  *  - "cuda/brick": the operator by bricks of cells (each window point read
  *    once), the smoother as "cuda".
+ *  The CPU backend's variants choose the SIMD width of its kernels:
+ *  "cpu/scalar", "cpu/avx2", "cpu/avx512" (a width the processor lacks is
+ *  refused); plain "cpu" takes the one named by the environment variable
+ *  TPMG_CPU_SIMD=scalar|avx2|avx512 if set, else the widest the processor
+ *  runs. Results agree across widths up to rounding.
  *  Which names a build has: tpmg_backend_available. */
 typedef struct {
   const char *backend; /**< backend name; NULL (default) means "cpu". Borrowed: only read
