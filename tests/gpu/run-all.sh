@@ -6,7 +6,7 @@
 #      CPU backend, each operation with the kernels of every variant of the
 #      backend's name ("cuda", "cuda/basic", "cuda/constant", "cuda/tiled",
 #      "cuda/thread" for degree 1, "cuda/brick"; the object tests t2xx..t6xx
-#      on each name but "cuda/thread"), and the benchmark interface
+#      on each name, "cuda/thread" only t200, t300, t400), and the benchmark interface
 #      (stopwatch, limits, work counts) on "cuda";
 #   3. compute-sanitizer memcheck and racecheck on a small smoother test per
 #      smoother variant (global, separate, fused, boundary; each with the
