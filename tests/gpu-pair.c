@@ -20,6 +20,24 @@ void gpu_variant_contexts(tpmg_context *ctx[GPU_VARIANTS]) {
   }
 }
 
+int gpu_test_backends(const char *names[GPU_VARIANTS]) {
+  const char *only = getenv("TPMG_TEST_GPU_BACKEND");
+  int n = 0;
+  if (only && only[0])
+    names[n++] = only;
+  else
+    for (int v = 0; v < GPU_VARIANTS; v++)
+      names[n++] = gpu_variant_names[v];
+  int available = 0;
+  if (tpmg_backend_available(names[0], &available) != TPMG_SUCCESS || !available)
+    return 0;
+  return n;
+}
+
+int gpu_backend_refuses(const char *name, int k) {
+  return strcmp(name, "cuda/thread") == 0 && k != 1;
+}
+
 gpu_pair gpu_pair_with(const gpu_pair *pr, tpmg_context *ctx, tpmg_grid *grid) {
   gpu_pair out = *pr;
   out.ctx[1] = ctx;
@@ -116,4 +134,25 @@ void gpu_vectors(const gpu_pair *pr, int64_t n, const double *h, void *v[2]) {
 void gpu_destroy(const gpu_pair *pr, void *v[2]) {
   for (int s = 0; s < 2; s++)
     tpmg_vector_destroy(pr->ctx[s], &v[s]);
+}
+
+void gpu_compare_written(const gpu_pair *pr, int64_t n, void *v[2], const char *what, int dim,
+                         int k, int level) {
+  gpu_compare(pr, n, v, what, dim, k, level);
+  double *h = ref_malloc((size_t)(n ? n : 1) * sizeof(double));
+  for (int s = 0; s < 2; s++) {
+    gpu_vector_to(pr->ctx[s], pr->p, n, v[s], h);
+    int64_t nans = 0, first = -1;
+    for (int64_t i = 0; i < n; i++)
+      if (isnan(h[i])) {
+        if (first < 0)
+          first = i;
+        nans++;
+      }
+    REF_CHECK(nans == 0,
+              "%s %dD Q%d level %d %s: %lld of %lld entries not written on %s (first %lld)", what,
+              dim, k, level, pr->p == TPMG_DOUBLE ? "double" : "float", (long long)nans,
+              (long long)n, s == 0 ? "cpu" : "the backend", (long long)first);
+  }
+  free(h);
 }

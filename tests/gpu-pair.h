@@ -22,6 +22,14 @@ extern const char *const gpu_variant_names[GPU_VARIANTS];
 int gpu_variant_has_degree(int v, int k);
 /* A CUDA context of each name of gpu_variant_names (ctx[0] the plain one). */
 void gpu_variant_contexts(tpmg_context *ctx[GPU_VARIANTS]);
+/* The backends that t801 and t802 check against "cpu": every name of
+ * gpu_variant_names, or only the one named by the environment variable
+ * TPMG_TEST_GPU_BACKEND (e.g. "cpu/scalar", or "cpu": the tests' logic run
+ * without a GPU). Sets names and returns how many; 0 where the first of them
+ * is not available (the test then skips). */
+int gpu_test_backends(const char *names[GPU_VARIANTS]);
+/* Whether a backend of this name refuses degree k ("cuda/thread": all but 1). */
+int gpu_backend_refuses(const char *name, int k);
 /* The pair pr with its CUDA side replaced by ctx and grid. */
 gpu_pair gpu_pair_with(const gpu_pair *pr, tpmg_context *ctx, tpmg_grid *grid);
 
@@ -38,6 +46,9 @@ double *gpu_host_data(uint64_t *seed, int64_t n, int poison);
  * set in the environment: print every relative difference). */
 void gpu_compare(const gpu_pair *pr, int64_t n, void *v[2], const char *what, int dim, int k,
                  int level);
+/* gpu_compare, and no NaN left in either result: every entry written. */
+void gpu_compare_written(const gpu_pair *pr, int64_t n, void *v[2], const char *what, int dim,
+                         int k, int level);
 /* The same host data in a vector of each context. */
 void gpu_vectors(const gpu_pair *pr, int64_t n, const double *h, void *v[2]);
 /* Destroy the vectors made by gpu_vectors. */

@@ -1,7 +1,8 @@
 # GPU tests (label gpu): the CUDA backend against the CPU backend. Each prints
 # SKIPPED and exits 77 where tpmg_backend_available reports no CUDA device.
-# t801 and t802 are internal tests (the backend tables, each kernel variant):
-# they include tpmg-impl.h.
+# t801 and t802 check each CUDA variant's level objects and smoothers through
+# the public API only (TPMG_TEST_GPU_BACKEND=NAME runs them on one other
+# backend, e.g. "cpu/scalar", without a GPU).
 add_library(tpmg_test_gpu_pair STATIC gpu-pair.c)
 target_include_directories(tpmg_test_gpu_pair PUBLIC ${CMAKE_CURRENT_SOURCE_DIR})
 target_link_libraries(tpmg_test_gpu_pair PUBLIC tpmg_test_reference tpmg m)
@@ -15,7 +16,4 @@ foreach(name t800-gpu-vector t801-gpu-level t802-gpu-smoother t803-gpu-solve)
   # 16 cores took 93-101 s where one after another took under 14 s.
   set_tests_properties(${name} PROPERTIES SKIP_RETURN_CODE 77 LABELS gpu TIMEOUT 1200
                                           RESOURCE_LOCK gpu)
-endforeach()
-foreach(name t801-gpu-level t802-gpu-smoother)
-  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/c_api/src)
 endforeach()

@@ -39,6 +39,16 @@ void ref_call_check(const tpmg_context *ctx, tpmg_status status, const char *exp
 /* 0 if every check passed, else 1 (and a summary line on stderr). */
 int ref_exit_code(const char *test_name);
 
+/* Cases skipped because the backend refuses their degree by design
+ * ("cuda/thread": degree 1 only). ref_refused(ctx, k, status, what): for such a
+ * backend and degree, check that status (of the create call `what`) is
+ * TPMG_ERROR_UNSUPPORTED, count the case as skipped and return 1 (the caller
+ * skips it); otherwise return 0. ref_checked counts the cases a test did check:
+ * ref_exit_code returns 77 (skipped) where cases were refused and none was
+ * checked, and names the count of refused cases. */
+extern int ref_skipped, ref_checked;
+int ref_refused(const tpmg_context *ctx, int degree, tpmg_status status, const char *what);
+
 /* Deterministic random numbers: uniform in [-1,-0.1] U [0.1,1], never zero. */
 double ref_random(uint64_t *state);
 void ref_fill_random(uint64_t *state, int64_t n, double *x);

@@ -10,7 +10,9 @@
  * colour's patches, which that colour overwrites, a forward BOUNDARY sweep
  * still gives the FUSED sweep of the unpoisoned x. 2D k = 1,2,3,5 and 3D
  * k = 1,2,3 on an anisotropic box with several coarse cells, plus the unit
- * square/cube. On the backend named by argv[1] (default "cpu"). */
+ * square/cube. On the backend named by argv[1] (default "cpu"); a backend
+ * that refuses a degree by design ("cuda/thread": degree 1 only) must return
+ * TPMG_ERROR_UNSUPPORTED, and those cases are skipped and counted. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,6 +99,17 @@ static void check_boundary(tpmg_context *ctx, tpmg_grid *grid, const ref_mesh *m
 static void check_smoother(tpmg_context *ctx, int dim, int k, int L, const int cells[3],
                            const double *box, int with_float) {
   tpmg_grid *grid = ref_grid_create(ctx, dim, k, L, cells, box);
+  /* a backend that refuses the degree by design: checked, then skipped */
+  tpmg_smoother *probe = NULL;
+  tpmg_status status = tpmg_smoother_create(grid, 1, TPMG_DOUBLE, NULL, &probe);
+  if (ref_refused(ctx, k, status, "tpmg_smoother_create")) {
+    tpmg_smoother_destroy(&probe);
+    REF_CALL(ctx, tpmg_grid_destroy(&grid));
+    return;
+  }
+  REF_CALL(ctx, status);
+  REF_CALL(ctx, tpmg_smoother_destroy(&probe));
+  ref_checked++;
   uint64_t seed = 400 + 19 * dim + k;
   for (int l = 1; l <= L; l++) {
     ref_mesh m;
@@ -192,7 +205,8 @@ int main(int argc, char **argv) {
   const int cells[3] = {2, 3, 1};
   const double box[6] = {0, 2, -1, 0.5, 0, 0.3};
   const int k2[] = {1, 2, 3, 5};
-  for (int t = 0; t < 4; t++) check_smoother(ctx, 2, k2[t], 2, cells, box, 1);
+  for (int t = 0; t < 4; t++)
+    check_smoother(ctx, 2, k2[t], 2, cells, box, 1);
   check_smoother(ctx, 2, 2, 3, NULL, NULL, 0);
   check_smoother(ctx, 3, 1, 2, cells, box, 1);
   check_smoother(ctx, 3, 2, 2, cells, box, 1);

@@ -5,14 +5,15 @@
 #   2. ctest -L gpu: every CUDA backend operation and whole solves against the
 #      CPU backend, each operation with the kernels of every variant of the
 #      backend's name ("cuda", "cuda/basic", "cuda/constant", "cuda/tiled",
-#      "cuda/thread" for degree 1, "cuda/brick"), and the benchmark interface
+#      "cuda/thread" for degree 1, "cuda/brick"; the object tests t2xx..t6xx
+#      on each name, "cuda/thread" only t200, t300, t400), and the benchmark interface
 #      (stopwatch, limits, work counts) on "cuda";
 #   3. compute-sanitizer memcheck and racecheck on a small smoother test per
 #      smoother variant (global, separate, fused, boundary; each with the
 #      kernels of every backend variant, as in step 2), in 2D and 3D,
 #      racecheck for 3D fused and separate at degree 5, and memcheck for
-#      degrees 1 and 7; memcheck of the 3D level operations (t801, every
-#      operator kernel) for degrees 1, 3 and 7;
+#      degrees 1 and 7; memcheck of the 3D level objects (t801: operator of
+#      every variant, transfer, coarse solver) for degrees 1, 3 and 7;
 #   4. tpmg-bench --backend cuda on a small level (every variant's column, the
 #      limit loops and the work counts run);
 #   5. a small solve table with tpmg-poisson --backend cuda --json;
