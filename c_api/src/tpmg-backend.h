@@ -8,7 +8,6 @@
 
 #include <stdio.h>
 
-#include "tpmg-basis.h"
 #include "tpmg.h"
 
 #ifdef __cplusplus

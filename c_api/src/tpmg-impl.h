@@ -4,6 +4,7 @@
 #define TPMG_IMPL_H
 
 #include "tpmg-backend.h"
+#include "tpmg-basis.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -44,21 +45,6 @@ struct tpmg_grid {
   size_t data_bytes[TPMG_MAX_LEVELS][2];
   tpmg_unit_data unit; /* levels[l].unit points here */
 };
-
-/* Host-side 1D building blocks (tpmg-basis.c), all in double. */
-void tpmg_basis_gauss_lobatto(int n_points, double *points);          /* on [0,1] */
-void tpmg_basis_gauss(int n_points, double *points, double *weights); /* on [0,1] */
-/* value and derivative of Lagrange polynomial i through `nodes` (n of them) at x */
-double tpmg_basis_lagrange(int n, const double *nodes, int i, double x);
-double tpmg_basis_lagrange_derivative(int n, const double *nodes, int i, double x);
-/* reference cell mass and stiffness on [0,1], (k+1)^2 row-major, exact */
-void tpmg_basis_cell_matrices(int degree, double *mass, double *stiffness);
-/* the generalized symmetric eigenproblem K S = M S Lambda, M positive definite,
- * n x n row-major, by Cholesky and cyclic Jacobi; S^T M S = I, eigenvalues
- * ascending. Returns the largest residual ||K s - lambda M s||_inf / (||K||_inf ||s||_inf),
- * or a negative value if M is not positive definite. */
-double tpmg_basis_generalized_eigen(int n, const double *K, const double *M, double *S,
-                                    double *lambda);
 
 /* Validated access for the object files. */
 tpmg_status tpmg_grid_check_level(const tpmg_grid *grid, int level, int min_level);
