@@ -99,8 +99,14 @@ namespace
     const std::string what = std::to_string(dim) + "D Q" + std::to_string(k);
 
     // active DoFs, from deal.II's support points
+#if DEAL_II_VERSION_GTE(9, 6, 0)
+    // the form with the map as an argument is deprecated from deal.II 9.6 on
+    const std::map<types::global_dof_index, Point<dim>> points =
+      DoFTools::map_dofs_to_support_points(MappingQ1<dim>(), dof_handler);
+#else
     std::map<types::global_dof_index, Point<dim>> points;
     DoFTools::map_dofs_to_support_points(MappingQ1<dim>(), dof_handler, points);
+#endif
     unsigned int n_cells[dim];
     for (unsigned int d = 0; d < dim; ++d)
       n_cells[d] = cells[d] << refinements;
