@@ -3,8 +3,9 @@
  * tpmg's own iteration counts (GMRES, CG, mixed precision) and are within one
  * iteration of deal.II's RelaxationBlockSOR on vertex patches; a Chebyshev
  * smoother runs on the LaplaceOperator; GpuPreconditioner and solve_on_gpu()
- * (CPU backend) match tpmg's solver; and a setup exported from deal.II
- * reproduces the solve in `tpmg-poisson --setup` (argv[1]: its path). */
+ * (CPU backend) match tpmg's solver, also on vectors in MemorySpace::Default
+ * (deal.II >= 9.6); and a setup exported from deal.II reproduces the solve in
+ * `tpmg-poisson --setup` (argv[1]: its path). */
 #include <deal.II/base/function.h>
 #include <deal.II/base/mpi.h>
 #include <deal.II/base/quadrature_lib.h>
@@ -58,6 +59,13 @@
 #include <map>
 #include <memory>
 #include <tuple>
+#include <type_traits>
+
+#if DEAL_II_VERSION_GTE(9, 6, 0)
+#  include <deal.II/lac/read_write_vector.h>
+
+#  include <Kokkos_Core.hpp>
+#endif
 
 using namespace dealii;
 
@@ -235,6 +243,126 @@ namespace
 
 
 
+#if DEAL_II_VERSION_GTE(9, 6, 0)
+  using DefaultVector =
+    LinearAlgebra::distributed::Vector<double, MemorySpace::Default>;
+
+  /** A copy of @p from in the other memory space, with the same layout. */
+  template <typename To, typename From>
+  To
+  copy_to(const From &from)
+  {
+    To                                     to(from.get_partitioner());
+    LinearAlgebra::ReadWriteVector<double> values(
+      from.locally_owned_elements());
+    values.import_elements(from, VectorOperation::insert);
+    to.import_elements(values, VectorOperation::insert);
+    return to;
+  }
+
+
+
+  /**
+   * The classes meant for device vectors (LaplaceOperator, GpuPreconditioner,
+   * solve_on_gpu()) on LinearAlgebra::distributed::Vector<double,
+   * MemorySpace::Default>, in deal.II's FGMRES: the same operator, diagonal,
+   * iterations and solution as on host vectors. Default is Kokkos' default
+   * memory space: host memory in a deal.II whose Kokkos has no GPU backend
+   * (Debian's), where a CPU context uses the vectors in place; device memory
+   * otherwise, which a CPU context refuses (a CUDA context would take them).
+   */
+  template <int dim>
+  void
+  check_default_memory_space(Problem<dim> &problem, const std::string &what)
+  {
+    const auto &hierarchy = *problem.hierarchy;
+    const tpmg::dealii::LaplaceOperator<dim, double, MemorySpace::Default>
+                        system(hierarchy);
+    const DefaultVector rhs = copy_to<DefaultVector>(problem.rhs);
+    DefaultVector       y;
+    system.initialize_dof_vector(y);
+    if constexpr (!std::is_same_v<MemorySpace::Default::kokkos_space,
+                                  ::Kokkos::HostSpace>)
+      {
+        BRIDGE_CHECK_THROWS(system.vmult(y, rhs),
+                            tpmg::dealii::ExcUnsupported,
+                            "device memory");
+        return;
+      }
+
+    // the operator and its diagonal, against those on host vectors
+    const tpmg::dealii::LaplaceOperator<dim, double> system_host(hierarchy);
+    VectorType                                       y_host;
+    system_host.initialize_dof_vector(y_host);
+    system_host.vmult(y_host, problem.rhs);
+    system.vmult(y, rhs);
+    BRIDGE_CHECK(relative_difference(copy_to<VectorType>(y), y_host) == 0,
+                 what << ": vmult on Default vectors differs from vmult on "
+                         "host vectors by "
+                      << relative_difference(copy_to<VectorType>(y), y_host));
+    system.vmult_add(y, rhs);
+    system_host.vmult_add(y_host, problem.rhs);
+    BRIDGE_CHECK(relative_difference(copy_to<VectorType>(y), y_host) == 0,
+                 what << ": vmult_add on Default vectors differs by "
+                      << relative_difference(copy_to<VectorType>(y), y_host));
+    tpmg::dealii::LaplaceOperator<dim, double, MemorySpace::Default> diagonal(
+      hierarchy);
+    tpmg::dealii::LaplaceOperator<dim, double> diagonal_host(hierarchy);
+    diagonal.compute_diagonal();
+    diagonal_host.compute_diagonal();
+    const VectorType inverse =
+      copy_to<VectorType>(diagonal.get_matrix_diagonal_inverse()->get_vector());
+    BRIDGE_CHECK(relative_difference(
+                   inverse,
+                   diagonal_host.get_matrix_diagonal_inverse()->get_vector()) ==
+                   0,
+                 what << ": the inverse diagonal on Default vectors differs");
+
+    // deal.II's FGMRES with the GpuPreconditioner on Default vectors, against
+    // tpmg's own GMRES
+    VectorType x_tpmg;
+    const int  gmres = tpmg_solve(
+      problem, TPMG_SOLVER_GMRES, TPMG_MODE_DOUBLE, problem.rhs, x_tpmg);
+    tpmg_multigrid_options mg_options = tpmg_multigrid_options_default();
+    mg_options.symmetric              = 0; // tpmg's GMRES
+    tpmg::dealii::GpuPreconditioner<dim> preconditioner(hierarchy,
+                                                        problem.context,
+                                                        mg_options);
+    SolverControl control(100, tolerance * problem.rhs.l2_norm());
+    DefaultVector x;
+    x.reinit(rhs);
+    SolverFGMRES<DefaultVector>(control,
+                                SolverFGMRES<DefaultVector>::AdditionalData(30))
+      .solve(system, x, rhs, preconditioner);
+    BRIDGE_CHECK(static_cast<int>(control.last_step()) == gmres,
+                 what << ": FGMRES on Default vectors took "
+                      << control.last_step() << " iterations, tpmg's solver "
+                      << gmres);
+    BRIDGE_CHECK(relative_difference(copy_to<VectorType>(x), x_tpmg) < 1e-7,
+                 what << ": FGMRES on Default vectors: the solution differs "
+                         "from tpmg's by "
+                      << relative_difference(copy_to<VectorType>(x), x_tpmg));
+
+    // solve_on_gpu() on Default vectors, against tpmg's solver
+    tpmg_solver_options options = tpmg_solver_options_default();
+    options.tolerance           = tolerance;
+    DefaultVector            solution;
+    const tpmg_solver_result result = tpmg::dealii::solve_on_gpu(
+      hierarchy, problem.context, rhs, solution, options);
+    BRIDGE_CHECK(result.converged && result.iterations == gmres,
+                 what << ": solve_on_gpu on Default vectors took "
+                      << result.iterations << " iterations, tpmg's solver "
+                      << gmres);
+    BRIDGE_CHECK(
+      relative_difference(copy_to<VectorType>(solution), x_tpmg) < 1e-12,
+      what << ": solve_on_gpu on Default vectors: the solution differs from "
+              "tpmg's by "
+           << relative_difference(copy_to<VectorType>(solution), x_tpmg));
+  }
+#endif
+
+
+
   /** The pipeline's iterations against tpmg's own, and the GPU classes. */
   template <int dim>
   void
@@ -321,6 +449,10 @@ namespace
                    << relative_difference(x_bridge, x_reference));
           }
       }
+
+#if DEAL_II_VERSION_GTE(9, 6, 0)
+    check_default_memory_space(problem, what);
+#endif
 
     // a float solve in float
     {
