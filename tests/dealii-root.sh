@@ -5,14 +5,15 @@
 # build tools in it with apt, and caches it; then it builds tpmg in the root
 # (the bridge on, CUDA off) and runs the tests labelled bridge there.
 #
-#   bash tests/dealii-root.sh [test|root]
-#     test  (default) make the root or reuse it, build, run `ctest -L bridge`
-#     root  only make the root or reuse it
+#   bash tests/dealii-root.sh [test|root|version]
+#     test     (default) make the root or reuse it, build, run `ctest -L bridge`
+#     root     only make the root or reuse it
+#     version  print the version of deal.II in the root (fails where none is)
 #
 # Environment:
-#   TPMG_DEALII_ROOT    the root (default /var/cache/tpmg/trixie-root); one that
-#                       a previous run completed is reused, one that a run left
-#                       half made is made again
+#   TPMG_DEALII_ROOT    the root (default /var/cache/tpmg/trixie-root): one that
+#                       a previous run completed is reused; one that a run left
+#                       half made (in TPMG_DEALII_ROOT.partial) is made again
 #   TPMG_DEBIAN_MIRROR  Debian's archive (default http://deb.debian.org/debian)
 #   TPMG_JOBS           parallelism of the build and the tests (default 2)
 #
@@ -24,9 +25,9 @@ set -euo pipefail
 
 mode=${1:-test}
 case $mode in
-  test | root) ;;
+  test | root | version) ;;
   *)
-    echo "dealii-root.sh: unknown mode '$mode' (expected test or root)" >&2
+    echo "dealii-root.sh: unknown mode '$mode' (expected test, root or version)" >&2
     exit 2
     ;;
 esac
@@ -130,22 +131,28 @@ make_root() {
   # interrupted run leaves no root that looks usable
   parent=$(dirname "$root")
   tmp=$root.partial
+  if [ -e "$root" ]; then
+    # a complete root has the stamp, and nothing else is ever moved there
+    echo "dealii-root.sh: $root exists and is not a root this script made;" \
+      "remove it or set TPMG_DEALII_ROOT elsewhere" >&2
+    exit 1
+  fi
   mkdir -p "$parent"
-  for dir in "$root" "$tmp"; do
-    if [ -e "$dir" ]; then
-      if mounted_under "$dir"; then
-        echo "dealii-root.sh: $dir has file systems mounted in it; unmount them first" >&2
-        exit 1
-      fi
-      echo "dealii-root.sh: removing the incomplete root $dir"
-      rm -rf --one-file-system "$dir"
+  if [ -e "$tmp" ]; then
+    if mounted_under "$tmp"; then
+      echo "dealii-root.sh: $tmp has file systems mounted in it; unmount them first" >&2
+      exit 1
     fi
-  done
+    echo "dealii-root.sh: removing the incomplete root $tmp"
+    rm -rf --one-file-system "$tmp"
+  fi
 
-  if ! command -v debootstrap > /dev/null; then
-    echo "dealii-root.sh: installing debootstrap"
+  if ! command -v debootstrap > /dev/null ||
+    [ ! -f /usr/share/keyrings/debian-archive-keyring.gpg ]; then
+    echo "dealii-root.sh: installing debootstrap and Debian's archive keys"
     DEBIAN_FRONTEND=noninteractive apt-get -q update
-    DEBIAN_FRONTEND=noninteractive apt-get -q -y install --no-install-recommends debootstrap
+    DEBIAN_FRONTEND=noninteractive apt-get -q -y install --no-install-recommends \
+      debootstrap debian-archive-keyring
   fi
 
   echo "dealii-root.sh: debootstrap $suite from $mirror into $tmp"
@@ -164,9 +171,16 @@ make_root() {
   mv "$tmp" "$root"
 }
 
+# The upstream version of deal.II in the root, e.g. 9.6.2.
+dealii_version() {
+  [ -f "$root/$stamp" ] || return 1
+  dpkg-query --admindir="$root/var/lib/dpkg" -W -f='${Version}\n' libdeal.ii-dev |
+    sed 's/-[^-]*$//'
+}
+
 build_and_test() {
   local start=$SECONDS build=/build/tpmg version log
-  version=$(in_root "$root" dpkg-query -W -f='${Version}' libdeal.ii-dev)
+  version=$(dealii_version)
   echo "dealii-root.sh: deal.II $version (Debian $suite's libdeal.ii-dev)"
 
   mount_system "$root"
@@ -205,8 +219,13 @@ build_and_test() {
   local test_start=$SECONDS
   in_root "$root" "${env[@]}" ctest --test-dir "$build" --output-on-failure --no-tests=error \
     -j"$jobs" -L bridge
-  echo "dealii-root.sh: tests passed in $((SECONDS - test_start)) s"
+  echo "dealii-root.sh: deal.II $version: the bridge tests passed in $((SECONDS - test_start)) s"
 }
+
+if [ "$mode" = version ]; then
+  dealii_version
+  exit
+fi
 
 # one run at a time on a root
 mkdir -p "$(dirname "$root")"
