@@ -9,7 +9,12 @@
 #   4. the fuzz targets (tests/fuzz/: the setup file reader and the programs'
 #      option parser), built with clang, libFuzzer and the sanitizers in
 #      build-fuzz/, each run for TPMG_FUZZ_SECONDS (default 60) from the seed
-#      corpus; a crash or sanitizer report fails the step.
+#      corpus; a crash or sanitizer report fails the step;
+#   5. the deal.II bridge against Debian 13's deal.II (9.6.2; step 2 tests it
+#      against the system's, Debian 12's 9.4.1): tests/dealii-root.sh makes a
+#      Debian 13 root with debootstrap and libdeal.ii-dev (or reuses the one
+#      in TPMG_DEALII_ROOT), builds tpmg in it and runs the tests labelled
+#      bridge there. TPMG_SKIP_DEALII96=1 skips it (CI runs it).
 # Exits nonzero if any step fails; ends with a summary. TPMG_JOBS sets the
 # parallelism of builds and tests (default 2).
 #
@@ -78,6 +83,16 @@ if step "Fuzzing: configure and build (build-fuzz/, clang)" \
              && cmake --build build-fuzz -j$jobs"; then
   step "Fuzzing: run (${TPMG_FUZZ_SECONDS:-60} s per target)" \
     ctest --test-dir build-fuzz --output-on-failure -L fuzz
+fi
+
+if [ "${TPMG_SKIP_DEALII96:-0}" = 1 ]; then
+  echo
+  echo "==> deal.II of Debian 13: skipped (TPMG_SKIP_DEALII96=1)"
+  summary+=("SKIP  deal.II of Debian 13 (TPMG_SKIP_DEALII96=1)")
+elif step "deal.II of Debian 13: make or reuse its root (tests/dealii-root.sh root)" \
+  bash tests/dealii-root.sh root; then
+  step "deal.II $(bash tests/dealii-root.sh version) (Debian 13): build, tests labelled bridge" \
+    bash tests/dealii-root.sh test
 fi
 
 report
