@@ -252,8 +252,8 @@ namespace
   To
   copy_to(const From &from)
   {
-    To                                     to(from.get_partitioner());
-    LinearAlgebra::ReadWriteVector<double> values(
+    To to(from.get_partitioner());
+    LinearAlgebra::ReadWriteVector<typename To::value_type> values(
       from.locally_owned_elements());
     values.import_elements(from, VectorOperation::insert);
     to.import_elements(values, VectorOperation::insert);
@@ -264,12 +264,13 @@ namespace
 
   /**
    * The classes meant for device vectors (LaplaceOperator, GpuPreconditioner,
-   * solve_on_gpu()) on LinearAlgebra::distributed::Vector<double,
-   * MemorySpace::Default>, in deal.II's FGMRES: the same operator, diagonal,
-   * iterations and solution as on host vectors. Default is Kokkos' default
-   * memory space: host memory in a deal.II whose Kokkos has no GPU backend
-   * (Debian's), where a CPU context uses the vectors in place; device memory
-   * otherwise, which a CPU context refuses (a CUDA context would take them).
+   * solve_on_gpu()) on LinearAlgebra::distributed::Vector<Number,
+   * MemorySpace::Default>, in deal.II's FGMRES: the same operator (double and
+   * float), diagonal, iterations and solution as on host vectors. Default is
+   * Kokkos' default memory space: host memory in a deal.II whose Kokkos has no
+   * GPU backend (Debian's), where a CPU context uses the vectors in place;
+   * device memory otherwise, which a CPU context refuses (a CUDA context would
+   * take them).
    */
   template <int dim>
   void
@@ -305,6 +306,24 @@ namespace
     BRIDGE_CHECK(relative_difference(copy_to<VectorType>(y), y_host) == 0,
                  what << ": vmult_add on Default vectors differs by "
                       << relative_difference(copy_to<VectorType>(y), y_host));
+    using FloatVector = LinearAlgebra::distributed::Vector<float>;
+    using DefaultFloatVector =
+      LinearAlgebra::distributed::Vector<float, MemorySpace::Default>;
+    const tpmg::dealii::LaplaceOperator<dim, float, MemorySpace::Default>
+                                                    system_float(hierarchy);
+    const tpmg::dealii::LaplaceOperator<dim, float> system_float_host(
+      hierarchy);
+    FloatVector rhs_float;
+    rhs_float = problem.rhs;
+    FloatVector        y_float_host(rhs_float);
+    DefaultFloatVector y_float(rhs_float.get_partitioner());
+    system_float_host.vmult(y_float_host, rhs_float);
+    system_float.vmult(y_float, copy_to<DefaultFloatVector>(rhs_float));
+    y_float_host -= copy_to<FloatVector>(y_float);
+    BRIDGE_CHECK(y_float_host.linfty_norm() == 0,
+                 what << ": float vmult on Default vectors differs by "
+                      << y_float_host.linfty_norm());
+
     tpmg::dealii::LaplaceOperator<dim, double, MemorySpace::Default> diagonal(
       hierarchy);
     tpmg::dealii::LaplaceOperator<dim, double> diagonal_host(hierarchy);
