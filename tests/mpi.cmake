@@ -29,3 +29,5 @@ function(tpmg_mpi_test name)
 endfunction()
 
 tpmg_mpi_test(t750-mpi-objects 1 2 3 4)
+tpmg_mpi_test(t751-mpi-solvers 2 3 4)
+tpmg_mpi_test(t752-mpi-errors 1 2 3 4)

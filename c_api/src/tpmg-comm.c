@@ -84,7 +84,13 @@ tpmg_status tpmg_comm_agree(tpmg_context *ctx, tpmg_status status) {
   }
   MPI_Bcast(&failed, (int)sizeof(failed), MPI_BYTE, first, COMM(ctx));
   failed.message[sizeof(failed.message) - 1] = '\0';
-  snprintf(ctx->error, sizeof(ctx->error), "rank %d of %d: %s", first, ctx->size, failed.message);
+  /* a message agreed on before (a nested collective call) keeps its one prefix */
+  char prefix[48];
+  snprintf(prefix, sizeof prefix, "rank %d of %d: ", first, ctx->size);
+  if (strncmp(failed.message, prefix, strlen(prefix)) == 0)
+    memcpy(ctx->error, failed.message, sizeof(ctx->error));
+  else
+    snprintf(ctx->error, sizeof(ctx->error), "%s%s", prefix, failed.message);
   return (tpmg_status)failed.status;
 #else
   return status;
