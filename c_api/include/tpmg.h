@@ -163,6 +163,19 @@ tpmg_status tpmg_context_create(const tpmg_context_options *options, tpmg_contex
  *  (0 and 1 for a context of one process). */
 tpmg_status tpmg_context_ranks(const tpmg_context *ctx, int *rank, int *size);
 
+/** What this rank has communicated since its context was created (zero on one
+ *  process): for benchmarks, take the difference around the calls of interest. */
+typedef struct {
+  long long exchange_messages; /**< ghost exchange with the neighbours: messages sent */
+  long long exchange_bytes;    /**< and their bytes */
+  long long gather_messages;   /**< gathering a level whole onto every rank: messages sent */
+  long long gather_bytes;      /**< and their bytes */
+  long long reductions;        /**< collective reductions: dot products, norms, status agreement */
+} tpmg_communication;
+
+/** The context's communication counts on this rank. */
+tpmg_status tpmg_context_communication(const tpmg_context *ctx, tpmg_communication *counts);
+
 /** Destroy a context, which must be the last thing destroyed.
  *  @param[in,out] ctx the context; set to NULL. A NULL *ctx is accepted.
  *  @return TPMG_ERROR_ARGUMENT, leaving the context as it was, while anything
