@@ -129,7 +129,9 @@ typedef struct {
   const char *backend; /* the context's backend name */
   int threads, restart, rhs_from_file;
   double setup_seconds, solve_seconds, l2_error;
-  size_t memory;
+  size_t memory;        /* the context's backend memory after set-up */
+  size_t memory_solved; /* and after the solves (with the GMRES basis they needed) */
+  size_t solver_memory; /* the solver's part of it (tpmg_solver_memory) */
   tpmg_solver_result result;
 } run;
 
@@ -241,7 +243,7 @@ static int setup(options *o, run *r) {
   if ((status = create_grid(o, r)) != 0)
     return status;
   RUN_CALL(r, tpmg_grid_level_size(r->grid, o->problem.level, &r->n_dofs, NULL));
-  /* the vectors first: the solver sizes its GMRES basis to the memory left */
+  /* the vectors first: the GMRES basis leaves 5% of the memory left free */
   RUN_CALL(r, tpmg_vector_create(r->ctx, r->precision, r->n_dofs, &r->b));
   RUN_CALL(r, tpmg_vector_create(r->ctx, r->precision, r->n_dofs, &r->x));
   if (o->write_setup && !r->rhs_host && (status = compute_host_rhs(o, r)) != 0)
@@ -279,8 +281,6 @@ static void print_setup(const options *o, const run *r) {
   if (o->setup)
     printf("problem from the setup file %s (right-hand side %s)\n", o->setup,
            r->rhs_from_file ? "vector from the file" : "computed for this rhs");
-  if (s->type == TPMG_SOLVER_GMRES && r->restart < s->restart)
-    printf("note: GMRES restart shrunk from %d to %d to fit in memory\n", s->restart, r->restart);
   printf("setup %.3f s, memory %.1f MiB (%.0f bytes/DoF)\n", r->setup_seconds,
          r->memory / 1048576.0, (double)r->memory / (double)r->n_dofs);
   fflush(stdout);
@@ -315,6 +315,9 @@ static int solve(const options *o, run *r, monitor_state *state) {
     if (seconds < r->solve_seconds)
       r->solve_seconds = seconds;
   }
+  RUN_CALL(r, tpmg_context_memory(r->ctx, &r->memory_solved));
+  RUN_CALL(r, tpmg_solver_memory(r->solver, &r->solver_memory));
+  RUN_CALL(r, tpmg_solver_restart(r->solver, &r->restart));
   r->l2_error = NAN;
   if (o->problem.rhs == TPMG_RHS_SINE)
     RUN_CALL(r, tpmg_problem_l2_error(r->grid, o->problem.rhs, r->precision, r->x, &r->l2_error));
@@ -330,6 +333,12 @@ static void print_result(const options *o, const run *r) {
          (double)r->n_dofs / r->solve_seconds * 1e-6);
   if (o->problem.rhs == TPMG_RHS_SINE)
     printf("L2 error %.3e\n", r->l2_error);
+  printf("memory after the solve %.1f MiB (%.0f bytes/DoF), the solver's %.0f bytes/DoF\n",
+         r->memory_solved / 1048576.0, (double)r->memory_solved / (double)r->n_dofs,
+         (double)r->solver_memory / (double)r->n_dofs);
+  if (o->solver.type == TPMG_SOLVER_GMRES && r->restart < o->solver.restart)
+    printf("note: GMRES restart shrunk from %d to %d to fit in memory\n", o->solver.restart,
+           r->restart);
 }
 
 static void print_json(const options *o, const run *r) {
@@ -358,6 +367,8 @@ static void print_json(const options *o, const run *r) {
   app_json_number(&j, "l2_error", r->l2_error);
   app_json_int(&j, "memory_bytes", (long long)r->memory);
   app_json_number(&j, "memory_bytes_per_dof", (double)r->memory / (double)r->n_dofs);
+  app_json_number(&j, "bytes_per_dof", (double)r->memory_solved / (double)r->n_dofs);
+  app_json_int(&j, "solver_bytes", (long long)r->solver_memory);
   if (s->type == TPMG_SOLVER_GMRES) {
     app_json_int(&j, "restart", r->restart);
     app_json_string(&j, "preconditioning", tpmg_preconditioning_name(s->preconditioning));
