@@ -196,9 +196,12 @@ tpmg_status tpmg_solver_create(tpmg_grid *grid, const tpmg_solver_options *optio
     s->bytes = ctx->bytes - before;
   size_t bytes = vector_bytes(s);
 
-  /* vectors: 0 = r; 1 = w (GMRES, CG) or z (FMG, VCYCLE); CG: 2 = z, 3 = p.
-   * GMRES: the basis grows in the solves, its first pair is made here */
-  int fixed = opts.type == TPMG_SOLVER_CG ? 4 : 2, per_restart = s->left ? 1 : 2;
+  /* vectors: 0 = r; 1 = w (GMRES left, CG) or z (FMG, VCYCLE); CG: 2 = z, 3 = p.
+   * GMRES from the right keeps w = A Z_j in r, which no cycle reads after
+   * V_0 = r / ||r||. GMRES: the basis grows in the solves, its first pair is
+   * made here */
+  int fixed = opts.type == TPMG_SOLVER_CG ? 4 : opts.type == TPMG_SOLVER_GMRES && !s->left ? 1 : 2;
+  int per_restart = s->left ? 1 : 2;
   s->reserve = SIZE_MAX;
   if (status == TPMG_SUCCESS && opts.type == TPMG_SOLVER_GMRES) {
     size_t available = SIZE_MAX;
@@ -344,7 +347,7 @@ static tpmg_status gmres(tpmg_solver *s, const void *b, void *x, double bnorm, d
   tpmg_index n = s->level->n_dofs;
   tpmg_precision q = s->q;
   int ld = s->stride; /* of H */
-  void *r = s->vectors[0], *w = s->vectors[1], **V = s->basis_v, **Z = s->basis_z;
+  void *r = s->vectors[0], *w = s->left ? s->vectors[1] : r, **V = s->basis_v, **Z = s->basis_z;
   double *H = s->hessenberg, *cs = s->givens_c, *sn = s->givens_s, *g = s->g, *y = s->y;
   /* right: the residual r and its norm; left: z = P r, kept in w, and its norm */
   double target = s->options.tolerance * bnorm, scale = bnorm;
