@@ -22,7 +22,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#if defined(__linux__) && defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__)
+/* an address sanitizer reserves more address space than any limit allows */
+#if defined(__SANITIZE_ADDRESS__)
+#define T607_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define T607_SANITIZED 1
+#endif
+#endif
+#if defined(__linux__) && defined(__GLIBC__) && !defined(T607_SANITIZED)
 #include <malloc.h>
 #include <sys/resource.h>
 #define T607_LIMIT_ADDRESS_SPACE 1
