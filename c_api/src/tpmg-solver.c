@@ -38,7 +38,8 @@ struct tpmg_solver {
   tpmg_context *ctx;
   tpmg_solver_options options;
   tpmg_precision q;            /* outer precision */
-  const tpmg_level *level;     /* the finest */
+  int fine;                    /* the finest level */
+  const tpmg_level *level;     /* this rank's box of it */
   tpmg_multigrid *mg;
   int restart;                 /* GMRES: in use (the requested one, or shrunk, see above) */
   int stride;                  /* GMRES: the requested restart, the row length of hessenberg */
@@ -111,28 +112,34 @@ static size_t vector_bytes(const tpmg_solver *s) {
 }
 
 /* Make GMRES basis pair j (V_j, and Z_j with right preconditioning) exist:
- * *fits = 1 if it does, else 0 (nothing changed, the message of a failed
- * allocation left in the context). Errors other than a lack of memory return. */
+ * *fits = 1 if it does on every rank, else 0 (nothing changed, the message of
+ * a failed allocation left in the context). Errors other than a lack of memory
+ * return, on every rank. Collective. */
 static tpmg_status basis_grow(tpmg_solver *s, int j, int *fits) {
   *fits = 1;
   if (j < s->n_basis)
     return TPMG_SUCCESS;
   size_t bytes = vector_bytes(s), pair = (s->left ? 1 : 2) * bytes, available = SIZE_MAX;
-  TPMG_CALL(s->ctx->ops->free_memory(s->ctx, &available));
-  if (s->reserve != SIZE_MAX && available != SIZE_MAX &&
-      (available < s->reserve || available - s->reserve < pair)) {
-    *fits = 0;
-    return TPMG_SUCCESS;
-  }
-  tpmg_status status = solver_malloc(s, bytes, "GMRES basis vector", &s->basis_v[j]);
-  if (status == TPMG_SUCCESS && !s->left)
+  tpmg_status status = s->ctx->ops->free_memory(s->ctx, &available);
+  double here =
+      status == TPMG_SUCCESS && (s->reserve == SIZE_MAX || available == SIZE_MAX ||
+                                 (available >= s->reserve && available - s->reserve >= pair));
+  if (here)
+    status = solver_malloc(s, bytes, "GMRES basis vector", &s->basis_v[j]);
+  if (here && status == TPMG_SUCCESS && !s->left)
     status = solver_malloc(s, bytes, "GMRES basis vector", &s->basis_z[j]);
-  if (status != TPMG_SUCCESS) {
+  if (status == TPMG_ERROR_MEMORY) {
+    here = 0;
+    status = TPMG_SUCCESS;
+  }
+  status = tpmg_comm_agree(s->ctx, status);
+  TPMG_CALL(tpmg_comm_min(s->ctx, &here, 1)); /* one restart length on every rank */
+  if (status != TPMG_SUCCESS || here == 0.0) {
     solver_free(s, bytes, &s->basis_v[j]);
-    if (status != TPMG_ERROR_MEMORY)
-      return status;
+    if (s->basis_z)
+      solver_free(s, bytes, &s->basis_z[j]);
     *fits = 0;
-    return TPMG_SUCCESS;
+    return status;
   }
   s->n_basis = j + 1;
   return TPMG_SUCCESS;
@@ -174,6 +181,10 @@ tpmg_status tpmg_solver_create(tpmg_grid *grid, const tpmg_solver_options *optio
   tpmg_context *ctx = grid->ctx;
   TPMG_CHECK(ctx, solver, TPMG_ERROR_ARGUMENT, "solver is NULL");
   tpmg_solver_options opts = options ? *options : tpmg_solver_options_default();
+  /* the same numbers on every rank (the monitor may differ) */
+  double same[7] = {opts.type,           opts.mode,    opts.smoother,       opts.tolerance,
+                    opts.max_iterations, opts.restart, opts.preconditioning};
+  TPMG_CALL(tpmg_comm_same(ctx, same, sizeof(same), "the solver options"));
   TPMG_CALL(check_options(ctx, &opts));
 
   tpmg_solver *s = calloc(1, sizeof(*s));
@@ -183,7 +194,8 @@ tpmg_status tpmg_solver_create(tpmg_grid *grid, const tpmg_solver_options *optio
   s->ctx = ctx;
   s->options = opts;
   s->q = opts.mode == TPMG_MODE_FLOAT ? TPMG_FLOAT : TPMG_DOUBLE;
-  s->level = &grid->levels[grid->n_levels - 1];
+  s->fine = grid->n_levels - 1;
+  s->level = &grid->levels[s->fine];
   s->left = opts.preconditioning == TPMG_PRECONDITION_LEFT;
   /* CG needs a symmetric V-cycle (post-smoother in reverse colour order). The
    * other solvers post-smooth in the same order as the pre-smoother, as the
@@ -233,6 +245,8 @@ tpmg_status tpmg_solver_create(tpmg_grid *grid, const tpmg_solver_options *optio
         !s->basis_v || (!s->left && !s->basis_z))
       status = tpmg_error_set(ctx, TPMG_ERROR_MEMORY, __FILE__, __LINE__, "GMRES host arrays");
   }
+  /* every rank gets here, so that basis_grow's agreement is reached */
+  status = tpmg_comm_agree(ctx, status);
   if (status == TPMG_SUCCESS && opts.type == TPMG_SOLVER_GMRES) {
     int fits;
     status = basis_grow(s, 0, &fits);
@@ -269,19 +283,19 @@ tpmg_status tpmg_solver_memory(const tpmg_solver *solver, size_t *bytes) {
 
 static tpmg_status residual(tpmg_solver *s, const void *b, const void *x, void *r, double *norm) {
   tpmg_context *ctx = s->ctx;
-  TPMG_CALL(ctx->ops->laplace(ctx, s->level, s->q, x, r));
+  TPMG_CALL(tpmg_partition_laplace(s->grid, s->fine, s->q, x, r));
   TPMG_CALL(ctx->ops->axpby(ctx, s->q, s->level->n_dofs, 1.0, b, -1.0, r));
-  TPMG_CALL(ctx->ops->dot(ctx, s->q, s->level->n_dofs, r, r, norm));
+  TPMG_CALL(tpmg_partition_dot(s->grid, s->fine, s->q, r, r, norm));
   *norm = sqrt(*norm);
   return TPMG_SUCCESS;
 }
 
 static tpmg_status precondition(tpmg_solver *s, const void *r, void *z) {
-  return tpmg_multigrid_precondition(s->mg, s->q, r, z);
+  return tpmg_multigrid_apply(s->mg, s->q, r, z);
 }
 
 static tpmg_status norm(tpmg_solver *s, const void *v, double *result) {
-  TPMG_CALL(s->ctx->ops->dot(s->ctx, s->q, s->level->n_dofs, v, v, result));
+  TPMG_CALL(tpmg_partition_dot(s->grid, s->fine, s->q, v, v, result));
   *result = sqrt(*result);
   return TPMG_SUCCESS;
 }
@@ -292,8 +306,8 @@ static tpmg_status dots(tpmg_solver *s, int m, void *const *x, const void *y, do
   double part[TPMG_MULTI_MAX + 1];
   for (int first = 0; first < m; first += TPMG_MULTI_MAX) {
     int count = m - first < TPMG_MULTI_MAX ? m - first : TPMG_MULTI_MAX;
-    TPMG_CALL(s->ctx->ops->dots(s->ctx, s->q, s->level->n_dofs, count,
-                                (const void *const *)(x + first), y, part));
+    TPMG_CALL(tpmg_partition_dots(s->grid, s->fine, s->q, count, (const void *const *)(x + first),
+                                  y, part));
     memcpy(result + first, part, sizeof(double) * (size_t)count);
   }
   return TPMG_SUCCESS;
@@ -305,9 +319,9 @@ static tpmg_status axpys(tpmg_solver *s, int m, const double *a, void *const *x,
                          double *norm2) {
   for (int first = 0; first < m; first += TPMG_MULTI_MAX) {
     int count = m - first < TPMG_MULTI_MAX ? m - first : TPMG_MULTI_MAX;
-    TPMG_CALL(s->ctx->ops->axpys(s->ctx, s->q, s->level->n_dofs, count, a + first,
-                                 (const void *const *)(x + first), y,
-                                 first + count == m ? norm2 : NULL));
+    TPMG_CALL(tpmg_partition_axpys(s->grid, s->fine, s->q, count, a + first,
+                                   (const void *const *)(x + first), y,
+                                   first + count == m ? norm2 : NULL));
   }
   return TPMG_SUCCESS;
 }
@@ -366,11 +380,11 @@ static tpmg_status gmres(tpmg_solver *s, const void *b, void *x, double bnorm, d
     int j = 0;
     for (; j < m; ++j) {
       if (s->left) { /* w = P A V_j */
-        TPMG_CALL(ctx->ops->laplace(ctx, s->level, q, V[j], r));
+        TPMG_CALL(tpmg_partition_laplace(s->grid, s->fine, q, V[j], r));
         TPMG_CALL(precondition(s, r, w));
       } else { /* w = A Z_j, Z_j = P V_j */
         TPMG_CALL(precondition(s, V[j], Z[j]));
-        TPMG_CALL(ctx->ops->laplace(ctx, s->level, q, Z[j], w));
+        TPMG_CALL(tpmg_partition_laplace(s->grid, s->fine, q, Z[j], w));
       }
       double h_next;
       TPMG_CALL(orthogonalize(s, j, V, w, &h_next));
@@ -430,10 +444,10 @@ static tpmg_status cg(tpmg_solver *s, void *x, double bnorm, double rnorm, int *
   int it = 0;
   TPMG_CALL(precondition(s, r, z));
   TPMG_CALL(ctx->ops->axpby(ctx, q, n, 1.0, z, 0.0, p));
-  TPMG_CALL(ctx->ops->dot(ctx, q, n, r, z, &rz));
+  TPMG_CALL(tpmg_partition_dot(s->grid, s->fine, q, r, z, &rz));
   while (rnorm > target && it < s->options.max_iterations) {
-    TPMG_CALL(ctx->ops->laplace(ctx, s->level, q, p, w));
-    TPMG_CALL(ctx->ops->dot(ctx, q, n, p, w, &pw));
+    TPMG_CALL(tpmg_partition_laplace(s->grid, s->fine, q, p, w));
+    TPMG_CALL(tpmg_partition_dot(s->grid, s->fine, q, p, w, &pw));
     TPMG_CHECK(ctx, pw > 0.0 && rz > 0.0, TPMG_ERROR_NUMERICAL,
                "CG breakdown in iteration %d: (p, A p) = %g, (r, z) = %g", it + 1, pw, rz);
     double alpha = rz / pw;
@@ -445,8 +459,8 @@ static tpmg_status cg(tpmg_solver *s, void *x, double bnorm, double rnorm, int *
     if (rnorm <= target) break;
     TPMG_CALL(precondition(s, r, z));
     double rz_new;
-    TPMG_CALL(ctx->ops->dot(ctx, q, n, r, z, &rz_new));
-    TPMG_CALL(ctx->ops->dot(ctx, q, n, z, w, &zw));
+    TPMG_CALL(tpmg_partition_dot(s->grid, s->fine, q, r, z, &rz_new));
+    TPMG_CALL(tpmg_partition_dot(s->grid, s->fine, q, z, w, &zw));
     /* flexible: beta = (z_new, r_new - r_old) / (z_old, r_old), r_new - r_old = -alpha w;
      * for a symmetric V-cycle it equals (z_new, r_new) / (z_old, r_old) */
     double beta = -alpha * zw / rz;
@@ -481,15 +495,16 @@ static tpmg_status true_residual(tpmg_solver *s, const void *b, const void *x, d
   tpmg_context *ctx = s->ctx;
   tpmg_index n = s->level->n_dofs;
   if (s->q == TPMG_DOUBLE) {
-    TPMG_CALL(ctx->ops->laplace(ctx, s->level, TPMG_DOUBLE, x, s->vectors[0]));
+    TPMG_CALL(tpmg_partition_laplace(s->grid, s->fine, TPMG_DOUBLE, x, s->vectors[0]));
     TPMG_CALL(ctx->ops->axpby(ctx, TPMG_DOUBLE, n, 1.0, b, -1.0, s->vectors[0]));
-    TPMG_CALL(ctx->ops->dot(ctx, TPMG_DOUBLE, n, s->vectors[0], s->vectors[0], result));
+    TPMG_CALL(
+        tpmg_partition_dot(s->grid, s->fine, TPMG_DOUBLE, s->vectors[0], s->vectors[0], result));
   } else {
     TPMG_CALL(ctx->ops->convert(ctx, n, TPMG_FLOAT, x, TPMG_DOUBLE, s->check[0]));
     TPMG_CALL(ctx->ops->convert(ctx, n, TPMG_FLOAT, b, TPMG_DOUBLE, s->check[1]));
-    TPMG_CALL(ctx->ops->laplace(ctx, s->level, TPMG_DOUBLE, s->check[0], s->check[2]));
+    TPMG_CALL(tpmg_partition_laplace(s->grid, s->fine, TPMG_DOUBLE, s->check[0], s->check[2]));
     TPMG_CALL(ctx->ops->axpby(ctx, TPMG_DOUBLE, n, 1.0, s->check[1], -1.0, s->check[2]));
-    TPMG_CALL(ctx->ops->dot(ctx, TPMG_DOUBLE, n, s->check[2], s->check[2], result));
+    TPMG_CALL(tpmg_partition_dot(s->grid, s->fine, TPMG_DOUBLE, s->check[2], s->check[2], result));
   }
   *result = sqrt(*result);
   return TPMG_SUCCESS;
@@ -500,11 +515,16 @@ tpmg_status tpmg_solver_solve(tpmg_solver *solver, const void *b, void *x,
   if (!solver) return TPMG_ERROR_ARGUMENT;
   tpmg_solver *s = solver;
   tpmg_context *ctx = s->ctx;
-  TPMG_CHECK(ctx, b && x && b != x, TPMG_ERROR_ARGUMENT,
-             "b %p and x %p must be distinct non-NULL vectors", b, x);
   tpmg_index n = s->level->n_dofs;
-  TPMG_CALL(tpmg_vector_check(ctx, "tpmg_solver_solve: b", b, s->q, n));
-  TPMG_CALL(tpmg_vector_check(ctx, "tpmg_solver_solve: x", x, s->q, n));
+  tpmg_status status = TPMG_SUCCESS;
+  if (!b || !x || b == x)
+    status = tpmg_error_set(ctx, TPMG_ERROR_ARGUMENT, __FILE__, __LINE__,
+                            "b %p and x %p must be distinct non-NULL vectors", b, x);
+  if (status == TPMG_SUCCESS)
+    status = tpmg_vector_check(ctx, "tpmg_solver_solve: b", b, s->q, n);
+  if (status == TPMG_SUCCESS)
+    status = tpmg_vector_check(ctx, "tpmg_solver_solve: x", x, s->q, n);
+  TPMG_CALL(tpmg_comm_agree(ctx, status));
   tpmg_solver_type type = s->options.type;
   void *r = s->vectors[0];
 
