@@ -15,6 +15,9 @@ struct tpmg_coarse {
   tpmg_precision precision;
   void *inverse; /* n_I x n_I in backend memory */
   size_t bytes;
+  /* level 0 split among ranks: the whole level's b and x on every rank */
+  void *whole_b, *whole_x;
+  size_t whole_bytes;
 };
 
 /* y = (S_2 ⊗ S_1 ⊗ S_0) applied to the tensor t (x fastest), in place via w. */
@@ -41,7 +44,7 @@ tpmg_status tpmg_coarse_create(tpmg_grid *grid, tpmg_precision precision, tpmg_c
   TPMG_CHECK(ctx, coarse, TPMG_ERROR_ARGUMENT, "coarse is NULL");
   TPMG_CHECK(ctx, precision == TPMG_DOUBLE || precision == TPMG_FLOAT, TPMG_ERROR_ARGUMENT,
              "unknown precision %d", (int)precision);
-  const tpmg_level *lvl = &grid->levels[0];
+  const tpmg_level *lvl = &grid->global[0];
   int dim = lvl->dim, k = lvl->degree, n[3] = {1, 1, 1};
   tpmg_index n_interior = 1;
   for (int d = 0; d < dim; ++d) {
@@ -61,7 +64,13 @@ tpmg_status tpmg_coarse_create(tpmg_grid *grid, tpmg_precision precision, tpmg_c
   double *M = NULL, *K = NULL, *inverse = NULL, *t = NULL, *w = NULL;
   void *converted = NULL;
   tpmg_status status = TPMG_SUCCESS;
-  if (n_interior == 0) goto done;
+  if (grid->part[0].distributed) {
+    c->whole_bytes = (size_t)lvl->n_dofs * tpmg_precision_size(precision);
+    status = tpmg_malloc(ctx, c->whole_bytes, "coarse level, whole", &c->whole_b);
+    if (status == TPMG_SUCCESS)
+      status = tpmg_malloc(ctx, c->whole_bytes, "coarse level, whole", &c->whole_x);
+  }
+  if (status != TPMG_SUCCESS || n_interior == 0) goto done;
 
   for (int d = 0; d < dim && status == TPMG_SUCCESS; ++d) {
     size_t nn = (size_t)n[d] * n[d];
@@ -144,6 +153,7 @@ done:
   free(t);
   free(w);
   free(converted);
+  status = tpmg_comm_agree(ctx, status);
   if (status != TPMG_SUCCESS) {
     tpmg_coarse_destroy(&c);
     return status;
@@ -155,13 +165,32 @@ done:
 tpmg_status tpmg_coarse_apply(tpmg_coarse *coarse, const void *b, void *x) {
   if (!coarse) return TPMG_ERROR_ARGUMENT;
   tpmg_context *ctx = coarse->grid->ctx;
-  TPMG_CHECK(ctx, b && x && b != x, TPMG_ERROR_ARGUMENT,
-             "b %p and x %p must be distinct non-NULL vectors", b, x);
   tpmg_index n = coarse->grid->levels[0].n_dofs;
-  TPMG_CALL(tpmg_vector_check(ctx, "tpmg_coarse_apply: b", b, coarse->precision, n));
-  TPMG_CALL(tpmg_vector_check(ctx, "tpmg_coarse_apply: x", x, coarse->precision, n));
-  return ctx->ops->coarse_solve(ctx, &coarse->grid->levels[0], coarse->precision, coarse->inverse,
-                                b, x);
+  tpmg_status status = TPMG_SUCCESS;
+  if (!b || !x || b == x)
+    status = tpmg_error_set(ctx, TPMG_ERROR_ARGUMENT, __FILE__, __LINE__,
+                            "b %p and x %p must be distinct non-NULL vectors", b, x);
+  if (status == TPMG_SUCCESS)
+    status = tpmg_vector_check(ctx, "tpmg_coarse_apply: b", b, coarse->precision, n);
+  if (status == TPMG_SUCCESS)
+    status = tpmg_vector_check(ctx, "tpmg_coarse_apply: x", x, coarse->precision, n);
+  TPMG_CALL(tpmg_comm_agree(ctx, status));
+  return tpmg_coarse_solve(coarse, b, x);
+}
+
+/* A level 0 split among ranks is gathered whole onto every rank, solved there
+ * (the same on every rank) and cut back to this rank's box. */
+tpmg_status tpmg_coarse_solve(tpmg_coarse *coarse, const void *b, void *x) {
+  tpmg_context *ctx = coarse->grid->ctx;
+  const tpmg_grid *grid = coarse->grid;
+  tpmg_precision p = coarse->precision;
+  if (!grid->part[0].distributed)
+    return ctx->ops->coarse_solve(ctx, &grid->levels[0], p, coarse->inverse, b, x);
+  TPMG_CALL(tpmg_partition_gather(grid, 0, p, b, coarse->whole_b));
+  TPMG_CALL(
+      ctx->ops->coarse_solve(ctx, &grid->global[0], p, coarse->inverse, coarse->whole_b,
+                             coarse->whole_x));
+  return tpmg_partition_extract(grid, 0, p, coarse->whole_x, x);
 }
 
 tpmg_status tpmg_coarse_destroy(tpmg_coarse **coarse) {
@@ -169,6 +198,8 @@ tpmg_status tpmg_coarse_destroy(tpmg_coarse **coarse) {
   if (!*coarse) return TPMG_SUCCESS;
   tpmg_grid *grid = (*coarse)->grid;
   tpmg_free(grid->ctx, (*coarse)->bytes, (*coarse)->inverse);
+  tpmg_free(grid->ctx, (*coarse)->whole_bytes, (*coarse)->whole_b);
+  tpmg_free(grid->ctx, (*coarse)->whole_bytes, (*coarse)->whole_x);
   free(*coarse);
   tpmg_grid_release(grid);
   *coarse = NULL;

@@ -1,0 +1,55 @@
+# The MPI tests (label mpi), where tpmg is built with MPI: each runs under
+# mpiexec with 2, 3 and 4 ranks (oversubscribed on small machines) and
+# compares what the ranks own with the one-process result every rank computes
+# itself. One thread per rank, passive OpenMP waiting: ranks share the cores.
+add_library(tpmg_test_mpi STATIC mpi-reference.c)
+target_link_libraries(tpmg_test_mpi PUBLIC tpmg_test_reference MPI::MPI_C)
+target_compile_options(tpmg_test_mpi PRIVATE -Wall -Wextra)
+
+# Open MPI refuses to start as root and more ranks than cores unless told
+set(tpmg_mpiexec_flags ${MPIEXEC_PREFLAGS})
+execute_process(COMMAND ${MPIEXEC_EXECUTABLE} --version OUTPUT_VARIABLE tpmg_mpiexec_version
+                ERROR_QUIET)
+if(tpmg_mpiexec_version MATCHES "Open MPI|OpenRTE")
+  list(APPEND tpmg_mpiexec_flags --allow-run-as-root --oversubscribe)
+endif()
+
+# tpmg_mpi_test(NAME RANKS...): NAME.c run with each rank count, NAME-npP
+function(tpmg_mpi_test name)
+  add_executable(${name} ${name}.c)
+  target_link_libraries(${name} PRIVATE tpmg_test_mpi tpmg m)
+  target_compile_options(${name} PRIVATE -Wall -Wextra)
+  foreach(ranks ${ARGN})
+    add_test(NAME ${name}-np${ranks}
+             COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${ranks} ${tpmg_mpiexec_flags}
+                     $<TARGET_FILE:${name}>)
+    set_tests_properties(${name}-np${ranks} PROPERTIES LABELS mpi TIMEOUT 600 PROCESSORS ${ranks}
+                         ENVIRONMENT "OMP_WAIT_POLICY=PASSIVE;OMP_NUM_THREADS=1")
+  endforeach()
+endfunction()
+
+tpmg_mpi_test(t750-mpi-objects 1 2 3 4)
+tpmg_mpi_test(t751-mpi-solvers 2 3 4)
+tpmg_mpi_test(t752-mpi-errors 1 2 3 4)
+
+# The programs under mpiexec: the one-process results with P ranks, and errors
+# that every rank reports (tests/mpi-cli.cmake).
+function(tpmg_mpi_cli name ranks mode)
+  string(REPLACE ";" "|" flags "${tpmg_mpiexec_flags}")
+  add_test(NAME ${name}
+           COMMAND ${CMAKE_COMMAND} -DPROGRAM=$<TARGET_FILE:tpmg-poisson>
+                   -DMPIEXEC=${MPIEXEC_EXECUTABLE} -DFLAGS=${flags} -DRANKS=${ranks}
+                   -DMODE=${mode} ${ARGN} -P ${CMAKE_CURRENT_SOURCE_DIR}/mpi-cli.cmake)
+  set_tests_properties(${name} PROPERTIES LABELS "mpi;cli" TIMEOUT 600 PROCESSORS ${ranks}
+                       ENVIRONMENT "OMP_WAIT_POLICY=PASSIVE;OMP_NUM_THREADS=1")
+endfunction()
+tpmg_mpi_cli(mpi-poisson-3d-np4 4 same "-DARGS=--level|3|--threads|1")
+tpmg_mpi_cli(mpi-poisson-2d-np4 4 same
+             "-DARGS=--dim|2|--degree|4|--level|3|--cells|3,2|--box|0,3,0,1|--threads|1")
+tpmg_mpi_cli(mpi-poisson-fmg-mixed-np3 3 same
+             "-DARGS=--dim|3|--degree|2|--level|3|--cells|1,1,2|--solver|fmg|--precision|mixed|--threads|1")
+tpmg_mpi_cli(mpi-poisson-cg-np2 2 same "-DARGS=--degree|5|--level|2|--solver|cg|--threads|1")
+tpmg_mpi_cli(mpi-poisson-split-np4 4 error "-DARGS=--dim|2|--level|1|--threads|1" -DEXIT=1
+             "-DEXPECT=ranks need at least 8")
+tpmg_mpi_cli(mpi-poisson-option-np3 3 error "-DARGS=--no-such-option" -DEXIT=2
+             "-DEXPECT=unknown option")
