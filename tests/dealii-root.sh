@@ -18,7 +18,8 @@
 #   TPMG_JOBS           parallelism of the build and the tests (default 2)
 #
 # The source tree is bind-mounted read-only at /src/tpmg in the root and built
-# in /build/tpmg there, afresh each run; /proc, /sys, /dev and a /dev/shm are
+# in /build/tpmg there, afresh each run: the programs that the tests labelled
+# bridge run, without warnings; /proc, /sys, /dev and a /dev/shm are
 # mounted for apt and MPI. Every mount is undone on exit, also on failure or
 # interruption. Exit status: 0 when every step passed, nonzero otherwise.
 set -euo pipefail
@@ -204,7 +205,17 @@ build_and_test() {
     return 1
   fi
   grep "deal.II .* found" "$log"
-  in_root "$root" "${env[@]}" cmake --build "$build" -j"$jobs" > "$root$build/build.log" 2>&1 || {
+  # only the programs the bridge tests run (their targets are named as they)
+  local targets
+  mapfile -t targets < <(in_root "$root" ctest --test-dir "$build" -N -L bridge \
+    --show-only=json-v1 | grep -o "$build/bin/[A-Za-z0-9_.-]*" | sed 's#.*/##' | sort -u)
+  if [ ${#targets[@]} -eq 0 ]; then
+    echo "dealii-root.sh: CMake defined no tests labelled bridge" >&2
+    return 1
+  fi
+  echo "dealii-root.sh: building ${targets[*]}"
+  in_root "$root" "${env[@]}" cmake --build "$build" -j"$jobs" --target "${targets[@]}" \
+    > "$root$build/build.log" 2>&1 || {
     tail -n 60 "$root$build/build.log" >&2
     echo "dealii-root.sh: the build failed (log: $root$build/build.log)" >&2
     return 1
