@@ -50,12 +50,15 @@ stamp=.tpmg-root-packages
 # Mounts made so far, undone in reverse order on exit.
 mounts=()
 unmount_all() {
-  local i status=0
+  local i try status=0
   for ((i = ${#mounts[@]} - 1; i >= 0; i--)); do
-    if ! umount "${mounts[i]}"; then
-      echo "dealii-root.sh: could not unmount ${mounts[i]}; detaching it lazily" >&2
-      umount -l "${mounts[i]}" || status=1
-    fi
+    # processes of an interrupted build may still be ending
+    for try in 1 2 3 4 5 6 7 8 9 10; do
+      umount "${mounts[i]}" 2> /dev/null && continue 2
+      sleep 1
+    done
+    echo "dealii-root.sh: could not unmount ${mounts[i]}; detaching it lazily" >&2
+    umount -l "${mounts[i]}" || status=1
   done
   mounts=()
   return $status
@@ -205,11 +208,15 @@ build_and_test() {
     return 1
   fi
   grep "deal.II .* found" "$log"
-  # only the programs the bridge tests run (their targets are named as they)
-  local targets
-  mapfile -t targets < <(in_root "$root" ctest --test-dir "$build" -N -L bridge \
-    --show-only=json-v1 | grep -o "$build/bin/[A-Za-z0-9_.-]*" | sed 's#.*/##' | sort -u)
-  if [ ${#targets[@]} -eq 0 ]; then
+  # only the programs that the tests labelled bridge run, as their add_test()
+  # lines in the CTestTestfile.cmake files name them (targets are named as
+  # their programs)
+  local tests targets
+  tests=$(in_root "$root" ctest --test-dir "$build" -N -L bridge |
+    sed -n 's/^ *Test *#[0-9]*: \(.*\)$/add_test([=[\1]=]/p')
+  mapfile -t targets < <(find "$root$build" -name CTestTestfile.cmake -exec grep -h '^add_test(' {} + |
+    grep -F "$tests" | grep -o "$build/bin/[A-Za-z0-9_.-]*" | sed 's#.*/##' | sort -u)
+  if [ -z "$tests" ] || [ ${#targets[@]} -eq 0 ]; then
     echo "dealii-root.sh: CMake defined no tests labelled bridge" >&2
     return 1
   fi
