@@ -50,10 +50,10 @@ stamp=.tpmg-root-packages
 # Mounts made so far, undone in reverse order on exit.
 mounts=()
 unmount_all() {
-  local i try status=0
+  local i status=0
   for ((i = ${#mounts[@]} - 1; i >= 0; i--)); do
     # processes of an interrupted build may still be ending
-    for try in 1 2 3 4 5 6 7 8 9 10; do
+    for _ in 1 2 3 4 5 6 7 8 9 10; do
       umount "${mounts[i]}" 2> /dev/null && continue 2
       sleep 1
     done
