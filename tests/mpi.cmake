@@ -14,6 +14,13 @@ if(tpmg_mpiexec_version MATCHES "Open MPI|OpenRTE")
   list(APPEND tpmg_mpiexec_flags --allow-run-as-root --oversubscribe)
 endif()
 
+# The sanitizer build runs them too, with Open MPI's own leaks suppressed
+set(tpmg_mpi_environment "OMP_WAIT_POLICY=PASSIVE;OMP_NUM_THREADS=1")
+if(TPMG_SANITIZE)
+  list(APPEND tpmg_mpi_environment
+       "LSAN_OPTIONS=suppressions=${CMAKE_CURRENT_SOURCE_DIR}/lsan-openmpi.supp")
+endif()
+
 # tpmg_mpi_test(NAME RANKS...): NAME.c run with each rank count, NAME-npP
 function(tpmg_mpi_test name)
   add_executable(${name} ${name}.c)
@@ -24,7 +31,7 @@ function(tpmg_mpi_test name)
              COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${ranks} ${tpmg_mpiexec_flags}
                      $<TARGET_FILE:${name}>)
     set_tests_properties(${name}-np${ranks} PROPERTIES LABELS mpi TIMEOUT 600 PROCESSORS ${ranks}
-                         ENVIRONMENT "OMP_WAIT_POLICY=PASSIVE;OMP_NUM_THREADS=1")
+                         ENVIRONMENT "${tpmg_mpi_environment}")
   endforeach()
 endfunction()
 
@@ -41,7 +48,7 @@ function(tpmg_mpi_cli name ranks mode)
                    -DMPIEXEC=${MPIEXEC_EXECUTABLE} -DFLAGS=${flags} -DRANKS=${ranks}
                    -DMODE=${mode} ${ARGN} -P ${CMAKE_CURRENT_SOURCE_DIR}/mpi-cli.cmake)
   set_tests_properties(${name} PROPERTIES LABELS "mpi;cli" TIMEOUT 600 PROCESSORS ${ranks}
-                       ENVIRONMENT "OMP_WAIT_POLICY=PASSIVE;OMP_NUM_THREADS=1")
+                       ENVIRONMENT "${tpmg_mpi_environment}")
 endfunction()
 tpmg_mpi_cli(mpi-poisson-3d-np4 4 same "-DARGS=--level|3|--threads|1")
 tpmg_mpi_cli(mpi-poisson-2d-np4 4 same
