@@ -813,7 +813,8 @@ tpmg_status tpmg_setup_write(const tpmg_grid *grid, tpmg_rhs rhs, const double *
  *  With P ranks every rank opens and reads the file itself (a file system
  *  that every rank sees alike is assumed): the header, then only the planes
  *  that its level vectors hold (together the whole vector: every entry is
- *  still checked); the rank whose planes end the vector checks the file's end. The ranks agree on the header before creating the grid.
+ *  still checked); the rank whose planes end the vector checks the file's end.
+ *  The ranks agree on the header before creating the grid.
  *  @param[in]  ctx  the context the grid is created on
  *  @param[in]  path the file to read (by every rank)
  *  @param[out] grid the grid; owned by the caller, free with tpmg_grid_destroy
