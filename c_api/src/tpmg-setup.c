@@ -79,13 +79,15 @@ static tpmg_status check_write(const tpmg_grid *grid, tpmg_rhs rhs, const double
              path ? "empty" : "NULL");
   TPMG_CHECK(ctx, tpmg_rhs_name(rhs), TPMG_ERROR_ARGUMENT,
              "setup file '%s': unknown right-hand side %d", path, (int)rhs);
-  if (!b) return TPMG_SUCCESS;
+  if (!b)
+    return TPMG_SUCCESS;
   /* the owned entries only: ghosts are scratch and not written */
   tpmg_index offset, n;
   tpmg_partition_owned(grid, L, &offset, &n);
   tpmg_index to_global = grid->part[L].first * grid->part[L].plane;
   for (tpmg_index i = offset; i < offset + n; ++i) {
-    if (isfinite(b[i])) continue;
+    if (isfinite(b[i]))
+      continue;
     char where[64] = "";
     if (grid->part[L].distributed)
       snprintf(where, sizeof where, " (entry %lld of the whole fine level)",
@@ -111,9 +113,11 @@ static tpmg_status write_header(const tpmg_grid *grid, tpmg_rhs rhs, int with_ve
   /* %.17g gives every double back exactly through strtod */
   fprintf(w->f, "%s %d\ndim %d\ndegree %d\nlevel %d\ncells", SETUP_MAGIC, SETUP_VERSION, o->dim,
           o->degree, o->fine_level);
-  for (int d = 0; d < o->dim; ++d) fprintf(w->f, " %d", o->cells[d]);
+  for (int d = 0; d < o->dim; ++d)
+    fprintf(w->f, " %d", o->cells[d]);
   fprintf(w->f, "\nbox");
-  for (int j = 0; j < 2 * o->dim; ++j) fprintf(w->f, " %.17g", o->box[j]);
+  for (int j = 0; j < 2 * o->dim; ++j)
+    fprintf(w->f, " %.17g", o->box[j]);
   fprintf(w->f, "\nrhs %s\n", tpmg_rhs_name(rhs));
   if (with_vector)
     fprintf(w->f, "vector %lld\nend\n", (long long)grid->global[grid->n_levels - 1].n_dofs);
@@ -146,7 +150,8 @@ static tpmg_status write_gathered(const tpmg_grid *grid, const double *b, setup_
   tpmg_index offset, n;
   tpmg_partition_owned(grid, L, &offset, &n);
   if (!part->distributed || ctx->size == 1) {
-    if (ctx->rank == 0) write_doubles(w, n, b + offset);
+    if (ctx->rank == 0)
+      write_doubles(w, n, b + offset);
     return TPMG_SUCCESS;
   }
   if (ctx->rank != 0) {
@@ -176,7 +181,8 @@ static tpmg_status write_gathered(const tpmg_grid *grid, const double *b, setup_
 
 tpmg_status tpmg_setup_write(const tpmg_grid *grid, tpmg_rhs rhs, const double *b,
                              const char *path) {
-  if (!grid) return TPMG_ERROR_ARGUMENT;
+  if (!grid)
+    return TPMG_ERROR_ARGUMENT;
   tpmg_context *ctx = grid->ctx;
   const tpmg_part *part = &grid->part[grid->n_levels - 1];
   TPMG_CALL(tpmg_comm_agree(ctx, check_write(grid, rhs, b, path)));
@@ -195,10 +201,12 @@ tpmg_status tpmg_setup_write(const tpmg_grid *grid, tpmg_rhs rhs, const double *
                                 "setup file '%s': allocating a block of %d doubles failed", path,
                                 SETUP_BLOCK);
     }
-    if (status == TPMG_SUCCESS) status = write_header(grid, rhs, b != NULL, path, &w);
+    if (status == TPMG_SUCCESS)
+      status = write_header(grid, rhs, b != NULL, path, &w);
   }
   status = tpmg_comm_agree(ctx, status);
-  if (status == TPMG_SUCCESS && b) status = write_gathered(grid, b, &w);
+  if (status == TPMG_SUCCESS && b)
+    status = write_gathered(grid, b, &w);
   if (ctx->rank == 0 && w.f) {
     if (w.ok && fflush(w.f) != 0) {
       w.ok = 0;
@@ -210,9 +218,10 @@ tpmg_status tpmg_setup_write(const tpmg_grid *grid, tpmg_rhs rhs, const double *
     }
     if (status == TPMG_SUCCESS && !w.ok)
       status = tpmg_error_set(ctx, TPMG_ERROR_ARGUMENT, __FILE__, __LINE__,
-                              "setup file '%s': writing it failed: %s%s", path,
-                              strerror(w.error), w.regular ? " (the partial file was removed)" : "");
-    if (status != TPMG_SUCCESS && w.regular) remove(path);
+                              "setup file '%s': writing it failed: %s%s", path, strerror(w.error),
+                              w.regular ? " (the partial file was removed)" : "");
+    if (status != TPMG_SUCCESS && w.regular)
+      remove(path);
   }
   free(w.block);
   return tpmg_comm_agree(ctx, status);
@@ -483,7 +492,8 @@ static tpmg_status read_vector(setup_reader *r, tpmg_index first, tpmg_index n, 
                           "vector entry %lld is %g: the entries must be finite",
                           (long long)(first + start + (tpmg_index)i), dst[i]);
   }
-  if (first + n < total) return TPMG_SUCCESS;
+  if (first + n < total)
+    return TPMG_SUCCESS;
   if (getc(r->f) != EOF) {
     if (total == 0)
       return SETUP_FAIL(r, TPMG_ERROR_ARGUMENT,
@@ -510,7 +520,8 @@ static tpmg_status read_part(setup_reader *r, const tpmg_grid *g, long long n_ve
     return SETUP_FAIL(r, TPMG_ERROR_ARGUMENT,
                       "line %d: vector %lld: the grid's fine level %d has %lld DoFs",
                       r->key_line[KEY_VECTOR], n_vector, g->options.fine_level, (long long)n);
-  if (n_vector < 0) return read_vector(r, 0, 0, 0, NULL);
+  if (n_vector < 0)
+    return read_vector(r, 0, 0, 0, NULL);
   /* the file must hold the vector before it is allocated: a short file may
    * announce a vector of gigabytes */
   struct stat info;
@@ -540,7 +551,8 @@ static tpmg_status read_part(setup_reader *r, const tpmg_grid *g, long long n_ve
 tpmg_status tpmg_setup_read(tpmg_context *ctx, const char *path, tpmg_grid **grid, tpmg_rhs *rhs,
                             double **b) {
   if (!ctx) return TPMG_ERROR_ARGUMENT;
-  if (grid) *grid = NULL;
+  if (grid)
+    *grid = NULL;
   if (b) *b = NULL;
   /* every rank checks its arguments and reads the header itself; the ranks
    * agree on the outcome before the collective tpmg_grid_create */
@@ -550,8 +562,8 @@ tpmg_status tpmg_setup_read(tpmg_context *ctx, const char *path, tpmg_grid **gri
     status = tpmg_error_set(ctx, TPMG_ERROR_ARGUMENT, __FILE__, __LINE__,
                             "NULL argument (grid %p, rhs %p)", (void *)grid, (void *)rhs);
   else if (!path || !path[0])
-    status = tpmg_error_set(ctx, TPMG_ERROR_ARGUMENT, __FILE__, __LINE__,
-                            "setup file path is %s", path ? "empty" : "NULL");
+    status = tpmg_error_set(ctx, TPMG_ERROR_ARGUMENT, __FILE__, __LINE__, "setup file path is %s",
+                            path ? "empty" : "NULL");
   else if (!(r = calloc(1, sizeof(*r))))
     status = tpmg_error_set(ctx, TPMG_ERROR_MEMORY, __FILE__, __LINE__,
                             "allocating the setup file reader failed");
@@ -567,8 +579,10 @@ tpmg_status tpmg_setup_read(tpmg_context *ctx, const char *path, tpmg_grid **gri
     r->f = fopen(path, "rb");
     if (!r->f)
       status = SETUP_FAIL(r, TPMG_ERROR_ARGUMENT, "cannot open it: %s", strerror(errno));
-    if (status == TPMG_SUCCESS) status = read_header(r);
-    if (status == TPMG_SUCCESS) status = parse_header(r, &options, &problem, &n_vector);
+    if (status == TPMG_SUCCESS)
+      status = read_header(r);
+    if (status == TPMG_SUCCESS)
+      status = parse_header(r, &options, &problem, &n_vector);
   }
   status = tpmg_comm_agree(ctx, status);
   if (status != TPMG_SUCCESS) goto done;
@@ -578,8 +592,8 @@ tpmg_status tpmg_setup_read(tpmg_context *ctx, const char *path, tpmg_grid **gri
   if (status != TPMG_SUCCESS) {
     char reason[sizeof ctx->error];
     memcpy(reason, ctx->error, sizeof reason);
-    status = SETUP_FAIL(r, status, "%s (each rank reads the file: do they see the same one?)",
-                        reason);
+    status =
+        SETUP_FAIL(r, status, "%s (each rank reads the file: do they see the same one?)", reason);
     goto done;
   }
 
@@ -595,10 +609,12 @@ tpmg_status tpmg_setup_read(tpmg_context *ctx, const char *path, tpmg_grid **gri
   status = read_part(r, g, n_vector, b != NULL, &vector);
 
 done:
-  if (r && r->f) fclose(r->f);
+  if (r && r->f)
+    fclose(r->f);
   free(r);
   /* the steps after the grid may fail on some ranks only */
-  if (grid_made) status = tpmg_comm_agree(ctx, status);
+  if (grid_made)
+    status = tpmg_comm_agree(ctx, status);
   if (status != TPMG_SUCCESS) {
     free(vector);
     tpmg_grid_destroy(&g);
