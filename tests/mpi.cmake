@@ -29,3 +29,4 @@ function(tpmg_mpi_test name)
 endfunction()
 
 tpmg_mpi_test(t750-mpi-objects 1 2 3 4)
+tpmg_mpi_test(t753-mpi-setup 1 2 3 4)
