@@ -36,6 +36,15 @@
  * - A level vector holds every DoF of the level, Dirichlet DoFs included, in
  *   global lexicographic order, x fastest: index = i + N_0 (j + N_1 m), where
  *   N_d = n_d 2^level k + 1.
+ * - Processes: a context made with tpmg_context_options.mpi_comm spans the
+ *   ranks of that communicator. Every function of its grids and the objects
+ *   made from them is then collective (every rank calls it, with the same
+ *   options) and returns the same status on every rank; a level vector holds
+ *   the rank's slab of the level and its ghost planes (tpmg_grid_create,
+ *   tpmg_grid_level_layout), so "index" above is offset by the rank's first
+ *   plane. The tpmg_vector_* functions act on the rank's own entries (no
+ *   communication, no sum over ranks); the objects' dot products and norms
+ *   are the whole level's.
  * - The level operator is the Laplace matrix with Dirichlet DoFs eliminated:
  *   interior rows and columns are those of the finite element matrix, a
  *   Dirichlet row is the identity row. Every object takes its grid's context;
