@@ -38,6 +38,7 @@ endfunction()
 tpmg_mpi_test(t750-mpi-objects 1 2 3 4)
 tpmg_mpi_test(t751-mpi-solvers 2 3 4)
 tpmg_mpi_test(t752-mpi-errors 1 2 3 4)
+tpmg_mpi_test(t753-mpi-setup 1 2 3 4)
 
 # The programs under mpiexec: the one-process results with P ranks, and errors
 # that every rank reports (tests/mpi-cli.cmake).
@@ -60,3 +61,19 @@ tpmg_mpi_cli(mpi-poisson-split-np4 4 error "-DARGS=--dim|2|--level|1|--threads|1
              "-DEXPECT=ranks need at least 8")
 tpmg_mpi_cli(mpi-poisson-option-np3 3 error "-DARGS=--no-such-option" -DEXIT=2
              "-DEXPECT=unknown option")
+
+# tpmg-poisson --write-setup on one process and on 3 ranks gives the same
+# file, and --setup on 2 ranks the same solve (tests/mpi-setup.cmake)
+function(tpmg_mpi_setup_test name)
+  string(REPLACE ";" "|" args "${ARGN}")
+  string(REPLACE ";" "|" flags "${tpmg_mpiexec_flags}")
+  add_test(NAME ${name}
+           COMMAND ${CMAKE_COMMAND} "-DPROGRAM=$<TARGET_FILE:tpmg-poisson>"
+                   "-DMPIEXEC=${MPIEXEC_EXECUTABLE}" "-DNUMPROC_FLAG=${MPIEXEC_NUMPROC_FLAG}"
+                   "-DFLAGS=${flags}" "-DARGS=${args}" "-DNAME=${name}"
+                   -P ${CMAKE_CURRENT_SOURCE_DIR}/mpi-setup.cmake)
+  set_tests_properties(${name} PROPERTIES LABELS "mpi;cli" TIMEOUT 300 PROCESSORS 3
+                       ENVIRONMENT "OMP_WAIT_POLICY=PASSIVE;OMP_NUM_THREADS=1")
+endfunction()
+tpmg_mpi_setup_test(mpi-setup-poisson-3d --level 3)
+tpmg_mpi_setup_test(mpi-setup-poisson-2d --dim 2 --degree 4 --level 4 --cells 3,2 --box 0,3,-1,1)
