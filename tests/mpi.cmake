@@ -14,11 +14,14 @@ if(tpmg_mpiexec_version MATCHES "Open MPI|OpenRTE")
   list(APPEND tpmg_mpiexec_flags --allow-run-as-root --oversubscribe)
 endif()
 
-# The sanitizer build runs them too, with Open MPI's own leaks suppressed
+# The sanitizer build runs them too, without LeakSanitizer: Open MPI keeps
+# memory until exit in plugins it unloads at MPI_Finalize, whose frames cannot
+# be named (and so not suppressed). AddressSanitizer and UBSan stay on; tpmg's
+# own leaks are checked by the one-process tests of the same objects, and the
+# MPI tests check the backend memory accounting.
 set(tpmg_mpi_environment "OMP_WAIT_POLICY=PASSIVE;OMP_NUM_THREADS=1")
 if(TPMG_SANITIZE)
-  list(APPEND tpmg_mpi_environment
-       "LSAN_OPTIONS=suppressions=${CMAKE_CURRENT_SOURCE_DIR}/lsan-openmpi.supp")
+  list(APPEND tpmg_mpi_environment "ASAN_OPTIONS=detect_leaks=0")
 endif()
 
 # tpmg_mpi_test(NAME RANKS...): NAME.c run with each rank count, NAME-npP
@@ -73,7 +76,7 @@ function(tpmg_mpi_setup_test name)
                    "-DFLAGS=${flags}" "-DARGS=${args}" "-DNAME=${name}"
                    -P ${CMAKE_CURRENT_SOURCE_DIR}/mpi-setup.cmake)
   set_tests_properties(${name} PROPERTIES LABELS "mpi;cli" TIMEOUT 300 PROCESSORS 3
-                       ENVIRONMENT "OMP_WAIT_POLICY=PASSIVE;OMP_NUM_THREADS=1")
+                       ENVIRONMENT "${tpmg_mpi_environment}")
 endfunction()
 tpmg_mpi_setup_test(mpi-setup-poisson-3d --level 3)
 tpmg_mpi_setup_test(mpi-setup-poisson-2d --dim 2 --degree 4 --level 4 --cells 3,2 --box 0,3,-1,1)
