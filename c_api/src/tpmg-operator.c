@@ -17,13 +17,14 @@ tpmg_status tpmg_operator_create(tpmg_grid *grid, int level, tpmg_precision prec
   TPMG_CHECK(ctx, op, TPMG_ERROR_ARGUMENT, "op is NULL");
   TPMG_CHECK(ctx, precision == TPMG_DOUBLE || precision == TPMG_FLOAT, TPMG_ERROR_ARGUMENT,
              "unknown precision %d", (int)precision);
-  TPMG_CALL(tpmg_grid_check_level(grid, level, 0));
+  int index = 0;
+  TPMG_CALL(tpmg_grid_check_level(grid, level, 0, &index));
   if (ctx->ops->check_level)
-    TPMG_CALL(ctx->ops->check_level(ctx, &grid->levels[level], precision, TPMG_USE_OPERATOR));
+    TPMG_CALL(ctx->ops->check_level(ctx, &grid->levels[index], precision, TPMG_USE_OPERATOR));
   tpmg_operator *o = malloc(sizeof(*o));
   TPMG_CHECK(ctx, o, TPMG_ERROR_MEMORY, "allocating the operator failed");
   o->grid = grid;
-  o->level = &grid->levels[level];
+  o->level = &grid->levels[index];
   o->precision = precision;
   tpmg_grid_reference(grid);
   *op = o;

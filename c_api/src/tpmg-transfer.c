@@ -19,12 +19,13 @@ tpmg_status tpmg_transfer_create(tpmg_grid *grid, int fine_level, tpmg_precision
   TPMG_CHECK(ctx, transfer, TPMG_ERROR_ARGUMENT, "transfer is NULL");
   TPMG_CHECK(ctx, precision == TPMG_DOUBLE || precision == TPMG_FLOAT, TPMG_ERROR_ARGUMENT,
              "unknown precision %d", (int)precision);
-  TPMG_CALL(tpmg_grid_check_level(grid, fine_level, 1));
+  int index = 0;
+  TPMG_CALL(tpmg_grid_check_level(grid, fine_level, 1, &index));
   tpmg_transfer *t = malloc(sizeof(*t));
   TPMG_CHECK(ctx, t, TPMG_ERROR_MEMORY, "allocating the transfer failed");
   t->grid = grid;
-  t->coarse = &grid->levels[fine_level - 1];
-  t->fine = &grid->levels[fine_level];
+  t->coarse = &grid->levels[index - 1];
+  t->fine = &grid->levels[index];
   t->precision = precision;
   tpmg_grid_reference(grid);
   *transfer = t;
