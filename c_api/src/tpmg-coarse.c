@@ -16,6 +16,8 @@
  * the backend applies it (coarse_solve: on a GPU no vector leaves the
  * device). Above, it keeps S_d and Λ_d on the host and applies the formula
  * there in double: b is downloaded, x uploaded. */
+#include <float.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -77,6 +79,210 @@ static void apply_kronecker(int n_threads, int dim, const int *n, double *const 
     memcpy(out, in, sizeof(double) * (size_t)total);
 }
 
+/* The generalized eigenpairs K S = M S Λ, S^T M S = I, of the level's 1D
+ * interior matrices (symmetric, bandwidth k, M positive definite), n x n
+ * row-major, eigenvalues ascending; S[i n + j] is entry i of eigenvector j.
+ * The patches' tpmg_basis_generalized_eigen (cyclic Jacobi, O(n^3) per sweep)
+ * is too slow for the n_d of a large coarse level, so the standard route,
+ * O(n^3) in all: M = L L^T (banded), C = L^{-1} K L^{-T}, Householder
+ * tridiagonalization C = Q T Q^T, implicit symmetric QR steps with Wilkinson
+ * shifts on T (Golub and Van Loan, Matrix Computations, §8.3), S = L^{-T} Q.
+ * Q is kept transposed (rows are vectors) so that every update runs along
+ * rows. Returns the largest residual ||K s - λ M s||_inf / (||K||_inf
+ * ||s||_inf), or -1 if M is not positive definite, QR does not converge or
+ * memory runs out. */
+static double generalized_eigen(int n, int k, const double *K, const double *M, double *S,
+                                double *lambda) {
+  size_t nn = (size_t)n * n;
+  double *L = calloc(nn, sizeof(double)), *C = malloc(sizeof(double) * nn);
+  double *Qt = malloc(sizeof(double) * nn), *e = malloc(sizeof(double) * (size_t)n);
+  double *v = malloc(sizeof(double) * (size_t)n), *w = malloc(sizeof(double) * (size_t)n);
+  int *order = malloc(sizeof(int) * (size_t)n);
+  double result = -1.0;
+  if (!L || !C || !Qt || !e || !v || !w || !order)
+    goto done;
+#define BAND_LO(i) ((i)-k > 0 ? (i)-k : 0)
+  /* banded Cholesky M = L L^T */
+  for (int i = 0; i < n; ++i)
+    for (int j = BAND_LO(i); j <= i; ++j) {
+      double sum = M[(size_t)i * n + j];
+      for (int p = BAND_LO(i); p < j; ++p)
+        sum -= L[(size_t)i * n + p] * L[(size_t)j * n + p];
+      if (i == j) {
+        if (!(sum > 0.0))
+          goto done;
+        L[(size_t)i * n + i] = sqrt(sum);
+      } else {
+        L[(size_t)i * n + j] = sum / L[(size_t)j * n + j];
+      }
+    }
+  /* Qt = L^{-1} K by rows, then C = L^{-1} Qt^T (symmetric) */
+  for (int pass = 0; pass < 2; ++pass) {
+    double *dst = pass == 0 ? Qt : C;
+    for (int i = 0; i < n; ++i) {
+      double *row = dst + (size_t)i * n;
+      for (int j = 0; j < n; ++j)
+        row[j] = pass == 0 ? K[(size_t)i * n + j] : Qt[(size_t)j * n + i];
+      for (int p = BAND_LO(i); p < i; ++p) {
+        const double l = L[(size_t)i * n + p], *prev = dst + (size_t)p * n;
+        for (int j = 0; j < n; ++j)
+          row[j] -= l * prev[j];
+      }
+      const double inv = 1.0 / L[(size_t)i * n + i];
+      for (int j = 0; j < n; ++j)
+        row[j] *= inv;
+    }
+  }
+  /* Householder: C = Q T Q^T with T in (lambda, e), e[i] = T[i+1][i] */
+  for (size_t i = 0; i < nn; ++i)
+    Qt[i] = 0.0;
+  for (int i = 0; i < n; ++i)
+    Qt[(size_t)i * n + i] = 1.0;
+  for (int j = 0; j + 2 < n; ++j) {
+    int m = n - j - 1; /* the reflector acts on j+1..n-1 */
+    double norm = 0.0;
+    for (int a = 0; a < m; ++a) {
+      v[a] = C[(size_t)(j + 1 + a) * n + j];
+      norm += v[a] * v[a];
+    }
+    norm = sqrt(norm);
+    double alpha = v[0] > 0.0 ? -norm : norm;
+    v[0] -= alpha;
+    double vv = 0.0;
+    for (int a = 0; a < m; ++a)
+      vv += v[a] * v[a];
+    for (int a = 0; a < m; ++a)
+      C[(size_t)(j + 1 + a) * n + j] = C[(size_t)j * n + j + 1 + a] = a == 0 ? alpha : 0.0;
+    if (vv == 0.0)
+      continue;
+    const double beta = 2.0 / vv;
+    /* A22 -= v w^T + w v^T, w = p - (beta/2)(p^T v) v, p = beta A22 v */
+    double pv = 0.0;
+    for (int a = 0; a < m; ++a) {
+      const double *row = C + (size_t)(j + 1 + a) * n + j + 1;
+      double sum = 0.0;
+      for (int b = 0; b < m; ++b)
+        sum += row[b] * v[b];
+      w[a] = beta * sum;
+      pv += w[a] * v[a];
+    }
+    for (int a = 0; a < m; ++a)
+      w[a] -= 0.5 * beta * pv * v[a];
+    for (int a = 0; a < m; ++a) {
+      double *row = C + (size_t)(j + 1 + a) * n + j + 1;
+      for (int b = 0; b < m; ++b)
+        row[b] -= v[a] * w[b] + w[a] * v[b];
+    }
+    /* Qt = H Qt on its rows j+1..n-1, with e as the row vector v^T Qt */
+    for (int col = 0; col < n; ++col)
+      e[col] = 0.0;
+    for (int a = 0; a < m; ++a) {
+      const double *row = Qt + (size_t)(j + 1 + a) * n;
+      for (int col = 0; col < n; ++col)
+        e[col] += v[a] * row[col];
+    }
+    for (int a = 0; a < m; ++a) {
+      double *row = Qt + (size_t)(j + 1 + a) * n;
+      const double f = beta * v[a];
+      for (int col = 0; col < n; ++col)
+        row[col] -= f * e[col];
+    }
+  }
+  for (int i = 0; i < n; ++i) {
+    lambda[i] = C[(size_t)i * n + i];
+    e[i] = i + 1 < n ? C[(size_t)(i + 1) * n + i] : 0.0;
+  }
+  /* implicit symmetric QR steps on the unreduced block l..m, from the bottom */
+  int steps = 0;
+  for (int m = n - 1; m > 0;) {
+    if (fabs(e[m - 1]) <= DBL_EPSILON * (fabs(lambda[m - 1]) + fabs(lambda[m]))) {
+      e[m - 1] = 0.0;
+      --m;
+      continue;
+    }
+    if (++steps > 30 * n)
+      goto done;
+    int l = m - 1;
+    while (l > 0 && fabs(e[l - 1]) > DBL_EPSILON * (fabs(lambda[l - 1]) + fabs(lambda[l])))
+      --l;
+    const double delta = 0.5 * (lambda[m - 1] - lambda[m]), t = e[m - 1];
+    const double mu = lambda[m] - t * t / (delta + copysign(hypot(delta, t), delta));
+    double x = lambda[l] - mu, z = e[l], bulge = 0.0;
+    for (int i = l; i < m; ++i) {
+      const double r = hypot(x, z), c = r == 0.0 ? 1.0 : x / r, s = r == 0.0 ? 0.0 : z / r;
+      if (i > l)
+        e[i - 1] = r;
+      const double a = lambda[i], b = e[i], d = lambda[i + 1];
+      lambda[i] = c * c * a + 2.0 * c * s * b + s * s * d;
+      lambda[i + 1] = s * s * a - 2.0 * c * s * b + c * c * d;
+      e[i] = c * s * (d - a) + (c * c - s * s) * b;
+      if (i + 1 < m) {
+        bulge = s * e[i + 1];
+        e[i + 1] *= c;
+        x = e[i];
+        z = bulge;
+      }
+      double *qi = Qt + (size_t)i * n, *qj = qi + n;
+      for (int col = 0; col < n; ++col) {
+        const double u = qi[col], u1 = qj[col];
+        qi[col] = c * u + s * u1;
+        qj[col] = -s * u + c * u1;
+      }
+    }
+  }
+  /* ascending; S = L^{-T} Q by back substitution, per eigenvector */
+  for (int i = 0; i < n; ++i)
+    order[i] = i;
+  for (int i = 1; i < n; ++i)
+    for (int j = i; j > 0 && lambda[order[j]] < lambda[order[j - 1]]; --j) {
+      int swap = order[j];
+      order[j] = order[j - 1];
+      order[j - 1] = swap;
+    }
+  for (int j = 0; j < n; ++j) {
+    const double *q = Qt + (size_t)order[j] * n;
+    w[j] = lambda[order[j]];
+    for (int i = n - 1; i >= 0; --i) {
+      double sum = q[i];
+      for (int p = i + 1; p <= i + k && p < n; ++p)
+        sum -= L[(size_t)p * n + i] * S[(size_t)p * n + j];
+      S[(size_t)i * n + j] = sum / L[(size_t)i * n + i];
+    }
+  }
+  for (int j = 0; j < n; ++j)
+    lambda[j] = w[j];
+  /* residual, with the band of K and M */
+  double knorm = 0.0, residual = 0.0;
+  for (int i = 0; i < n; ++i) {
+    double row = 0.0;
+    for (int j = BAND_LO(i); j <= i + k && j < n; ++j)
+      row += fabs(K[(size_t)i * n + j]);
+    knorm = fmax(knorm, row);
+  }
+  for (int j = 0; j < n; ++j) {
+    double r = 0.0, snorm = 0.0;
+    for (int i = 0; i < n; ++i) {
+      double sum = 0.0;
+      for (int p = BAND_LO(i); p <= i + k && p < n; ++p)
+        sum += (K[(size_t)i * n + p] - lambda[j] * M[(size_t)i * n + p]) * S[(size_t)p * n + j];
+      r = fmax(r, fabs(sum));
+      snorm = fmax(snorm, fabs(S[(size_t)i * n + j]));
+    }
+    residual = fmax(residual, r / (knorm * snorm));
+  }
+  result = residual;
+#undef BAND_LO
+done:
+  free(L);
+  free(C);
+  free(Qt);
+  free(e);
+  free(v);
+  free(w);
+  free(order);
+  return result;
+}
+
 /* The 1D eigenpairs of the level's interior, direction d: S (n x n), lambda (n). */
 static tpmg_status eigenpairs(tpmg_context *ctx, const tpmg_level *lvl, int d, int n, double *S,
                               double *lambda) {
@@ -102,7 +308,7 @@ static tpmg_status eigenpairs(tpmg_context *ctx, const tpmg_level *lvl, int d, i
         M[i * n + j] += lvl->h[d] * cm[a * (k + 1) + b];
         K[i * n + j] += ck[a * (k + 1) + b] / lvl->h[d];
       }
-  double residual = tpmg_basis_generalized_eigen(n, K, M, S, lambda);
+  double residual = generalized_eigen(n, k, K, M, S, lambda);
   free(M);
   free(K);
   TPMG_CHECK(ctx, residual >= 0.0 && residual < 1e-10, TPMG_ERROR_NUMERICAL,
