@@ -180,6 +180,18 @@ const char *app_group(long long value, char buffer[32]);
  * (then the status is named). */
 int app_library_error(const tpmg_context *ctx, const char *call, tpmg_status status);
 
+/* ---- MPI (tpmg-app-mpi.c; the C programs) ------------------------------- */
+
+/* Initialize MPI when started by mpirun (else one process, no MPI). */
+void app_mpi_init(int *argc, char ***argv);
+/* A pointer to MPI_COMM_WORLD for tpmg_context_options.mpi_comm, or NULL. */
+const void *app_mpi_comm(void);
+int app_mpi_rank(void);
+int app_mpi_size(void);
+/* Over all ranks (the value itself on one process). */
+double app_mpi_sum(double value);
+double app_mpi_max(double value);
+
 #ifdef __cplusplus
 }
 #endif

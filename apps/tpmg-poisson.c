@@ -125,7 +125,9 @@ typedef struct {
   float *rhs_float; /* rhs_host converted, for a float solve */
   tpmg_grid_options grid_options;
   tpmg_precision precision; /* of b and x */
-  tpmg_index n_dofs;
+  tpmg_index n_dofs;  /* of this rank's vectors */
+  double n_global;    /* of the whole fine level */
+  tpmg_level_layout layout; /* of the fine level on this rank */
   const char *backend; /* the context's backend name */
   int threads, restart, rhs_from_file;
   double setup_seconds, solve_seconds, l2_error;
@@ -165,6 +167,7 @@ static int create_context(const options *o, run *r) {
   tpmg_context_options context_options = tpmg_context_options_default();
   context_options.backend = o->machine.backend;
   context_options.n_threads = o->machine.threads;
+  context_options.mpi_comm = app_mpi_comm();
   tpmg_status status = tpmg_context_create(&context_options, &r->ctx);
   if (status != TPMG_SUCCESS)
     return app_library_error(NULL, "tpmg_context_create", status);
@@ -241,6 +244,9 @@ static int setup(options *o, run *r) {
   if ((status = create_grid(o, r)) != 0)
     return status;
   RUN_CALL(r, tpmg_grid_level_size(r->grid, o->problem.level, &r->n_dofs, NULL));
+  RUN_CALL(r, tpmg_grid_level_layout(r->grid, o->problem.level, &r->layout));
+  r->n_global = (double)r->layout.n_global[0] * (double)r->layout.n_global[1] *
+                (double)r->layout.n_global[2];
   /* the vectors first: the solver sizes its GMRES basis to the memory left */
   RUN_CALL(r, tpmg_vector_create(r->ctx, r->precision, r->n_dofs, &r->b));
   RUN_CALL(r, tpmg_vector_create(r->ctx, r->precision, r->n_dofs, &r->x));
@@ -259,6 +265,7 @@ static int setup(options *o, run *r) {
   free(r->rhs_host);
   r->rhs_host = NULL;
   RUN_CALL(r, tpmg_context_memory(r->ctx, &r->memory));
+  r->memory = (size_t)app_mpi_sum((double)r->memory); /* of all ranks */
   RUN_CALL(r, tpmg_solver_restart(r->solver, &r->restart));
   return 0;
 }
@@ -266,9 +273,12 @@ static int setup(options *o, run *r) {
 static void print_setup(const options *o, const run *r) {
   char group[32];
   const tpmg_solver_options *s = &o->solver;
-  printf("tpmg-poisson: %dD Q%d, level %d, %s DoFs, %s backend, %d thread%s\n", o->problem.dim,
-         o->problem.degree, o->problem.level, app_group(r->n_dofs, group), r->backend, r->threads,
-         r->threads == 1 ? "" : "s");
+  printf("tpmg-poisson: %dD Q%d, level %d, %s DoFs, %s backend, %d thread%s", o->problem.dim,
+         o->problem.degree, o->problem.level, app_group((tpmg_index)r->n_global, group),
+         r->backend, r->threads, r->threads == 1 ? "" : "s");
+  if (app_mpi_size() > 1)
+    printf(" x %d ranks (slabs along %c)", app_mpi_size(), "xyz"[o->problem.dim - 1]);
+  printf("\n");
   if (s->type == TPMG_SOLVER_GMRES)
     printf("solver gmres(%d), %s preconditioning", r->restart,
            tpmg_preconditioning_name(s->preconditioning));
@@ -282,7 +292,7 @@ static void print_setup(const options *o, const run *r) {
   if (s->type == TPMG_SOLVER_GMRES && r->restart < s->restart)
     printf("note: GMRES restart shrunk from %d to %d to fit in memory\n", s->restart, r->restart);
   printf("setup %.3f s, memory %.1f MiB (%.0f bytes/DoF)\n", r->setup_seconds,
-         r->memory / 1048576.0, (double)r->memory / (double)r->n_dofs);
+         r->memory / 1048576.0, (double)r->memory / r->n_global);
   fflush(stdout);
 }
 
@@ -327,7 +337,7 @@ static void print_result(const options *o, const run *r) {
          result->converged ? "converged" : "NOT converged", result->iterations,
          result->iterations == 1 ? "" : "s", result->residual_reduction);
   printf("solve %.4f s%s, %.3f MDoF/s\n", r->solve_seconds, o->repeat > 1 ? " (best)" : "",
-         (double)r->n_dofs / r->solve_seconds * 1e-6);
+         r->n_global / r->solve_seconds * 1e-6);
   if (o->problem.rhs == TPMG_RHS_SINE)
     printf("L2 error %.3e\n", r->l2_error);
 }
@@ -336,7 +346,12 @@ static void print_json(const options *o, const run *r) {
   const tpmg_solver_options *s = &o->solver;
   app_json j;
   app_json_begin(&j);
-  app_json_problem(&j, &r->grid_options, r->n_dofs);
+  app_json_problem(&j, &r->grid_options, (tpmg_index)r->n_global);
+  app_json_int(&j, "ranks", app_mpi_size());
+  app_json_open(&j, "process_grid", '[');
+  for (int d = 0; d < o->problem.dim; ++d)
+    app_json_int(&j, NULL, d == o->problem.dim - 1 ? app_mpi_size() : 1);
+  app_json_close(&j, ']');
   app_json_string(&j, "solver", tpmg_solver_type_name(s->type));
   app_json_string(&j, "precision", tpmg_mode_name(s->mode));
   app_json_string(&j, "smoother", tpmg_smoother_variant_name(s->smoother));
@@ -354,10 +369,10 @@ static void print_json(const options *o, const run *r) {
   app_json_number(&j, "setup_seconds", r->setup_seconds);
   app_json_number(&j, "solve_seconds", r->solve_seconds);
   app_json_int(&j, "repeat", o->repeat);
-  app_json_number(&j, "dofs_per_second", (double)r->n_dofs / r->solve_seconds);
+  app_json_number(&j, "dofs_per_second", r->n_global / r->solve_seconds);
   app_json_number(&j, "l2_error", r->l2_error);
   app_json_int(&j, "memory_bytes", (long long)r->memory);
-  app_json_number(&j, "memory_bytes_per_dof", (double)r->memory / (double)r->n_dofs);
+  app_json_number(&j, "memory_bytes_per_dof", (double)r->memory / r->n_global);
   if (s->type == TPMG_SOLVER_GMRES) {
     app_json_int(&j, "restart", r->restart);
     app_json_string(&j, "preconditioning", tpmg_preconditioning_name(s->preconditioning));
@@ -369,6 +384,7 @@ static void print_json(const options *o, const run *r) {
 
 int main(int argc, char **argv) {
   app_set_program("tpmg-poisson");
+  app_mpi_init(&argc, &argv);
   options o = parse_options(argc, argv);
   monitor_state state = {1};
   o.solver.monitor = monitor;

@@ -381,6 +381,7 @@ extern "C" const tpmg_backend_ops tpmg_cuda_backend = {
     tpmg_cuda::prolongate_add_op,
     tpmg_cuda::restrict_op,
     tpmg_cuda::coarse_solve,
+    nullptr, /* messages: one process (device-to-device halos are the multi-GPU issue's) */
     tpmg_cuda::check_level,
     tpmg_cuda::stopwatch,
     tpmg_cuda::measure_limits,

@@ -121,6 +121,12 @@ typedef struct {
                             setup (right-hand sides, L2 errors), 1..TPMG_MAX_THREADS;
                             0 (default): OpenMP's default */
   int device;          /**< GPU number for a GPU backend; default 0 */
+  const void *mpi_comm; /**< NULL (default): this process alone. Else a pointer to an MPI_Comm
+                            (of an initialized MPI) whose ranks create the context together and
+                            share every grid and solve made from it (tpmg_grid_create says how
+                            levels are split); duplicated at creation, so the pointer is
+                            borrowed for the call only. Needs tpmg built with MPI
+                            (TPMG_ERROR_UNSUPPORTED otherwise). */
 } tpmg_context_options;
 
 /** The most CPU threads a context takes (tpmg_context_options.n_threads): far
@@ -128,7 +134,8 @@ typedef struct {
  *  them (a runtime asked for 100000 threads crashes). */
 #define TPMG_MAX_THREADS 1024
 
-/** Default context options: the "cpu" backend, OpenMP's thread count, device 0. */
+/** Default context options: the "cpu" backend, OpenMP's thread count, device 0,
+ *  one process. */
 tpmg_context_options tpmg_context_options_default(void);
 
 /** Whether a backend (or backend variant) is compiled in and has a usable device.
@@ -144,8 +151,17 @@ tpmg_status tpmg_backend_available(const char *name, int *available);
  *  @return TPMG_ERROR_ARGUMENT for a name tpmg does not know, n_threads outside
  *  0..TPMG_MAX_THREADS or a negative device number; TPMG_ERROR_UNSUPPORTED if the
  *  backend is not compiled in, has no device or does not have the variant asked for.
+ *  With mpi_comm: collective on that communicator; every rank returns the worst status
+ *  of all (a failure on one rank fails the creation everywhere); TPMG_ERROR_ARGUMENT if
+ *  MPI is not initialized or the ranks name different backends, TPMG_ERROR_UNSUPPORTED
+ *  for more than one rank with a backend that runs on one process only ("cuda" so far)
+ *  or without MPI built in.
  *  On failure *ctx is NULL and no message can be read: the status says what went wrong. */
 tpmg_status tpmg_context_create(const tpmg_context_options *options, tpmg_context **ctx);
+
+/** This process's rank and the number of ranks of the context's communicator
+ *  (0 and 1 for a context of one process). */
+tpmg_status tpmg_context_ranks(const tpmg_context *ctx, int *rank, int *size);
 
 /** Destroy a context, which must be the last thing destroyed.
  *  @param[in,out] ctx the context; set to NULL. A NULL *ctx is accepted.
@@ -347,9 +363,25 @@ tpmg_grid_options tpmg_grid_options_default(void);
  *  even number of cells, all are halved at once (24 x 24 x 24 -> 12 -> 6 -> 3;
  *  7 x 5 x 3: none). Level numbers in this API are the user's, 0..fine_level;
  *  the hidden levels are reached only by tpmg_multigrid and tpmg_solver.
+ *
+ *  On a context of P > 1 ranks (tpmg_context_options.mpi_comm) the call is
+ *  collective and the options must be the same on every rank. Levels are split
+ *  along their last direction (y in 2D, z in 3D) into P slabs of whole cells,
+ *  in rank order: the coarsest level (hidden levels included) with at least 2P
+ *  cells along it is cut into nearly equal slabs, and every finer level is cut
+ *  where those cuts refine to; coarser levels are kept whole on every rank. A
+ *  rank's level vector holds its slab and up to two ghost cells on each side
+ *  (tpmg_grid_level_layout); it owns the DoF planes from its slab's lower face
+ *  up to its upper face, exclusive, the last rank also the top face. Ghost
+ *  entries are the library's: any call may overwrite them, and results are
+ *  defined on the owned entries. Results equal the one-process results up to
+ *  the order of the sums in dot products.
  *  @param[out] grid the grid; owned by the caller, free with tpmg_grid_destroy
- *  @return TPMG_ERROR_ARGUMENT naming the bad option; TPMG_ERROR_MEMORY if the
- *  finest level's vectors would overflow tpmg_index or size_t. */
+ *  @return TPMG_ERROR_ARGUMENT naming the bad option, also when the options
+ *  differ between ranks or the finest level has fewer than 2P cells along its
+ *  last direction; TPMG_ERROR_MEMORY if the finest level's vectors would
+ *  overflow tpmg_index or size_t. On P ranks every rank returns the same
+ *  status, with the message of the lowest failing rank. */
 tpmg_status tpmg_grid_create(tpmg_context *ctx, const tpmg_grid_options *options, tpmg_grid **grid);
 
 /** The exact coarse solver (tpmg_coarse, the multigrid's bottom level) keeps a
@@ -369,7 +401,23 @@ tpmg_status tpmg_grid_get_options(const tpmg_grid *grid, tpmg_grid_options *opti
 /** The grid's context. */
 tpmg_status tpmg_grid_context(const tpmg_grid *grid, tpmg_context **ctx);
 
-/** DoFs of a level in all and per direction (n_1d[2] = 1 in 2D).
+/** How a level's vector is laid out on this rank: its planes along the last
+ *  direction D (a plane holds the DoFs with one index along D). */
+typedef struct {
+  int distributed;           /**< 1: split among the ranks; 0: whole on every rank */
+  tpmg_index n_global[3];    /**< DoFs per direction of the whole level (1 beyond dim) */
+  tpmg_index plane;          /**< DoFs per plane: n_global[0] (2D), n_global[0] n_global[1] (3D) */
+  tpmg_index first, count;   /**< the vector holds the planes [first, first + count), in
+                                  order: entry i + plane (p - first) is DoF i of plane p */
+  tpmg_index owned_first, owned_end; /**< this rank owns planes [owned_first, owned_end) */
+} tpmg_level_layout;
+
+/** The layout of level `level` on this rank (with one rank: everything, owned). */
+tpmg_status tpmg_grid_level_layout(const tpmg_grid *grid, int level, tpmg_level_layout *layout);
+
+/** DoFs of a level's vector on this rank, in all and per direction (n_1d[2] =
+ *  1 in 2D): the whole level with one rank; with several, this rank's box
+ *  (tpmg_grid_level_layout), the length of every vector of the level.
  *  @param[in]  level 0..fine_level
  *  @param[out] n_dofs total DoFs (may be NULL)
  *  @param[out] n_1d DoFs per direction (may be NULL) */

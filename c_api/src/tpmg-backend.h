@@ -110,6 +110,18 @@ typedef enum { TPMG_USE_OPERATOR = 0, TPMG_USE_SMOOTHER = 1 } tpmg_level_use;
  * splits longer lists. */
 #define TPMG_MULTI_MAX 16
 
+/* One message between this rank and `peer` of the context's communicator:
+ * send_bytes from `send` and recv_bytes into `recv`, both backend memory; a
+ * count of 0 sends or receives nothing. Between two ranks, the messages of
+ * one call pair up in the order given. */
+typedef struct {
+  int peer;
+  const void *send;
+  size_t send_bytes;
+  void *recv;
+  size_t recv_bytes;
+} tpmg_message;
+
 /* What every backend provides. The core validates arguments, then calls these;
  * a backend may assume valid arguments. Vector pointers are in the backend's
  * memory space; `prec` selects float or double. Each returns a status and sets
@@ -178,6 +190,12 @@ typedef struct {
   tpmg_status (*coarse_solve)(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
                               const void *inverse, const void *b, void *x);
 
+  /* Run the n messages (all started, then all completed) on the context's
+   * communicator; NULL where the backend runs on one process only, and a
+   * context on more than one rank is refused. Host-memory backends take
+   * tpmg_comm_host_messages. */
+  tpmg_status (*messages)(tpmg_context *ctx, int n, const tpmg_message *messages);
+
   /* NULL, or: whether the backend (its variant) has kernels for `use` on this
    * level and precision; TPMG_ERROR_UNSUPPORTED with a message if not. The
    * core calls it when an operator (TPMG_USE_OPERATOR, laplace) or a smoother
@@ -216,6 +234,10 @@ void tpmg_work_smoother(const tpmg_level *lvl, tpmg_smoother_variant variant, in
 /* Backend memory with accounting; a failed allocation sets the message. */
 tpmg_status tpmg_malloc(tpmg_context *ctx, size_t bytes, const char *what, void **ptr);
 void tpmg_free(tpmg_context *ctx, size_t bytes, void *ptr);
+
+/* The messages op of host-memory backends: MPI point to point on the
+ * context's communicator. */
+tpmg_status tpmg_comm_host_messages(tpmg_context *ctx, int n, const tpmg_message *messages);
 
 /* ---- what a backend may read of its context ------------------------------ */
 

@@ -24,8 +24,9 @@
 #include "tpmg-impl.h"
 
 struct tpmg_coarse {
-  tpmg_grid *grid; /* referenced */
-  const tpmg_level *level;
+  tpmg_grid *grid;         /* referenced */
+  int index;               /* the level's grid index */
+  const tpmg_level *level; /* the whole level */
   tpmg_precision precision;
   int n[3];              /* interior points per direction; 1 beyond dim */
   tpmg_index n_interior; /* n[0] n[1] n[2] */
@@ -38,6 +39,9 @@ struct tpmg_coarse {
   double *S[3], *ST[3], *eigenvalues;
   void *host;
   double *t, *w;
+  /* the level split among ranks: the whole level's b and x on every rank */
+  void *whole_b, *whole_x;
+  size_t whole_bytes;
 };
 
 /* out = (A_2 ⊗ A_1 ⊗ A_0) in for the tensor in (x fastest), A_d = op[d]
@@ -418,7 +422,7 @@ tpmg_status tpmg_coarse_create(tpmg_grid *grid, tpmg_precision precision, tpmg_c
 tpmg_status tpmg_coarse_create_index(tpmg_grid *grid, int index, tpmg_precision precision,
                                      tpmg_coarse **coarse) {
   tpmg_context *ctx = grid->ctx;
-  const tpmg_level *lvl = &grid->levels[index];
+  const tpmg_level *lvl = &grid->global[index]; /* the whole level, on every rank */
   /* the 1D eigenproblem indexes its n_d x n_d matrices by int */
   for (int d = 0; d < lvl->dim; ++d)
     TPMG_CHECK(ctx, lvl->n[d] - 2 <= 46340, TPMG_ERROR_UNSUPPORTED,
@@ -428,6 +432,7 @@ tpmg_status tpmg_coarse_create_index(tpmg_grid *grid, int index, tpmg_precision 
   TPMG_CHECK(ctx, c, TPMG_ERROR_MEMORY, "allocating the coarse solver failed");
   c->grid = grid;
   tpmg_grid_reference(grid);
+  c->index = index;
   c->level = lvl;
   c->precision = precision;
   c->n_interior = 1;
@@ -436,8 +441,13 @@ tpmg_status tpmg_coarse_create_index(tpmg_grid *grid, int index, tpmg_precision 
     c->n_interior *= c->n[d];
   }
   tpmg_status status = TPMG_SUCCESS;
-
   double *lambda[3] = {NULL, NULL, NULL};
+  if (grid->part[index].distributed) {
+    c->whole_bytes = (size_t)lvl->n_dofs * tpmg_precision_size(precision);
+    status = tpmg_malloc(ctx, c->whole_bytes, "coarse level, whole", &c->whole_b);
+    if (status == TPMG_SUCCESS)
+      status = tpmg_malloc(ctx, c->whole_bytes, "coarse level, whole", &c->whole_x);
+  }
   for (int d = 0; d < lvl->dim && c->n_interior > 0 && status == TPMG_SUCCESS; ++d) {
     c->S[d] = malloc(sizeof(double) * (size_t)c->n[d] * (size_t)c->n[d]);
     lambda[d] = malloc(sizeof(double) * (size_t)c->n[d]);
@@ -460,6 +470,7 @@ tpmg_status tpmg_coarse_create_index(tpmg_grid *grid, int index, tpmg_precision 
   }
   for (int d = 0; d < 3; ++d)
     free(lambda[d]);
+  status = tpmg_comm_agree(ctx, status);
   if (status != TPMG_SUCCESS) {
     tpmg_coarse_destroy(&c);
     return status;
@@ -507,14 +518,37 @@ tpmg_status tpmg_coarse_apply(tpmg_coarse *coarse, const void *b, void *x) {
   if (!coarse)
     return TPMG_ERROR_ARGUMENT;
   tpmg_context *ctx = coarse->grid->ctx;
-  TPMG_CHECK(ctx, b && x && b != x, TPMG_ERROR_ARGUMENT,
-             "b %p and x %p must be distinct non-NULL vectors", b, x);
-  tpmg_index n = coarse->level->n_dofs;
-  TPMG_CALL(tpmg_vector_check(ctx, "tpmg_coarse_apply: b", b, coarse->precision, n));
-  TPMG_CALL(tpmg_vector_check(ctx, "tpmg_coarse_apply: x", x, coarse->precision, n));
-  if (coarse->n_interior > TPMG_MAX_COARSE_DOFS)
-    return host_solve(coarse, b, x);
-  return ctx->ops->coarse_solve(ctx, coarse->level, coarse->precision, coarse->inverse, b, x);
+  tpmg_index n = coarse->grid->levels[coarse->index].n_dofs;
+  tpmg_status status = TPMG_SUCCESS;
+  if (!b || !x || b == x)
+    status = tpmg_error_set(ctx, TPMG_ERROR_ARGUMENT, __FILE__, __LINE__,
+                            "b %p and x %p must be distinct non-NULL vectors", b, x);
+  if (status == TPMG_SUCCESS)
+    status = tpmg_vector_check(ctx, "tpmg_coarse_apply: b", b, coarse->precision, n);
+  if (status == TPMG_SUCCESS)
+    status = tpmg_vector_check(ctx, "tpmg_coarse_apply: x", x, coarse->precision, n);
+  TPMG_CALL(tpmg_comm_agree(ctx, status));
+  return tpmg_coarse_solve(coarse, b, x);
+}
+
+/* The whole level's solve: the backend's dense inverse, or on the host. */
+static tpmg_status solve_whole(tpmg_coarse *c, const void *b, void *x) {
+  tpmg_context *ctx = c->grid->ctx;
+  if (c->n_interior > TPMG_MAX_COARSE_DOFS)
+    return host_solve(c, b, x);
+  return ctx->ops->coarse_solve(ctx, c->level, c->precision, c->inverse, b, x);
+}
+
+/* A level split among ranks is gathered whole onto every rank, solved there
+ * (the same on every rank) and cut back to this rank's box. */
+tpmg_status tpmg_coarse_solve(tpmg_coarse *coarse, const void *b, void *x) {
+  const tpmg_grid *grid = coarse->grid;
+  int l = coarse->index;
+  if (!grid->part[l].distributed)
+    return solve_whole(coarse, b, x);
+  TPMG_CALL(tpmg_partition_gather(grid, l, coarse->precision, b, coarse->whole_b));
+  TPMG_CALL(solve_whole(coarse, coarse->whole_b, coarse->whole_x));
+  return tpmg_partition_extract(grid, l, coarse->precision, coarse->whole_x, x);
 }
 
 tpmg_status tpmg_coarse_destroy(tpmg_coarse **coarse) {
@@ -525,6 +559,8 @@ tpmg_status tpmg_coarse_destroy(tpmg_coarse **coarse) {
     return TPMG_SUCCESS;
   tpmg_grid *grid = c->grid;
   tpmg_free(grid->ctx, c->bytes, c->inverse);
+  tpmg_free(grid->ctx, c->whole_bytes, c->whole_b);
+  tpmg_free(grid->ctx, c->whole_bytes, c->whole_x);
   for (int d = 0; d < 3; ++d) {
     free(c->S[d]);
     free(c->ST[d]);

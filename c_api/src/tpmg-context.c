@@ -29,20 +29,18 @@ size_t tpmg_precision_size(tpmg_precision precision) {
 }
 
 tpmg_context_options tpmg_context_options_default(void) {
-  tpmg_context_options options = {NULL, 0, 0};
+  tpmg_context_options options = {NULL, 0, 0, NULL};
   return options;
 }
 
-tpmg_status tpmg_context_create(const tpmg_context_options *options, tpmg_context **ctx) {
-  if (!ctx) return TPMG_ERROR_ARGUMENT;
-  *ctx = NULL;
-  tpmg_context_options opts = options ? *options : tpmg_context_options_default();
-  const char *name = opts.backend ? opts.backend : "cpu";
-  if (opts.n_threads < 0 || opts.n_threads > TPMG_MAX_THREADS || opts.device < 0)
+/* The context on this process alone: the backend and its settings. */
+static tpmg_status create_local(const tpmg_context_options *opts, tpmg_context **ctx) {
+  const char *name = opts->backend ? opts->backend : "cpu";
+  if (opts->n_threads < 0 || opts->n_threads > TPMG_MAX_THREADS || opts->device < 0)
     return TPMG_ERROR_ARGUMENT;
-
   tpmg_context *c = calloc(1, sizeof(*c));
   if (!c) return TPMG_ERROR_MEMORY;
+  c->size = 1;
   if (strlen(name) >= sizeof(c->backend)) {
     free(c);
     return TPMG_ERROR_ARGUMENT;
@@ -60,12 +58,45 @@ tpmg_status tpmg_context_create(const tpmg_context_options *options, tpmg_contex
     free(c);
     return known ? TPMG_ERROR_UNSUPPORTED : TPMG_ERROR_ARGUMENT;
   }
-  c->n_threads = opts.n_threads > 0 ? opts.n_threads : omp_get_max_threads();
-  c->device = opts.device;
+  c->n_threads = opts->n_threads > 0 ? opts->n_threads : omp_get_max_threads();
+  c->device = opts->device;
   c->refs = 1;
   tpmg_status status = c->ops->init(c);
   if (status != TPMG_SUCCESS) {
     free(c);
+    return status;
+  }
+  *ctx = c;
+  return TPMG_SUCCESS;
+}
+
+static void free_context(tpmg_context *c) {
+  if (!c) return;
+  tpmg_vector_registry_free(c);
+  c->ops->finalize(c);
+  tpmg_comm_destroy(c);
+  free(c);
+}
+
+tpmg_status tpmg_context_create(const tpmg_context_options *options, tpmg_context **ctx) {
+  if (!ctx) return TPMG_ERROR_ARGUMENT;
+  *ctx = NULL;
+  tpmg_context_options opts = options ? *options : tpmg_context_options_default();
+  tpmg_context *c = NULL;
+  tpmg_status status = create_local(&opts, &c);
+  if (opts.mpi_comm) {
+    /* every rank learns whether all ranks have a context, then duplicates the
+     * communicator, so that no rank is left waiting */
+    status = tpmg_comm_status(opts.mpi_comm, status);
+    if (status == TPMG_SUCCESS) status = tpmg_comm_create(c, opts.mpi_comm);
+    status = tpmg_comm_status(opts.mpi_comm, status);
+    if (status == TPMG_SUCCESS)
+      status = tpmg_comm_same(c, c->backend, sizeof(c->backend), "the backend names");
+    if (status == TPMG_SUCCESS && c->size > 1 && !c->ops->messages)
+      status = TPMG_ERROR_UNSUPPORTED; /* the same backend on every rank: the same answer */
+  }
+  if (status != TPMG_SUCCESS) {
+    free_context(c);
     return status;
   }
   *ctx = c;
@@ -113,10 +144,17 @@ tpmg_status tpmg_context_destroy(tpmg_context **ctx) {
                           n_grids, n_grids == 1 ? "" : "s", n_vectors, n_vectors == 1 ? "" : "s",
                           memory);
   }
-  tpmg_vector_registry_free(c);
-  c->ops->finalize(c);
-  free(c);
+  free_context(c);
   *ctx = NULL;
+  return TPMG_SUCCESS;
+}
+
+tpmg_status tpmg_context_ranks(const tpmg_context *ctx, int *rank, int *size) {
+  if (!ctx) return TPMG_ERROR_ARGUMENT;
+  TPMG_CHECK(ctx, rank && size, TPMG_ERROR_ARGUMENT, "NULL argument (rank %p, size %p)",
+             (void *)rank, (void *)size);
+  *rank = ctx->rank;
+  *size = ctx->size;
   return TPMG_SUCCESS;
 }
 

@@ -179,8 +179,20 @@ static void set_pointers(tpmg_level *lvl, tpmg_precision precision, char *block)
 tpmg_status tpmg_grid_create(tpmg_context *ctx, const tpmg_grid_options *options,
                              tpmg_grid **grid) {
   if (!ctx) return TPMG_ERROR_ARGUMENT;
-  TPMG_CHECK(ctx, options && grid, TPMG_ERROR_ARGUMENT, "NULL argument (options %p, grid %p)",
-             (const void *)options, (void *)grid);
+  tpmg_status checked = TPMG_SUCCESS;
+  if (!options || !grid)
+    checked = tpmg_error_set(ctx, TPMG_ERROR_ARGUMENT, __FILE__, __LINE__,
+                             "NULL argument (options %p, grid %p)", (const void *)options,
+                             (void *)grid);
+  TPMG_CALL(tpmg_comm_agree(ctx, checked));
+  /* the same options on every rank (2D: what the third direction holds aside) */
+  tpmg_grid_options same = *options;
+  if (same.dim == 2) {
+    same.cells[2] = 1;
+    same.box[4] = 0.0;
+    same.box[5] = 1.0;
+  }
+  TPMG_CALL(tpmg_comm_same(ctx, &same, sizeof(same), "the grid options"));
   TPMG_CALL(check_options(ctx, options));
 
   tpmg_grid *g = calloc(1, sizeof(*g));
@@ -247,6 +259,8 @@ tpmg_status tpmg_grid_create(tpmg_context *ctx, const tpmg_grid_options *options
   }
   free(host);
   free(host_float);
+  if (status == TPMG_SUCCESS) status = tpmg_partition_create(g);
+  status = tpmg_comm_agree(ctx, status);
   if (status != TPMG_SUCCESS) {
     tpmg_grid_destroy(&g);
     return status;
@@ -295,6 +309,22 @@ tpmg_status tpmg_grid_check_level(const tpmg_grid *grid, int level, int min_leve
   TPMG_CHECK(grid->ctx, level >= min_level && level <= fine_level, TPMG_ERROR_ARGUMENT,
              "level %d: must be %d..%d", level, min_level, fine_level);
   *index = grid->hidden + level;
+  return TPMG_SUCCESS;
+}
+
+tpmg_status tpmg_grid_level_layout(const tpmg_grid *grid, int level, tpmg_level_layout *layout) {
+  if (!grid) return TPMG_ERROR_ARGUMENT;
+  TPMG_CHECK(grid->ctx, layout, TPMG_ERROR_ARGUMENT, "layout is NULL");
+  int index = 0;
+  TPMG_CALL(tpmg_grid_check_level(grid, level, 0, &index));
+  const tpmg_part *part = &grid->part[index];
+  layout->distributed = part->distributed;
+  for (int d = 0; d < 3; ++d) layout->n_global[d] = grid->global[index].n[d];
+  layout->plane = part->plane;
+  layout->first = part->first;
+  layout->count = part->count;
+  layout->owned_first = part->owned_first;
+  layout->owned_end = part->owned_end;
   return TPMG_SUCCESS;
 }
 

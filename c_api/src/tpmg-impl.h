@@ -32,8 +32,27 @@ struct tpmg_context {
   const tpmg_backend_ops *ops;
   void *backend_data;        /* owned by the backend */
   int stopwatch_started;     /* a start mark without its end mark yet */
+  int rank, size;            /* in comm; 0 and 1 on one process */
+  void *comm;                /* an MPI_Comm duplicated from the caller's, or NULL (tpmg-comm.c) */
   char error[1024];          /* the last message; mutable through const in tpmg_error_set */
 };
+
+/* How one level is stored on this rank (tpmg-partition.c). Levels are split
+ * along their last direction D (y in 2D, z in 3D) into slabs of whole cells,
+ * one per rank in rank order; a rank stores its slab and two more cells on
+ * each side where there are cells (ghosts), as a lexicographic box of planes
+ * (a plane: the DoFs with one index along D). It owns the planes from its
+ * first cell's lower face up to, not including, its last cell's upper face,
+ * and the last rank also the top plane. With one rank, or on levels too
+ * coarse to split (each rank keeps the whole level), stored = owned = all. */
+typedef struct {
+  int distributed;                    /* split among the ranks */
+  tpmg_index plane;                   /* DoFs per plane */
+  tpmg_index cells;                   /* cells of the whole level along D */
+  tpmg_index first, count;            /* stored planes: [first, first + count), global */
+  tpmg_index owned_first, owned_end;  /* owned planes, global */
+  tpmg_index cell_first, cell_end;    /* owned cells along D */
+} tpmg_part;
 
 struct tpmg_grid {
   tpmg_context *ctx;                 /* referenced: ctx->refs counts this grid */
@@ -45,6 +64,12 @@ struct tpmg_grid {
   void *data_block[TPMG_MAX_LEVELS][2]; /* backend memory behind levels[l].data[p] */
   size_t data_bytes[TPMG_MAX_LEVELS][2];
   tpmg_unit_data unit; /* levels[l].unit points here */
+  /* the partition: levels[l] is this rank's box of level l (what backends
+   * see), global[l] the whole level (the same 1D data); levels above
+   * cut_level are distributed (none with one rank) */
+  tpmg_part part[TPMG_MAX_LEVELS];
+  tpmg_level global[TPMG_MAX_LEVELS];
+  int cut_level;
 };
 
 /* Validated access for the object files, the one place where a user's level
@@ -70,6 +95,77 @@ tpmg_status tpmg_coarse_create_index(tpmg_grid *grid, int index, tpmg_precision 
  * is refused while anything made from it is live (tpmg_context_destroy). */
 void tpmg_grid_reference(tpmg_grid *grid);
 void tpmg_grid_release(tpmg_grid *grid);
+
+/* ---- communicator (tpmg-comm.c) ------------------------------------------ */
+
+/* Duplicate the caller's MPI_Comm (comm points to one), or one process for
+ * NULL; TPMG_ERROR_UNSUPPORTED without MPI built in. Collective. */
+tpmg_status tpmg_comm_create(tpmg_context *ctx, const void *comm);
+void tpmg_comm_destroy(tpmg_context *ctx);
+/* The largest status of all ranks of `comm` (an MPI_Comm *, or NULL for one
+ * process), for calls without a context. Collective. */
+tpmg_status tpmg_comm_status(const void *comm, tpmg_status status);
+/* After a step that may fail on some ranks only: every rank returns the
+ * status of the lowest failing rank, with its message prefixed by "rank R of
+ * P: ". Collective; nothing to do on one process. */
+tpmg_status tpmg_comm_agree(tpmg_context *ctx, tpmg_status status);
+/* TPMG_ERROR_ARGUMENT on every rank if the n bytes differ from rank 0's;
+ * `what` names them in the message. Collective. */
+tpmg_status tpmg_comm_same(tpmg_context *ctx, const void *bytes, size_t n, const char *what);
+/* In place over all ranks (host memory). Collective. */
+tpmg_status tpmg_comm_sum(tpmg_context *ctx, double *values, int n);
+tpmg_status tpmg_comm_min(tpmg_context *ctx, double *values, int n);
+
+/* ---- partition (tpmg-partition.c) ---------------------------------------- */
+
+/* Split the levels of a grid whose levels[] hold the whole levels: sets
+ * global[], part[], cut_level and turns levels[] into this rank's boxes. */
+tpmg_status tpmg_partition_create(tpmg_grid *grid);
+/* Make the ghost planes of v on level l current: `below` planes under the
+ * owned ones and `above` planes over them, from the neighbours that own them.
+ * Collective on distributed levels, nothing to do on others. */
+tpmg_status tpmg_partition_exchange(const tpmg_grid *grid, int l, tpmg_precision p, void *v,
+                                    tpmg_index below, tpmg_index above);
+/* The owned entries of level l's local vector: [offset, offset + n). */
+void tpmg_partition_owned(const tpmg_grid *grid, int l, tpmg_index *offset, tpmg_index *n);
+/* Dots over the owned entries, summed over the ranks: as the backend's dot,
+ * dots and axpys (norm2), on level l's vectors. */
+tpmg_status tpmg_partition_dot(const tpmg_grid *grid, int l, tpmg_precision p, const void *x,
+                               const void *y, double *result);
+tpmg_status tpmg_partition_dots(const tpmg_grid *grid, int l, tpmg_precision p, int m,
+                                const void *const *x, const void *y, double *result);
+tpmg_status tpmg_partition_axpys(const tpmg_grid *grid, int l, tpmg_precision p, int m,
+                                 const double *a, const void *const *x, void *y, double *norm2);
+/* dst = A src on level l, src's ghosts made current first. */
+tpmg_status tpmg_partition_laplace(const tpmg_grid *grid, int l, tpmg_precision p,
+                                   const void *src, void *dst);
+/* Bytes of scratch that restriction from level `fine` needs (0: none). */
+size_t tpmg_partition_restrict_scratch(const tpmg_grid *grid, int fine, tpmg_precision p);
+/* The backend's restrict_ and prolongate_add between levels fine - 1 and
+ * fine, across ranks; fine's ghosts (restrict) or coarse's (prolongate) are
+ * made current first. scratch: tpmg_partition_restrict_scratch bytes. */
+tpmg_status tpmg_partition_restrict(const tpmg_grid *grid, int fine, tpmg_precision p,
+                                    const void *f, void *c, void *scratch);
+tpmg_status tpmg_partition_prolongate_add(const tpmg_grid *grid, int fine, tpmg_precision p,
+                                          const void *c, void *f);
+/* The whole level l on every rank from the owned planes of each (global: the
+ * whole level's length), and this rank's stored planes out of a whole one. */
+tpmg_status tpmg_partition_gather(const tpmg_grid *grid, int l, tpmg_precision p,
+                                  const void *local, void *global);
+tpmg_status tpmg_partition_extract(const tpmg_grid *grid, int l, tpmg_precision p,
+                                   const void *global, void *local);
+/* The backend's patch smoother colour of this rank's box for a global colour. */
+int tpmg_partition_colour(const tpmg_grid *grid, int l, int colour);
+
+/* tpmg_smoother_apply without its argument checks (for the multigrid). */
+tpmg_status tpmg_smoother_sweep(tpmg_smoother *smoother, int reverse, const void *b, void *x);
+
+/* tpmg_multigrid_precondition without its argument checks (for the solvers). */
+tpmg_status tpmg_multigrid_apply(tpmg_multigrid *mg, tpmg_precision precision, const void *r,
+                                 void *z);
+
+/* tpmg_coarse_apply without its argument checks (for the multigrid). */
+tpmg_status tpmg_coarse_solve(tpmg_coarse *coarse, const void *b, void *x);
 
 /* The vectors of tpmg_vector_create, registered in their context (tpmg-vector.c).
  * tpmg_vector_check is the one check of a vector argument: where v is

@@ -5,6 +5,7 @@
  * Levels are the grid's indices: the hidden levels below the user's coarse
  * mesh (tpmg-grid.c) are smoothed like every other level, and the bottom,
  * index 0, is solved exactly. */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "tpmg-impl.h"
@@ -19,6 +20,8 @@ struct tpmg_multigrid {
    * and x are the caller's except when precondition converts precisions */
   void *b[TPMG_MAX_LEVELS], *x[TPMG_MAX_LEVELS], *r[TPMG_MAX_LEVELS];
   size_t bytes[TPMG_MAX_LEVELS];
+  void *scratch; /* restriction onto the levels every rank keeps whole */
+  size_t scratch_bytes;
 };
 
 tpmg_multigrid_options tpmg_multigrid_options_default(void) {
@@ -47,6 +50,12 @@ tpmg_status tpmg_multigrid_create(tpmg_grid *grid, const tpmg_multigrid_options 
   for (int l = 1; l <= m->fine && status == TPMG_SUCCESS; ++l)
     status =
         tpmg_smoother_create_index(grid, l, opts.precision, &smoother_options, &m->smoothers[l]);
+  for (int l = 1; l <= m->fine; ++l) {
+    size_t bytes = tpmg_partition_restrict_scratch(grid, l, opts.precision);
+    if (bytes > m->scratch_bytes) m->scratch_bytes = bytes;
+  }
+  if (status == TPMG_SUCCESS)
+    status = tpmg_malloc(ctx, m->scratch_bytes, "multigrid restriction scratch", &m->scratch);
   for (int l = 0; l <= m->fine && status == TPMG_SUCCESS; ++l) {
     m->bytes[l] = (size_t)grid->levels[l].n_dofs * tpmg_precision_size(opts.precision);
     status = tpmg_malloc(ctx, m->bytes[l], "multigrid level vector", &m->r[l]);
@@ -58,7 +67,13 @@ tpmg_status tpmg_multigrid_create(tpmg_grid *grid, const tpmg_multigrid_options 
       if (status == TPMG_SUCCESS)
         status = tpmg_malloc(ctx, m->bytes[l], "multigrid level vector", &m->x[l]);
     }
+    /* ghost planes are read before they are first written: keep them finite */
+    void *vectors[3] = {m->r[l], m->b[l], m->x[l]};
+    for (int i = 0; i < 3 && status == TPMG_SUCCESS; ++i)
+      if (vectors[i])
+        status = ctx->ops->set(ctx, opts.precision, grid->levels[l].n_dofs, 0.0, vectors[i]);
   }
+  status = tpmg_comm_agree(ctx, status);
   if (status != TPMG_SUCCESS) {
     tpmg_multigrid_destroy(&m);
     return status;
@@ -74,6 +89,7 @@ tpmg_status tpmg_multigrid_destroy(tpmg_multigrid **mg) {
   tpmg_grid *grid = m->grid;
   tpmg_context *ctx = grid->ctx;
   tpmg_coarse_destroy(&m->coarse);
+  tpmg_free(ctx, m->scratch_bytes, m->scratch);
   for (int l = 0; l < TPMG_MAX_LEVELS; ++l) {
     tpmg_smoother_destroy(&m->smoothers[l]);
     tpmg_free(ctx, m->bytes[l], m->b[l]);
@@ -89,57 +105,67 @@ tpmg_status tpmg_multigrid_destroy(tpmg_multigrid **mg) {
 /* x_l <- V_l(x_l, b_l); levels below l use the hierarchy's vectors. */
 static tpmg_status vcycle(tpmg_multigrid *m, int l, const void *b, void *x) {
   tpmg_context *ctx = m->grid->ctx;
+  const tpmg_grid *grid = m->grid;
   tpmg_precision p = m->options.precision;
-  const tpmg_level *lvl = &m->grid->levels[l], *coarse = &m->grid->levels[l - 1];
-  TPMG_CALL(tpmg_smoother_apply(m->smoothers[l], 0, b, x));
-  TPMG_CALL(ctx->ops->laplace(ctx, lvl, p, x, m->r[l]));
+  const tpmg_level *lvl = &grid->levels[l], *coarse = &grid->levels[l - 1];
+  TPMG_CALL(tpmg_smoother_sweep(m->smoothers[l], 0, b, x));
+  TPMG_CALL(tpmg_partition_laplace(grid, l, p, x, m->r[l]));
   TPMG_CALL(ctx->ops->axpby(ctx, p, lvl->n_dofs, 1.0, b, -1.0, m->r[l]));
-  TPMG_CALL(ctx->ops->restrict_(ctx, coarse, lvl, p, m->r[l], m->b[l - 1]));
+  TPMG_CALL(tpmg_partition_restrict(grid, l, p, m->r[l], m->b[l - 1], m->scratch));
   if (l - 1 == 0) {
-    TPMG_CALL(tpmg_coarse_apply(m->coarse, m->b[0], m->x[0]));
+    TPMG_CALL(tpmg_coarse_solve(m->coarse, m->b[0], m->x[0]));
   } else {
     TPMG_CALL(ctx->ops->set(ctx, p, coarse->n_dofs, 0.0, m->x[l - 1]));
     TPMG_CALL(vcycle(m, l - 1, m->b[l - 1], m->x[l - 1]));
   }
-  TPMG_CALL(ctx->ops->prolongate_add(ctx, coarse, lvl, p, m->x[l - 1], x));
-  return tpmg_smoother_apply(m->smoothers[l], m->options.symmetric, b, x);
+  TPMG_CALL(tpmg_partition_prolongate_add(grid, l, p, m->x[l - 1], x));
+  return tpmg_smoother_sweep(m->smoothers[l], m->options.symmetric, b, x);
+}
+
+/* The checks of a public call's vectors; every rank returns the same status. */
+static tpmg_status check_vectors(tpmg_multigrid *mg, const char *what, tpmg_precision precision,
+                                 const char *names[2], const void *b, const void *x) {
+  tpmg_context *ctx = mg->grid->ctx;
+  tpmg_precision p = mg->options.precision;
+  tpmg_index n = mg->grid->levels[mg->fine].n_dofs;
+  tpmg_status status = TPMG_SUCCESS;
+  char name[96];
+  if (!b || !x || b == x)
+    status = tpmg_error_set(ctx, TPMG_ERROR_ARGUMENT, __FILE__, __LINE__,
+                            "%s: the vectors %p and %p must be distinct and not NULL", what, b, x);
+  else if (precision != p && !(precision == TPMG_DOUBLE && p == TPMG_FLOAT))
+    status = tpmg_error_set(ctx, TPMG_ERROR_ARGUMENT, __FILE__, __LINE__,
+                            "vectors of precision %d for a hierarchy of precision %d (only equal "
+                            "precisions, or double vectors for a float hierarchy)",
+                            (int)precision, (int)p);
+  snprintf(name, sizeof name, "%s: %s", what, names[0]);
+  if (status == TPMG_SUCCESS) status = tpmg_vector_check(ctx, name, b, precision, n);
+  snprintf(name, sizeof name, "%s: %s", what, names[1]);
+  if (status == TPMG_SUCCESS) status = tpmg_vector_check(ctx, name, x, precision, n);
+  return tpmg_comm_agree(ctx, status);
 }
 
 tpmg_status tpmg_multigrid_vcycle(tpmg_multigrid *mg, const void *b, void *x) {
   if (!mg) return TPMG_ERROR_ARGUMENT;
-  tpmg_context *ctx = mg->grid->ctx;
-  TPMG_CHECK(ctx, b && x && b != x, TPMG_ERROR_ARGUMENT,
-             "b %p and x %p must be distinct non-NULL vectors", b, x);
-  tpmg_index n = mg->grid->levels[mg->fine].n_dofs;
-  TPMG_CALL(tpmg_vector_check(ctx, "tpmg_multigrid_vcycle: b", b, mg->options.precision, n));
-  TPMG_CALL(tpmg_vector_check(ctx, "tpmg_multigrid_vcycle: x", x, mg->options.precision, n));
+  TPMG_CALL(check_vectors(mg, "tpmg_multigrid_vcycle", mg->options.precision,
+                          (const char *[2]){"b", "x"}, b, x));
   return vcycle(mg, mg->fine, b, x);
-}
-
-/* Check a caller's precision against the hierarchy's: equal, or double
- * vectors for a float hierarchy. */
-static tpmg_status check_precision(tpmg_multigrid *mg, tpmg_precision precision) {
-  tpmg_precision p = mg->options.precision;
-  TPMG_CHECK(mg->grid->ctx, precision == p || (precision == TPMG_DOUBLE && p == TPMG_FLOAT),
-             TPMG_ERROR_ARGUMENT,
-             "vectors of precision %d for a hierarchy of precision %d (only equal precisions, or "
-             "double vectors for a float hierarchy)",
-             (int)precision, (int)p);
-  return TPMG_SUCCESS;
 }
 
 tpmg_status tpmg_multigrid_precondition(tpmg_multigrid *mg, tpmg_precision precision,
                                         const void *r, void *z) {
   if (!mg) return TPMG_ERROR_ARGUMENT;
+  TPMG_CALL(check_vectors(mg, "tpmg_multigrid_precondition", precision,
+                          (const char *[2]){"r", "z"}, r, z));
+  return tpmg_multigrid_apply(mg, precision, r, z);
+}
+
+tpmg_status tpmg_multigrid_apply(tpmg_multigrid *mg, tpmg_precision precision, const void *r,
+                                 void *z) {
   tpmg_context *ctx = mg->grid->ctx;
   tpmg_precision p = mg->options.precision;
-  TPMG_CHECK(ctx, r && z && r != z, TPMG_ERROR_ARGUMENT,
-             "r %p and z %p must be distinct non-NULL vectors", r, z);
-  TPMG_CALL(check_precision(mg, precision));
   int L = mg->fine;
   tpmg_index n = mg->grid->levels[L].n_dofs;
-  TPMG_CALL(tpmg_vector_check(ctx, "tpmg_multigrid_precondition: r", r, precision, n));
-  TPMG_CALL(tpmg_vector_check(ctx, "tpmg_multigrid_precondition: z", z, precision, n));
   if (precision == p) {
     TPMG_CALL(ctx->ops->set(ctx, p, n, 0.0, z));
     return vcycle(mg, L, r, z);
@@ -154,14 +180,12 @@ tpmg_status tpmg_multigrid_fmg(tpmg_multigrid *mg, tpmg_precision precision, con
                                void *x) {
   if (!mg) return TPMG_ERROR_ARGUMENT;
   tpmg_context *ctx = mg->grid->ctx;
-  TPMG_CHECK(ctx, b && x && b != x, TPMG_ERROR_ARGUMENT,
-             "b %p and x %p must be distinct non-NULL vectors", b, x);
-  TPMG_CALL(check_precision(mg, precision));
+  TPMG_CALL(check_vectors(mg, "tpmg_multigrid_fmg", precision, (const char *[2]){"b", "x"},
+                          b, x));
   tpmg_precision p = mg->options.precision;
   int L = mg->fine;
-  const tpmg_level *levels = mg->grid->levels;
-  TPMG_CALL(tpmg_vector_check(ctx, "tpmg_multigrid_fmg: b", b, precision, levels[L].n_dofs));
-  TPMG_CALL(tpmg_vector_check(ctx, "tpmg_multigrid_fmg: x", x, precision, levels[L].n_dofs));
+  const tpmg_grid *grid = mg->grid;
+  const tpmg_level *levels = grid->levels;
   const void *bL = b;
   void *xL = x;
   if (precision != p) {
@@ -171,13 +195,13 @@ tpmg_status tpmg_multigrid_fmg(tpmg_multigrid *mg, tpmg_precision precision, con
   }
   /* b on every level, by restriction */
   for (int l = L; l > 0; --l)
-    TPMG_CALL(ctx->ops->restrict_(ctx, &levels[l - 1], &levels[l], p, l == L ? bL : mg->b[l],
-                                  mg->b[l - 1]));
-  TPMG_CALL(tpmg_coarse_apply(mg->coarse, mg->b[0], mg->x[0]));
+    TPMG_CALL(tpmg_partition_restrict(grid, l, p, l == L ? bL : mg->b[l], mg->b[l - 1],
+                                      mg->scratch));
+  TPMG_CALL(tpmg_coarse_solve(mg->coarse, mg->b[0], mg->x[0]));
   for (int l = 1; l <= L; ++l) {
     void *xl = l == L ? xL : mg->x[l];
     TPMG_CALL(ctx->ops->set(ctx, p, levels[l].n_dofs, 0.0, xl));
-    TPMG_CALL(ctx->ops->prolongate_add(ctx, &levels[l - 1], &levels[l], p, mg->x[l - 1], xl));
+    TPMG_CALL(tpmg_partition_prolongate_add(grid, l, p, mg->x[l - 1], xl));
     TPMG_CALL(vcycle(mg, l, l == L ? bL : mg->b[l], xl));
   }
   if (precision != p) TPMG_CALL(ctx->ops->convert(ctx, levels[L].n_dofs, p, xL, precision, x));

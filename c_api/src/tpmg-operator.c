@@ -6,7 +6,8 @@
 
 struct tpmg_operator {
   tpmg_grid *grid; /* referenced */
-  const tpmg_level *level;
+  int l;
+  const tpmg_level *level; /* this rank's box of level l */
   tpmg_precision precision;
 };
 
@@ -22,8 +23,16 @@ tpmg_status tpmg_operator_create(tpmg_grid *grid, int level, tpmg_precision prec
   if (ctx->ops->check_level)
     TPMG_CALL(ctx->ops->check_level(ctx, &grid->levels[index], precision, TPMG_USE_OPERATOR));
   tpmg_operator *o = malloc(sizeof(*o));
-  TPMG_CHECK(ctx, o, TPMG_ERROR_MEMORY, "allocating the operator failed");
+  tpmg_status status = o ? TPMG_SUCCESS
+                         : tpmg_error_set(ctx, TPMG_ERROR_MEMORY, __FILE__, __LINE__,
+                                          "allocating the operator failed");
+  status = tpmg_comm_agree(ctx, status);
+  if (status != TPMG_SUCCESS) {
+    free(o);
+    return status;
+  }
   o->grid = grid;
+  o->l = index;
   o->level = &grid->levels[index];
   o->precision = precision;
   tpmg_grid_reference(grid);
@@ -34,13 +43,18 @@ tpmg_status tpmg_operator_create(tpmg_grid *grid, int level, tpmg_precision prec
 tpmg_status tpmg_operator_apply(tpmg_operator *op, const void *src, void *dst) {
   if (!op) return TPMG_ERROR_ARGUMENT;
   tpmg_context *ctx = op->grid->ctx;
-  TPMG_CHECK(ctx, src && dst && src != dst, TPMG_ERROR_ARGUMENT,
-             "src %p and dst %p must be distinct non-NULL vectors", src, dst);
-  TPMG_CALL(tpmg_vector_check(ctx, "tpmg_operator_apply: src", src, op->precision,
-                              op->level->n_dofs));
-  TPMG_CALL(tpmg_vector_check(ctx, "tpmg_operator_apply: dst", dst, op->precision,
-                              op->level->n_dofs));
-  return ctx->ops->laplace(ctx, op->level, op->precision, src, dst);
+  tpmg_status status = TPMG_SUCCESS;
+  if (!src || !dst || src == dst)
+    status = tpmg_error_set(ctx, TPMG_ERROR_ARGUMENT, __FILE__, __LINE__,
+                            "src %p and dst %p must be distinct non-NULL vectors", src, dst);
+  if (status == TPMG_SUCCESS)
+    status = tpmg_vector_check(ctx, "tpmg_operator_apply: src", src, op->precision,
+                               op->level->n_dofs);
+  if (status == TPMG_SUCCESS)
+    status = tpmg_vector_check(ctx, "tpmg_operator_apply: dst", dst, op->precision,
+                               op->level->n_dofs);
+  TPMG_CALL(tpmg_comm_agree(ctx, status));
+  return tpmg_partition_laplace(op->grid, op->l, op->precision, src, dst);
 }
 
 /* On a Cartesian mesh the cells holding a DoF are the product of the 1D cells
@@ -81,8 +95,13 @@ tpmg_status tpmg_operator_diagonal(tpmg_operator *op, void *diagonal) {
     for (tpmg_index index = 0; index < lvl->n_dofs; ++index) {
       tpmg_index i[3] = {index % lvl->n[0], index / lvl->n[0] % lvl->n[1],
                          index / lvl->n[0] / lvl->n[1]};
+      /* the Dirichlet planes of the whole level: the box's planes along the
+       * last direction are first, first + 1, ... of the level */
       int boundary = 0;
-      for (int d = 0; d < dim; ++d) boundary |= i[d] == 0 || i[d] == lvl->n[d] - 1;
+      for (int d = 0; d < dim; ++d) {
+        tpmg_index global = i[d] + (d == dim - 1 ? op->grid->part[op->l].first : 0);
+        boundary |= global == 0 || global == op->grid->global[op->l].n[d] - 1;
+      }
       double value = boundary ? 1.0 : 0.0;
       for (int d = 0; d < dim && !boundary; ++d) {
         double term = k1[d][i[d]];

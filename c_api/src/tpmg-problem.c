@@ -15,14 +15,16 @@ static double sin_pi(double x) {
 }
 
 typedef struct {
-  const tpmg_level *lvl;
+  const tpmg_level *lvl; /* the whole finest level */
+  const tpmg_part *part; /* what this rank stores of it */
   int k;
   double lower[3];     /* box corner */
   double nodes[TPMG_MAX_DEGREE_2D + 1];
 } problem_geometry;
 
 static void geometry(const tpmg_grid *grid, problem_geometry *g) {
-  g->lvl = &grid->levels[grid->n_levels - 1];
+  g->lvl = &grid->global[grid->n_levels - 1];
+  g->part = &grid->part[grid->n_levels - 1];
   g->k = g->lvl->degree;
   for (int d = 0; d < 3; ++d) g->lower[d] = grid->options.box[2 * d];
   tpmg_basis_gauss_lobatto(g->k + 1, g->nodes);
@@ -37,6 +39,13 @@ static double coordinate(const problem_geometry *g, int d, tpmg_index i) {
     a = g->k;
   }
   return g->lower[d] + g->lvl->h[d] * ((double)cell + g->nodes[a]);
+}
+
+/* The entry of DoF i of the whole level in this rank's vector. */
+static tpmg_index local_index(const problem_geometry *g, const tpmg_index *i) {
+  const tpmg_level *lvl = g->lvl;
+  tpmg_index global = i[0] + lvl->n[0] * (i[1] + lvl->n[1] * i[2]);
+  return global - g->part->first * g->part->plane;
 }
 
 static int is_boundary(const tpmg_level *lvl, const tpmg_index *i) {
@@ -108,9 +117,13 @@ static void lift(const problem_geometry *g, double *b) {
       K[d][i] = kref[i] / lvl->h[d];
     }
   int nz = dim == 3 ? n : 1;
-  for (tpmg_index c2 = 0; c2 < lvl->cells[2]; ++c2)
-    for (tpmg_index c1 = 0; c1 < lvl->cells[1]; ++c1)
-      for (tpmg_index c0 = 0; c0 < lvl->cells[0]; ++c0) {
+  /* the cells of this rank's planes */
+  tpmg_index range[3][2] = {{0, lvl->cells[0]}, {0, lvl->cells[1]}, {0, lvl->cells[2]}};
+  range[dim - 1][0] = g->part->first / k;
+  range[dim - 1][1] = (g->part->first + g->part->count - 1) / k;
+  for (tpmg_index c2 = range[2][0]; c2 < range[2][1]; ++c2)
+    for (tpmg_index c1 = range[1][0]; c1 < range[1][1]; ++c1)
+      for (tpmg_index c0 = range[0][0]; c0 < range[0][1]; ++c0) {
         tpmg_index c[3] = {c0, c1, c2};
         int touches = 0;
         for (int d = 0; d < dim; ++d) touches |= c[d] == 0 || c[d] == lvl->cells[d] - 1;
@@ -123,7 +136,7 @@ static void lift(const problem_geometry *g, double *b) {
             for (int a0 = 0; a0 < n; ++a0) {
               int local = a0 + n * (a1 + n * a2);
               tpmg_index i[3] = {c0 * k + a0, c1 * k + a1, dim == 3 ? c2 * k + a2 : 0};
-              index[local] = i[0] + lvl->n[0] * (i[1] + lvl->n[1] * i[2]);
+              index[local] = local_index(g, i);
               in[local] = 0.0;
               if (is_boundary(lvl, i)) {
                 double x[3] = {coordinate(g, 0, i[0]), coordinate(g, 1, i[1]),
@@ -173,7 +186,7 @@ tpmg_status tpmg_problem_rhs(tpmg_grid *grid, tpmg_rhs rhs, tpmg_precision preci
   problem_geometry g;
   geometry(grid, &g);
   const tpmg_level *lvl = g.lvl;
-  tpmg_index n = lvl->n_dofs;
+  tpmg_index n = g.part->count * g.part->plane;
   TPMG_CALL(tpmg_vector_check(ctx, "tpmg_problem_rhs: b", b, precision, n));
   double *host = malloc(sizeof(double) * (size_t)n);
   double *F[3] = {NULL, NULL, NULL};
@@ -196,9 +209,12 @@ tpmg_status tpmg_problem_rhs(tpmg_grid *grid, tpmg_rhs rhs, tpmg_precision preci
     else
       F[d][0] = 1.0;
   double scale = rhs == TPMG_RHS_SINE ? lvl->dim * TPMG_PI * TPMG_PI : 1.0;
+  tpmg_index planes[3][2] = {{0, lvl->n[0]}, {0, lvl->n[1]}, {0, lvl->n[2]}};
+  planes[lvl->dim - 1][0] = g.part->first;
+  planes[lvl->dim - 1][1] = g.part->first + g.part->count;
 #pragma omp parallel for collapse(2) num_threads(ctx->n_threads)
-  for (tpmg_index i2 = 0; i2 < lvl->n[2]; ++i2)
-    for (tpmg_index i1 = 0; i1 < lvl->n[1]; ++i1)
+  for (tpmg_index i2 = planes[2][0]; i2 < planes[2][1]; ++i2)
+    for (tpmg_index i1 = planes[1][0]; i1 < planes[1][1]; ++i1)
       for (tpmg_index i0 = 0; i0 < lvl->n[0]; ++i0) {
         tpmg_index i[3] = {i0, i1, i2};
         double value = scale * F[0][i0] * F[1][i1] * F[2][i2];
@@ -207,7 +223,7 @@ tpmg_status tpmg_problem_rhs(tpmg_grid *grid, tpmg_rhs rhs, tpmg_precision preci
                          lvl->dim == 3 ? coordinate(&g, 2, i2) : 0.0};
           value = rhs == TPMG_RHS_SINE ? exact(lvl->dim, x) : 0.0;
         }
-        host[i0 + lvl->n[0] * (i1 + lvl->n[1] * i2)] = value;
+        host[local_index(&g, i)] = value;
       }
   if (rhs == TPMG_RHS_SINE) lift(&g, host);
   status = move_out(ctx, precision, n, host, b);
@@ -228,7 +244,7 @@ tpmg_status tpmg_problem_l2_error(tpmg_grid *grid, tpmg_rhs rhs, tpmg_precision 
   geometry(grid, &g);
   const tpmg_level *lvl = g.lvl;
   int dim = lvl->dim, k = g.k, n = k + 1, nq = k + 2;
-  tpmg_index n_dofs = lvl->n_dofs;
+  tpmg_index n_dofs = g.part->count * g.part->plane;
   TPMG_CALL(tpmg_vector_check(ctx, "tpmg_problem_l2_error: x", x, precision, n_dofs));
   size_t bytes = (size_t)n_dofs * tpmg_precision_size(precision);
   void *host = malloc(bytes);
@@ -246,16 +262,21 @@ tpmg_status tpmg_problem_l2_error(tpmg_grid *grid, tpmg_rhs rhs, tpmg_precision 
   double volume = lvl->h[0] * lvl->h[1] * (dim == 3 ? lvl->h[2] : 1.0), sum = 0.0;
   int nz = dim == 3 ? n : 1, qz = dim == 3 ? nq : 1;
 
+  /* the cells this rank owns */
+  tpmg_index cells[3][2] = {{0, lvl->cells[0]}, {0, lvl->cells[1]}, {0, lvl->cells[2]}};
+  cells[dim - 1][0] = g.part->cell_first;
+  cells[dim - 1][1] = g.part->cell_end;
 #pragma omp parallel for collapse(2) reduction(+ : sum) num_threads(ctx->n_threads)
-  for (tpmg_index c2 = 0; c2 < lvl->cells[2]; ++c2)
-    for (tpmg_index c1 = 0; c1 < lvl->cells[1]; ++c1)
+  for (tpmg_index c2 = cells[2][0]; c2 < cells[2][1]; ++c2)
+    for (tpmg_index c1 = cells[1][0]; c1 < cells[1][1]; ++c1)
       for (tpmg_index c0 = 0; c0 < lvl->cells[0]; ++c0) {
         /* u_h at the Gauss points by sum factorization, one direction at a time */
         double u[12 * 12 * 12], t[12 * 12 * 12];
         for (int a2 = 0; a2 < nz; ++a2)
           for (int a1 = 0; a1 < n; ++a1)
             for (int a0 = 0; a0 < n; ++a0) {
-              tpmg_index index = c0 * k + a0 + lvl->n[0] * (c1 * k + a1 + lvl->n[1] * (c2 * k + a2));
+              tpmg_index i[3] = {c0 * k + a0, c1 * k + a1, dim == 3 ? c2 * k + a2 : 0};
+              tpmg_index index = local_index(&g, i);
               u[a0 + n * (a1 + n * a2)] = precision == TPMG_DOUBLE ? ((double *)host)[index]
                                                                    : ((float *)host)[index];
             }
@@ -295,6 +316,7 @@ tpmg_status tpmg_problem_l2_error(tpmg_grid *grid, tpmg_rhs rhs, tpmg_precision 
         sum += cell_sum * volume;
       }
   free(host);
+  if (g.part->distributed) TPMG_CALL(tpmg_comm_sum(ctx, &sum, 1));
   *error = sqrt(sum);
   return TPMG_SUCCESS;
 }

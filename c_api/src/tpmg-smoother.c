@@ -23,7 +23,8 @@
 
 struct tpmg_smoother {
   tpmg_grid *grid; /* referenced */
-  const tpmg_level *level;
+  int l;
+  const tpmg_level *level; /* this rank's box of level l */
   tpmg_precision precision;
   tpmg_smoother_options options;
   void *residual; /* GLOBAL and SEPARATE: a level vector */
@@ -63,16 +64,20 @@ tpmg_status tpmg_smoother_create_index(tpmg_grid *grid, int index, tpmg_precisio
   tpmg_smoother *s = calloc(1, sizeof(*s));
   TPMG_CHECK(ctx, s, TPMG_ERROR_MEMORY, "allocating the smoother failed");
   s->grid = grid;
+  s->l = index;
   s->level = &grid->levels[index];
   s->precision = precision;
   s->options = opts;
+  tpmg_status status = TPMG_SUCCESS;
   if (opts.variant == TPMG_SMOOTHER_GLOBAL || opts.variant == TPMG_SMOOTHER_SEPARATE) {
     s->residual_bytes = (size_t)s->level->n_dofs * tpmg_precision_size(precision);
-    tpmg_status status = tpmg_malloc(ctx, s->residual_bytes, "smoother residual", &s->residual);
-    if (status != TPMG_SUCCESS) {
-      free(s);
-      return status;
-    }
+    status = tpmg_malloc(ctx, s->residual_bytes, "smoother residual", &s->residual);
+  }
+  status = tpmg_comm_agree(ctx, status);
+  if (status != TPMG_SUCCESS) {
+    tpmg_free(ctx, s->residual_bytes, s->residual);
+    free(s);
+    return status;
   }
   tpmg_grid_reference(grid);
   *smoother = s;
@@ -82,27 +87,48 @@ tpmg_status tpmg_smoother_create_index(tpmg_grid *grid, int index, tpmg_precisio
 tpmg_status tpmg_smoother_apply(tpmg_smoother *smoother, int reverse, const void *b, void *x) {
   if (!smoother) return TPMG_ERROR_ARGUMENT;
   tpmg_context *ctx = smoother->grid->ctx;
-  TPMG_CHECK(ctx, b && x && b != x, TPMG_ERROR_ARGUMENT,
-             "b %p and x %p must be distinct non-NULL vectors", b, (void *)x);
   const tpmg_level *lvl = smoother->level;
   tpmg_precision p = smoother->precision;
-  TPMG_CALL(tpmg_vector_check(ctx, "tpmg_smoother_apply: b", b, p, lvl->n_dofs));
-  TPMG_CALL(tpmg_vector_check(ctx, "tpmg_smoother_apply: x", x, p, lvl->n_dofs));
+  tpmg_status status = TPMG_SUCCESS;
+  if (!b || !x || b == x)
+    status = tpmg_error_set(ctx, TPMG_ERROR_ARGUMENT, __FILE__, __LINE__,
+                            "b %p and x %p must be distinct non-NULL vectors", b, (void *)x);
+  if (status == TPMG_SUCCESS)
+    status = tpmg_vector_check(ctx, "tpmg_smoother_apply: b", b, p, lvl->n_dofs);
+  if (status == TPMG_SUCCESS)
+    status = tpmg_vector_check(ctx, "tpmg_smoother_apply: x", x, p, lvl->n_dofs);
+  TPMG_CALL(tpmg_comm_agree(ctx, status));
+  return tpmg_smoother_sweep(smoother, reverse, b, x);
+}
+
+/* Patches of one colour do not overlap, so a colour's sweep gives the same
+ * values at owned DoFs on every partition once the ghost cell next to the
+ * slab is current: b once, x before the first colour and after each. */
+tpmg_status tpmg_smoother_sweep(tpmg_smoother *smoother, int reverse, const void *b, void *x) {
+  tpmg_context *ctx = smoother->grid->ctx;
+  const tpmg_grid *grid = smoother->grid;
+  const tpmg_level *lvl = smoother->level;
+  tpmg_precision p = smoother->precision;
+  int l = smoother->l, k = lvl->degree;
   int n_colours = 1 << lvl->dim;
+  TPMG_CALL(tpmg_partition_exchange(grid, l, p, (void *)b, k, k + 1));
   for (int step = 0; step < n_colours; ++step) {
-    int colour = reverse ? n_colours - 1 - step : step;
+    int colour = tpmg_partition_colour(grid, l, reverse ? n_colours - 1 - step : step);
     switch (smoother->options.variant) {
     case TPMG_SMOOTHER_GLOBAL:
-      TPMG_CALL(ctx->ops->laplace(ctx, lvl, p, x, smoother->residual));
+      TPMG_CALL(tpmg_partition_laplace(grid, l, p, x, smoother->residual));
       TPMG_CALL(ctx->ops->axpby(ctx, p, lvl->n_dofs, 1.0, b, -1.0, smoother->residual));
+      TPMG_CALL(tpmg_partition_exchange(grid, l, p, smoother->residual, k, k + 1));
       TPMG_CALL(ctx->ops->patch_solve(ctx, lvl, p, colour, smoother->residual, x));
       break;
     case TPMG_SMOOTHER_SEPARATE:
+      TPMG_CALL(tpmg_partition_exchange(grid, l, p, x, k, k + 1));
       TPMG_CALL(ctx->ops->patch_residual(ctx, lvl, p, colour, b, x, smoother->residual));
       TPMG_CALL(ctx->ops->patch_solve(ctx, lvl, p, colour, smoother->residual, x));
       break;
     case TPMG_SMOOTHER_FUSED:
     case TPMG_SMOOTHER_BOUNDARY:
+      TPMG_CALL(tpmg_partition_exchange(grid, l, p, x, k, k + 1));
       TPMG_CALL(ctx->ops->patch_fused(ctx, lvl, p, colour,
                                       smoother->options.variant == TPMG_SMOOTHER_BOUNDARY, b, x));
       break;

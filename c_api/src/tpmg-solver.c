@@ -25,7 +25,8 @@ struct tpmg_solver {
   tpmg_context *ctx;
   tpmg_solver_options options;
   tpmg_precision q;            /* outer precision */
-  const tpmg_level *level;     /* the finest */
+  int fine;                    /* the finest level */
+  const tpmg_level *level;     /* this rank's box of it */
   tpmg_multigrid *mg;
   int restart;                 /* GMRES: in use */
   int left;                    /* GMRES preconditioned from the left */
@@ -101,6 +102,10 @@ tpmg_status tpmg_solver_create(tpmg_grid *grid, const tpmg_solver_options *optio
   tpmg_context *ctx = grid->ctx;
   TPMG_CHECK(ctx, solver, TPMG_ERROR_ARGUMENT, "solver is NULL");
   tpmg_solver_options opts = options ? *options : tpmg_solver_options_default();
+  /* the same numbers on every rank (the monitor may differ) */
+  double same[7] = {opts.type, opts.mode, opts.smoother, opts.tolerance, opts.max_iterations,
+                    opts.restart, opts.preconditioning};
+  TPMG_CALL(tpmg_comm_same(ctx, same, sizeof(same), "the solver options"));
   TPMG_CALL(check_options(ctx, &opts));
 
   tpmg_solver *s = calloc(1, sizeof(*s));
@@ -110,7 +115,8 @@ tpmg_status tpmg_solver_create(tpmg_grid *grid, const tpmg_solver_options *optio
   s->ctx = ctx;
   s->options = opts;
   s->q = opts.mode == TPMG_MODE_FLOAT ? TPMG_FLOAT : TPMG_DOUBLE;
-  s->level = &grid->levels[grid->n_levels - 1];
+  s->fine = grid->n_levels - 1;
+  s->level = &grid->levels[s->fine];
   s->left = opts.preconditioning == TPMG_PRECONDITION_LEFT;
   /* CG needs a symmetric V-cycle (post-smoother in reverse colour order). The
    * other solvers post-smooth in the same order as the pre-smoother, as the
@@ -128,6 +134,7 @@ tpmg_status tpmg_solver_create(tpmg_grid *grid, const tpmg_solver_options *optio
     status = ctx->ops->free_memory(ctx, &available);
     /* keep 5% of the free memory for the check vectors and the backend */
     double fit = ((double)available * 0.95 - (double)(fixed + 1) * bytes) / (per_restart * bytes);
+    tpmg_comm_min(ctx, &fit, 1); /* one restart length on every rank */
     s->restart = fit < opts.restart ? (int)fit : opts.restart;
     if (status == TPMG_SUCCESS && s->restart < 1)
       status = tpmg_error_set(ctx, TPMG_ERROR_MEMORY, __FILE__, __LINE__,
@@ -158,6 +165,7 @@ tpmg_status tpmg_solver_create(tpmg_grid *grid, const tpmg_solver_options *optio
     if (!s->hessenberg || !s->givens_c || !s->givens_s || !s->g || !s->y || !s->coef)
       status = tpmg_error_set(ctx, TPMG_ERROR_MEMORY, __FILE__, __LINE__, "GMRES host arrays");
   }
+  status = tpmg_comm_agree(ctx, status);
   if (status != TPMG_SUCCESS) {
     tpmg_solver_destroy(&s);
     return status;
@@ -177,19 +185,19 @@ tpmg_status tpmg_solver_restart(const tpmg_solver *solver, int *restart) {
 
 static tpmg_status residual(tpmg_solver *s, const void *b, const void *x, void *r, double *norm) {
   tpmg_context *ctx = s->ctx;
-  TPMG_CALL(ctx->ops->laplace(ctx, s->level, s->q, x, r));
+  TPMG_CALL(tpmg_partition_laplace(s->grid, s->fine, s->q, x, r));
   TPMG_CALL(ctx->ops->axpby(ctx, s->q, s->level->n_dofs, 1.0, b, -1.0, r));
-  TPMG_CALL(ctx->ops->dot(ctx, s->q, s->level->n_dofs, r, r, norm));
+  TPMG_CALL(tpmg_partition_dot(s->grid, s->fine, s->q, r, r, norm));
   *norm = sqrt(*norm);
   return TPMG_SUCCESS;
 }
 
 static tpmg_status precondition(tpmg_solver *s, const void *r, void *z) {
-  return tpmg_multigrid_precondition(s->mg, s->q, r, z);
+  return tpmg_multigrid_apply(s->mg, s->q, r, z);
 }
 
 static tpmg_status norm(tpmg_solver *s, const void *v, double *result) {
-  TPMG_CALL(s->ctx->ops->dot(s->ctx, s->q, s->level->n_dofs, v, v, result));
+  TPMG_CALL(tpmg_partition_dot(s->grid, s->fine, s->q, v, v, result));
   *result = sqrt(*result);
   return TPMG_SUCCESS;
 }
@@ -200,8 +208,8 @@ static tpmg_status dots(tpmg_solver *s, int m, void *const *x, const void *y, do
   double part[TPMG_MULTI_MAX + 1];
   for (int first = 0; first < m; first += TPMG_MULTI_MAX) {
     int count = m - first < TPMG_MULTI_MAX ? m - first : TPMG_MULTI_MAX;
-    TPMG_CALL(s->ctx->ops->dots(s->ctx, s->q, s->level->n_dofs, count,
-                                (const void *const *)(x + first), y, part));
+    TPMG_CALL(tpmg_partition_dots(s->grid, s->fine, s->q, count,
+                                  (const void *const *)(x + first), y, part));
     memcpy(result + first, part, sizeof(double) * (size_t)count);
   }
   return TPMG_SUCCESS;
@@ -213,9 +221,9 @@ static tpmg_status axpys(tpmg_solver *s, int m, const double *a, void *const *x,
                          double *norm2) {
   for (int first = 0; first < m; first += TPMG_MULTI_MAX) {
     int count = m - first < TPMG_MULTI_MAX ? m - first : TPMG_MULTI_MAX;
-    TPMG_CALL(s->ctx->ops->axpys(s->ctx, s->q, s->level->n_dofs, count, a + first,
-                                 (const void *const *)(x + first), y,
-                                 first + count == m ? norm2 : NULL));
+    TPMG_CALL(tpmg_partition_axpys(s->grid, s->fine, s->q, count, a + first,
+                                   (const void *const *)(x + first), y,
+                                   first + count == m ? norm2 : NULL));
   }
   return TPMG_SUCCESS;
 }
@@ -273,11 +281,11 @@ static tpmg_status gmres(tpmg_solver *s, const void *b, void *x, double bnorm, d
     int j = 0;
     for (; j < m; ++j) {
       if (s->left) { /* w = P A V_j */
-        TPMG_CALL(ctx->ops->laplace(ctx, s->level, q, V[j], r));
+        TPMG_CALL(tpmg_partition_laplace(s->grid, s->fine, q, V[j], r));
         TPMG_CALL(precondition(s, r, w));
       } else { /* w = A Z_j, Z_j = P V_j */
         TPMG_CALL(precondition(s, V[j], Z[j]));
-        TPMG_CALL(ctx->ops->laplace(ctx, s->level, q, Z[j], w));
+        TPMG_CALL(tpmg_partition_laplace(s->grid, s->fine, q, Z[j], w));
       }
       double h_next;
       TPMG_CALL(orthogonalize(s, j, V, w, &h_next));
@@ -329,10 +337,10 @@ static tpmg_status cg(tpmg_solver *s, void *x, double bnorm, double rnorm, int *
   int it = 0;
   TPMG_CALL(precondition(s, r, z));
   TPMG_CALL(ctx->ops->axpby(ctx, q, n, 1.0, z, 0.0, p));
-  TPMG_CALL(ctx->ops->dot(ctx, q, n, r, z, &rz));
+  TPMG_CALL(tpmg_partition_dot(s->grid, s->fine, q, r, z, &rz));
   while (rnorm > target && it < s->options.max_iterations) {
-    TPMG_CALL(ctx->ops->laplace(ctx, s->level, q, p, w));
-    TPMG_CALL(ctx->ops->dot(ctx, q, n, p, w, &pw));
+    TPMG_CALL(tpmg_partition_laplace(s->grid, s->fine, q, p, w));
+    TPMG_CALL(tpmg_partition_dot(s->grid, s->fine, q, p, w, &pw));
     TPMG_CHECK(ctx, pw > 0.0 && rz > 0.0, TPMG_ERROR_NUMERICAL,
                "CG breakdown in iteration %d: (p, A p) = %g, (r, z) = %g", it + 1, pw, rz);
     double alpha = rz / pw;
@@ -344,8 +352,8 @@ static tpmg_status cg(tpmg_solver *s, void *x, double bnorm, double rnorm, int *
     if (rnorm <= target) break;
     TPMG_CALL(precondition(s, r, z));
     double rz_new;
-    TPMG_CALL(ctx->ops->dot(ctx, q, n, r, z, &rz_new));
-    TPMG_CALL(ctx->ops->dot(ctx, q, n, z, w, &zw));
+    TPMG_CALL(tpmg_partition_dot(s->grid, s->fine, q, r, z, &rz_new));
+    TPMG_CALL(tpmg_partition_dot(s->grid, s->fine, q, z, w, &zw));
     /* flexible: beta = (z_new, r_new - r_old) / (z_old, r_old), r_new - r_old = -alpha w;
      * for a symmetric V-cycle it equals (z_new, r_new) / (z_old, r_old) */
     double beta = -alpha * zw / rz;
@@ -380,15 +388,15 @@ static tpmg_status true_residual(tpmg_solver *s, const void *b, const void *x, d
   tpmg_context *ctx = s->ctx;
   tpmg_index n = s->level->n_dofs;
   if (s->q == TPMG_DOUBLE) {
-    TPMG_CALL(ctx->ops->laplace(ctx, s->level, TPMG_DOUBLE, x, s->vectors[0]));
+    TPMG_CALL(tpmg_partition_laplace(s->grid, s->fine, TPMG_DOUBLE, x, s->vectors[0]));
     TPMG_CALL(ctx->ops->axpby(ctx, TPMG_DOUBLE, n, 1.0, b, -1.0, s->vectors[0]));
-    TPMG_CALL(ctx->ops->dot(ctx, TPMG_DOUBLE, n, s->vectors[0], s->vectors[0], result));
+    TPMG_CALL(tpmg_partition_dot(s->grid, s->fine, TPMG_DOUBLE, s->vectors[0], s->vectors[0], result));
   } else {
     TPMG_CALL(ctx->ops->convert(ctx, n, TPMG_FLOAT, x, TPMG_DOUBLE, s->check[0]));
     TPMG_CALL(ctx->ops->convert(ctx, n, TPMG_FLOAT, b, TPMG_DOUBLE, s->check[1]));
-    TPMG_CALL(ctx->ops->laplace(ctx, s->level, TPMG_DOUBLE, s->check[0], s->check[2]));
+    TPMG_CALL(tpmg_partition_laplace(s->grid, s->fine, TPMG_DOUBLE, s->check[0], s->check[2]));
     TPMG_CALL(ctx->ops->axpby(ctx, TPMG_DOUBLE, n, 1.0, s->check[1], -1.0, s->check[2]));
-    TPMG_CALL(ctx->ops->dot(ctx, TPMG_DOUBLE, n, s->check[2], s->check[2], result));
+    TPMG_CALL(tpmg_partition_dot(s->grid, s->fine, TPMG_DOUBLE, s->check[2], s->check[2], result));
   }
   *result = sqrt(*result);
   return TPMG_SUCCESS;
@@ -399,11 +407,14 @@ tpmg_status tpmg_solver_solve(tpmg_solver *solver, const void *b, void *x,
   if (!solver) return TPMG_ERROR_ARGUMENT;
   tpmg_solver *s = solver;
   tpmg_context *ctx = s->ctx;
-  TPMG_CHECK(ctx, b && x && b != x, TPMG_ERROR_ARGUMENT,
-             "b %p and x %p must be distinct non-NULL vectors", b, x);
   tpmg_index n = s->level->n_dofs;
-  TPMG_CALL(tpmg_vector_check(ctx, "tpmg_solver_solve: b", b, s->q, n));
-  TPMG_CALL(tpmg_vector_check(ctx, "tpmg_solver_solve: x", x, s->q, n));
+  tpmg_status status = TPMG_SUCCESS;
+  if (!b || !x || b == x)
+    status = tpmg_error_set(ctx, TPMG_ERROR_ARGUMENT, __FILE__, __LINE__,
+                            "b %p and x %p must be distinct non-NULL vectors", b, x);
+  if (status == TPMG_SUCCESS) status = tpmg_vector_check(ctx, "tpmg_solver_solve: b", b, s->q, n);
+  if (status == TPMG_SUCCESS) status = tpmg_vector_check(ctx, "tpmg_solver_solve: x", x, s->q, n);
+  TPMG_CALL(tpmg_comm_agree(ctx, status));
   tpmg_solver_type type = s->options.type;
   void *r = s->vectors[0];
 

@@ -411,6 +411,7 @@ const tpmg_backend_ops tpmg_cpu_backend = {
     .prolongate_add = tpmg_cpu_prolongate_add,
     .restrict_ = tpmg_cpu_restrict,
     .coarse_solve = cpu_coarse_solve,
+    .messages = tpmg_comm_host_messages,
     .check_level = NULL,
     .stopwatch = cpu_stopwatch,
     .measure_limits = cpu_measure_limits,

@@ -1,0 +1,171 @@
+/* The context's communicator: a duplicate of the caller's MPI communicator
+ * (PETSc's PetscCommDuplicate), or one process where MPI is not built in or
+ * not asked for. Everything of MPI that tpmg uses is here: reductions, the
+ * agreement on a status after a call that may fail on some ranks only, the
+ * check that ranks were given the same options, and the host transport that
+ * the CPU backend's `messages` op is. */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tpmg-impl.h"
+
+#ifdef TPMG_HAVE_MPI
+#include <mpi.h>
+#define COMM(ctx) (*(MPI_Comm *)(ctx)->comm)
+#endif
+
+tpmg_status tpmg_comm_create(tpmg_context *ctx, const void *comm) {
+  ctx->rank = 0;
+  ctx->size = 1;
+  ctx->comm = NULL;
+  if (!comm) return TPMG_SUCCESS;
+#ifdef TPMG_HAVE_MPI
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (!initialized || finalized) return TPMG_ERROR_ARGUMENT;
+  MPI_Comm *dup = malloc(sizeof(*dup));
+  if (!dup) return TPMG_ERROR_MEMORY;
+  if (MPI_Comm_dup(*(const MPI_Comm *)comm, dup) != MPI_SUCCESS) {
+    free(dup);
+    return TPMG_ERROR_ARGUMENT;
+  }
+  ctx->comm = dup;
+  MPI_Comm_rank(*dup, &ctx->rank);
+  MPI_Comm_size(*dup, &ctx->size);
+  return TPMG_SUCCESS;
+#else
+  return TPMG_ERROR_UNSUPPORTED;
+#endif
+}
+
+void tpmg_comm_destroy(tpmg_context *ctx) {
+#ifdef TPMG_HAVE_MPI
+  if (ctx->comm) {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!finalized) MPI_Comm_free((MPI_Comm *)ctx->comm);
+  }
+#endif
+  free(ctx->comm);
+  ctx->comm = NULL;
+}
+
+tpmg_status tpmg_comm_status(const void *comm, tpmg_status status) {
+#ifdef TPMG_HAVE_MPI
+  if (comm) {
+    int initialized = 0, finalized = 0, mine = (int)status, worst = 0;
+    MPI_Initialized(&initialized);
+    MPI_Finalized(&finalized);
+    if (!initialized || finalized) return TPMG_ERROR_ARGUMENT;
+    MPI_Allreduce(&mine, &worst, 1, MPI_INT, MPI_MAX, *(const MPI_Comm *)comm);
+    return (tpmg_status)worst;
+  }
+#endif
+  return status;
+}
+
+tpmg_status tpmg_comm_agree(tpmg_context *ctx, tpmg_status status) {
+  if (ctx->size == 1) return status;
+#ifdef TPMG_HAVE_MPI
+  int mine = status != TPMG_SUCCESS ? ctx->rank : ctx->size, first = ctx->size;
+  MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, COMM(ctx));
+  if (first == ctx->size) return TPMG_SUCCESS;
+  struct {
+    int status;
+    char message[sizeof(ctx->error)];
+  } failed;
+  memset(&failed, 0, sizeof(failed));
+  if (ctx->rank == first) {
+    failed.status = (int)status;
+    memcpy(failed.message, ctx->error, sizeof(failed.message));
+  }
+  MPI_Bcast(&failed, (int)sizeof(failed), MPI_BYTE, first, COMM(ctx));
+  failed.message[sizeof(failed.message) - 1] = '\0';
+  /* a message agreed on before (a nested collective call) keeps its one prefix */
+  char prefix[48];
+  snprintf(prefix, sizeof prefix, "rank %d of %d: ", first, ctx->size);
+  if (strncmp(failed.message, prefix, strlen(prefix)) == 0)
+    memcpy(ctx->error, failed.message, sizeof(ctx->error));
+  else
+    snprintf(ctx->error, sizeof(ctx->error), "%s%s", prefix, failed.message);
+  return (tpmg_status)failed.status;
+#else
+  return status;
+#endif
+}
+
+tpmg_status tpmg_comm_same(tpmg_context *ctx, const void *bytes, size_t n, const char *what) {
+  if (ctx->size == 1) return TPMG_SUCCESS;
+  tpmg_status status = TPMG_SUCCESS;
+#ifdef TPMG_HAVE_MPI
+  void *first = malloc(n ? n : 1);
+  int ok = first != NULL, all_ok = 0;
+  MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, COMM(ctx));
+  if (!all_ok) {
+    free(first);
+    status = ok ? TPMG_SUCCESS
+                : tpmg_error_set(ctx, TPMG_ERROR_MEMORY, __FILE__, __LINE__,
+                                 "%s: %zu bytes to compare across ranks", what, n);
+    status = tpmg_comm_agree(ctx, status);
+    return status != TPMG_SUCCESS ? status : TPMG_ERROR_MEMORY;
+  }
+  if (ctx->rank == 0) memcpy(first, bytes, n);
+  MPI_Bcast(first, (int)n, MPI_BYTE, 0, COMM(ctx));
+  if (memcmp(first, bytes, n) != 0)
+    status = tpmg_error_set(ctx, TPMG_ERROR_ARGUMENT, __FILE__, __LINE__,
+                            "%s differ between ranks: this rank's are not rank 0's (every rank "
+                            "must pass the same values)",
+                            what);
+  free(first);
+#endif
+  return tpmg_comm_agree(ctx, status);
+}
+
+tpmg_status tpmg_comm_sum(tpmg_context *ctx, double *values, int n) {
+#ifdef TPMG_HAVE_MPI
+  if (ctx->size > 1 && n > 0)
+    MPI_Allreduce(MPI_IN_PLACE, values, n, MPI_DOUBLE, MPI_SUM, COMM(ctx));
+#endif
+  return TPMG_SUCCESS;
+}
+
+tpmg_status tpmg_comm_min(tpmg_context *ctx, double *values, int n) {
+#ifdef TPMG_HAVE_MPI
+  if (ctx->size > 1 && n > 0)
+    MPI_Allreduce(MPI_IN_PLACE, values, n, MPI_DOUBLE, MPI_MIN, COMM(ctx));
+#endif
+  return TPMG_SUCCESS;
+}
+
+tpmg_status tpmg_comm_host_messages(tpmg_context *ctx, int n, const tpmg_message *messages) {
+  if (ctx->size == 1 || n <= 0) return TPMG_SUCCESS;
+#ifdef TPMG_HAVE_MPI
+  for (int i = 0; i < n; ++i)
+    TPMG_CHECK(ctx, messages[i].send_bytes <= INT_MAX && messages[i].recv_bytes <= INT_MAX,
+               TPMG_ERROR_UNSUPPORTED, "a message of %zu bytes: at most %d", 
+               messages[i].send_bytes > messages[i].recv_bytes ? messages[i].send_bytes
+                                                               : messages[i].recv_bytes,
+               INT_MAX);
+  MPI_Request *requests = malloc(sizeof(MPI_Request) * 2 * (size_t)n);
+  TPMG_CHECK(ctx, requests, TPMG_ERROR_MEMORY, "%d message requests", n);
+  int count = 0;
+  /* receives first, so that sends find them posted; one tag: between two
+   * ranks, the messages of one call pair up in the order given */
+  for (int i = 0; i < n; ++i)
+    if (messages[i].recv_bytes > 0)
+      MPI_Irecv(messages[i].recv, (int)messages[i].recv_bytes, MPI_BYTE, messages[i].peer, 7,
+                COMM(ctx), &requests[count++]);
+  for (int i = 0; i < n; ++i)
+    if (messages[i].send_bytes > 0)
+      MPI_Isend((void *)messages[i].send, (int)messages[i].send_bytes, MPI_BYTE, messages[i].peer,
+                7, COMM(ctx), &requests[count++]);
+  MPI_Waitall(count, requests, MPI_STATUSES_IGNORE);
+  free(requests);
+  return TPMG_SUCCESS;
+#else
+  return tpmg_error_set(ctx, TPMG_ERROR_UNSUPPORTED, __FILE__, __LINE__, "built without MPI");
+#endif
+}

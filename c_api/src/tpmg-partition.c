@@ -1,0 +1,267 @@
+/* The partition of a grid's levels among the ranks of its context, and every
+ * operation that crosses ranks: ghost exchange, reductions over owned
+ * entries, grid transfer between slabs, gathering a level onto every rank.
+ *
+ * Levels are cut along their last direction D into slabs of whole cells
+ * (deal.II's Partitioner in one dimension: owned planes, ghost planes, the
+ * neighbours that own them). A rank stores its slab plus two ghost cells on
+ * each side, a box the backends treat as a level of its own: they read the
+ * box's outer planes as Dirichlet (zero), which two ghost cells keep away from
+ * every value the rank owns. The operator and the smoother at owned DoFs read
+ * the ghost cell next to the slab (its k planes below, k + 1 above), which
+ * one exchange with each neighbour makes current; restriction reads two ghost
+ * cells below. Prolongation and restriction run between the slab boxes of two
+ * levels through a view: the coarse box's planes from one cell under the slab
+ * to one over it are, refined, exactly the fine box.
+ *
+ * The cut: with P ranks, the coarsest level with at least 2P cells along D is
+ * cut into P slabs of nearly equal size; the levels above it are distributed
+ * with those cuts refined (so a fine slab is exactly its coarse slab's
+ * children), the levels up to it are kept whole on every rank and computed
+ * redundantly. If level 0 has 2P cells, every level is distributed. Every
+ * distributed level gives each rank at least two cells, so the ghosts a rank
+ * needs are owned by its direct neighbours. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "tpmg-impl.h"
+
+static int last_dim(const tpmg_grid *grid) { return grid->options.dim - 1; }
+
+/* The cells along D that `rank` owns on distributed level l. */
+static void owned_cells(const tpmg_grid *grid, int l, int rank, tpmg_index *first,
+                        tpmg_index *end) {
+  int ref = grid->cut_level < 0 ? 0 : grid->cut_level, P = grid->ctx->size;
+  tpmg_index cells = grid->global[0].cells[last_dim(grid)] << ref;
+  *first = (cells * rank / P) << (l - ref);
+  *end = (cells * (rank + 1) / P) << (l - ref);
+}
+
+/* The planes `rank` owns on distributed level l. */
+static void owned_planes(const tpmg_grid *grid, int l, int rank, tpmg_index *first,
+                         tpmg_index *end) {
+  tpmg_index c0, c1;
+  owned_cells(grid, l, rank, &c0, &c1);
+  int k = grid->options.degree;
+  *first = c0 * k;
+  *end = c1 * k + (rank == grid->ctx->size - 1);
+}
+
+tpmg_status tpmg_partition_create(tpmg_grid *grid) {
+  tpmg_context *ctx = grid->ctx;
+  int D = last_dim(grid), P = ctx->size, L = grid->n_levels - 1, k = grid->options.degree;
+  tpmg_index cells0 = grid->levels[0].cells[D]; /* the bottom level's, hidden or not */
+  char axis = "xyz"[D];
+  grid->cut_level = L;
+  if (P > 1) {
+    if (cells0 >= 2 * (tpmg_index)P) {
+      grid->cut_level = -1;
+    } else {
+      int c = 0;
+      while (c < L - 1 && (cells0 << c) < 2 * (tpmg_index)P) ++c;
+      TPMG_CHECK(ctx, (cells0 << c) >= P, TPMG_ERROR_ARGUMENT,
+                 "%d ranks: level %d has %lld cells along %c, and %d ranks need at least %lld "
+                 "(two each) to split it; use fewer ranks, more coarse cells along %c or a finer "
+                 "level",
+                 P, L - grid->hidden, (long long)(cells0 << L), axis, P, 2 * (long long)P, axis);
+      grid->cut_level = c;
+    }
+  }
+  for (int l = 0; l <= L; ++l) {
+    tpmg_level *lvl = &grid->levels[l];
+    tpmg_part *part = &grid->part[l];
+    grid->global[l] = *lvl;
+    part->plane = D == 1 ? lvl->n[0] : lvl->n[0] * lvl->n[1];
+    part->cells = lvl->cells[D];
+    part->distributed = l > grid->cut_level;
+    if (!part->distributed) {
+      part->first = part->owned_first = 0;
+      part->count = part->owned_end = lvl->n[D];
+      part->cell_first = 0;
+      part->cell_end = lvl->cells[D];
+      continue;
+    }
+    owned_cells(grid, l, ctx->rank, &part->cell_first, &part->cell_end);
+    owned_planes(grid, l, ctx->rank, &part->owned_first, &part->owned_end);
+    tpmg_index s = part->cell_first - 2, e = part->cell_end + 2;
+    if (s < 0) s = 0;
+    if (e > part->cells) e = part->cells;
+    part->first = s * k;
+    part->count = (e - s) * k + 1;
+    lvl->cells[D] = e - s;
+    lvl->n[D] = part->count;
+    lvl->n_dofs = part->plane * part->count;
+  }
+  return TPMG_SUCCESS;
+}
+
+void tpmg_partition_owned(const tpmg_grid *grid, int l, tpmg_index *offset, tpmg_index *n) {
+  const tpmg_part *part = &grid->part[l];
+  *offset = (part->owned_first - part->first) * part->plane;
+  *n = (part->owned_end - part->owned_first) * part->plane;
+}
+
+int tpmg_partition_colour(const tpmg_grid *grid, int l, int colour) {
+  const tpmg_part *part = &grid->part[l];
+  tpmg_index first_cell = part->first / grid->options.degree;
+  return colour ^ (int)((first_cell & 1) << last_dim(grid));
+}
+
+static char *at(const void *v, tpmg_index entries, tpmg_precision p) {
+  return (char *)v + (size_t)entries * tpmg_precision_size(p);
+}
+
+tpmg_status tpmg_partition_exchange(const tpmg_grid *grid, int l, tpmg_precision p, void *v,
+                                    tpmg_index below, tpmg_index above) {
+  const tpmg_part *part = &grid->part[l];
+  if (!part->distributed) return TPMG_SUCCESS;
+  tpmg_context *ctx = grid->ctx;
+  size_t bytes = (size_t)part->plane * tpmg_precision_size(p);
+  tpmg_index lo = part->owned_first - part->first, hi = part->owned_end - part->first;
+  tpmg_message m[2];
+  int n = 0;
+  if (ctx->rank > 0)
+    m[n++] = (tpmg_message){ctx->rank - 1, at(v, lo * part->plane, p), (size_t)above * bytes,
+                            at(v, (lo - below) * part->plane, p), (size_t)below * bytes};
+  if (ctx->rank < ctx->size - 1)
+    m[n++] = (tpmg_message){ctx->rank + 1, at(v, (hi - below) * part->plane, p),
+                            (size_t)below * bytes, at(v, hi * part->plane, p),
+                            (size_t)above * bytes};
+  return ctx->ops->messages(ctx, n, m);
+}
+
+tpmg_status tpmg_partition_dot(const tpmg_grid *grid, int l, tpmg_precision p, const void *x,
+                               const void *y, double *result) {
+  tpmg_context *ctx = grid->ctx;
+  tpmg_index offset, n;
+  tpmg_partition_owned(grid, l, &offset, &n);
+  TPMG_CALL(ctx->ops->dot(ctx, p, n, at(x, offset, p), at(y, offset, p), result));
+  if (grid->part[l].distributed) TPMG_CALL(tpmg_comm_sum(ctx, result, 1));
+  return TPMG_SUCCESS;
+}
+
+tpmg_status tpmg_partition_dots(const tpmg_grid *grid, int l, tpmg_precision p, int m,
+                                const void *const *x, const void *y, double *result) {
+  tpmg_context *ctx = grid->ctx;
+  tpmg_index offset, n;
+  tpmg_partition_owned(grid, l, &offset, &n);
+  const void *xs[TPMG_MULTI_MAX];
+  for (int i = 0; i < m; ++i) xs[i] = at(x[i], offset, p);
+  TPMG_CALL(ctx->ops->dots(ctx, p, n, m, xs, at(y, offset, p), result));
+  if (grid->part[l].distributed) TPMG_CALL(tpmg_comm_sum(ctx, result, m + 1));
+  return TPMG_SUCCESS;
+}
+
+/* On the owned entries only: y's ghosts are left stale (they are made
+ * current where they are read). */
+tpmg_status tpmg_partition_axpys(const tpmg_grid *grid, int l, tpmg_precision p, int m,
+                                 const double *a, const void *const *x, void *y, double *norm2) {
+  tpmg_context *ctx = grid->ctx;
+  tpmg_index offset, n;
+  tpmg_partition_owned(grid, l, &offset, &n);
+  const void *xs[TPMG_MULTI_MAX];
+  for (int i = 0; i < m; ++i) xs[i] = at(x[i], offset, p);
+  TPMG_CALL(ctx->ops->axpys(ctx, p, n, m, a, xs, at(y, offset, p), norm2));
+  if (norm2 && grid->part[l].distributed) TPMG_CALL(tpmg_comm_sum(ctx, norm2, 1));
+  return TPMG_SUCCESS;
+}
+
+tpmg_status tpmg_partition_laplace(const tpmg_grid *grid, int l, tpmg_precision p,
+                                   const void *src, void *dst) {
+  tpmg_context *ctx = grid->ctx;
+  int k = grid->options.degree;
+  /* the ghosts of src are the library's to overwrite (tpmg.h) */
+  TPMG_CALL(tpmg_partition_exchange(grid, l, p, (void *)src, k, k + 1));
+  return ctx->ops->laplace(ctx, &grid->levels[l], p, src, dst);
+}
+
+/* The planes of level l's box (part) from cell c0 to cell c1, as a level of
+ * their own; *offset: the entry of the box where they start. */
+static tpmg_level view(const tpmg_grid *grid, int l, tpmg_index c0, tpmg_index c1,
+                       tpmg_index *offset) {
+  const tpmg_part *part = &grid->part[l];
+  int D = last_dim(grid), k = grid->options.degree;
+  tpmg_level v = grid->levels[l];
+  v.cells[D] = c1 - c0;
+  v.n[D] = (c1 - c0) * k + 1;
+  v.n_dofs = part->plane * v.n[D];
+  *offset = (c0 * k - part->first) * part->plane;
+  return v;
+}
+
+/* The coarse view whose refinement is the fine box of level fine. */
+static tpmg_level coarse_view(const tpmg_grid *grid, int fine, tpmg_index *offset) {
+  const tpmg_part *f = &grid->part[fine];
+  tpmg_index c0 = f->cell_first / 2 - 1, c1 = f->cell_end / 2 + 1;
+  if (c0 < 0) c0 = 0;
+  if (c1 > grid->part[fine - 1].cells) c1 = grid->part[fine - 1].cells;
+  return view(grid, fine - 1, c0, c1, offset);
+}
+
+size_t tpmg_partition_restrict_scratch(const tpmg_grid *grid, int fine, tpmg_precision p) {
+  if (!grid->part[fine].distributed || grid->part[fine - 1].distributed) return 0;
+  return (size_t)grid->global[fine].n_dofs * tpmg_precision_size(p);
+}
+
+tpmg_status tpmg_partition_restrict(const tpmg_grid *grid, int fine, tpmg_precision p,
+                                    const void *f, void *c, void *scratch) {
+  tpmg_context *ctx = grid->ctx;
+  int k = grid->options.degree;
+  if (!grid->part[fine].distributed)
+    return ctx->ops->restrict_(ctx, &grid->levels[fine - 1], &grid->levels[fine], p, f, c);
+  if (!grid->part[fine - 1].distributed) {
+    /* onto a level every rank keeps whole */
+    TPMG_CALL(tpmg_partition_gather(grid, fine, p, f, scratch));
+    return ctx->ops->restrict_(ctx, &grid->levels[fine - 1], &grid->global[fine], p, scratch, c);
+  }
+  TPMG_CALL(tpmg_partition_exchange(grid, fine, p, (void *)f, 2 * k, 1));
+  tpmg_index offset;
+  tpmg_level coarse = coarse_view(grid, fine, &offset);
+  return ctx->ops->restrict_(ctx, &coarse, &grid->levels[fine], p, f, at(c, offset, p));
+}
+
+tpmg_status tpmg_partition_prolongate_add(const tpmg_grid *grid, int fine, tpmg_precision p,
+                                          const void *c, void *f) {
+  tpmg_context *ctx = grid->ctx;
+  int k = grid->options.degree;
+  if (!grid->part[fine].distributed)
+    return ctx->ops->prolongate_add(ctx, &grid->levels[fine - 1], &grid->levels[fine], p, c, f);
+  TPMG_CALL(tpmg_partition_exchange(grid, fine - 1, p, (void *)c, k, k + 1));
+  tpmg_index offset;
+  tpmg_level coarse = coarse_view(grid, fine, &offset);
+  return ctx->ops->prolongate_add(ctx, &coarse, &grid->levels[fine], p, at(c, offset, p), f);
+}
+
+tpmg_status tpmg_partition_gather(const tpmg_grid *grid, int l, tpmg_precision p,
+                                  const void *local, void *global) {
+  tpmg_context *ctx = grid->ctx;
+  const tpmg_part *part = &grid->part[l];
+  tpmg_index offset, n;
+  tpmg_partition_owned(grid, l, &offset, &n);
+  TPMG_CALL(ctx->ops->convert(ctx, n, p, at(local, offset, p), p,
+                              at(global, part->owned_first * part->plane, p)));
+  if (!part->distributed) return TPMG_SUCCESS;
+  tpmg_message *m = malloc(sizeof(*m) * (size_t)ctx->size);
+  TPMG_CHECK(ctx, m, TPMG_ERROR_MEMORY, "%d messages", ctx->size);
+  size_t size = tpmg_precision_size(p);
+  int count = 0;
+  for (int q = 0; q < ctx->size; ++q) {
+    if (q == ctx->rank) continue;
+    tpmg_index q0, q1;
+    owned_planes(grid, l, q, &q0, &q1);
+    m[count++] = (tpmg_message){q, at(local, offset, p), (size_t)n * size,
+                                at(global, q0 * part->plane, p),
+                                (size_t)((q1 - q0) * part->plane) * size};
+  }
+  tpmg_status status = ctx->ops->messages(ctx, count, m);
+  free(m);
+  return status;
+}
+
+tpmg_status tpmg_partition_extract(const tpmg_grid *grid, int l, tpmg_precision p,
+                                   const void *global, void *local) {
+  tpmg_context *ctx = grid->ctx;
+  const tpmg_part *part = &grid->part[l];
+  return ctx->ops->convert(ctx, part->count * part->plane, p,
+                           at(global, part->first * part->plane, p), p, local);
+}

@@ -1,0 +1,60 @@
+#include "mpi-reference.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+static double get(tpmg_precision p, const void *v, int64_t i) {
+  return p == TPMG_DOUBLE ? ((const double *)v)[i] : (double)((const float *)v)[i];
+}
+
+void mref_local(const tpmg_level_layout *layout, tpmg_precision p, const double *whole,
+                void *local) {
+  for (int64_t plane = 0; plane < layout->count; ++plane) {
+    int64_t global = layout->first + plane;
+    int owned = global >= layout->owned_first && global < layout->owned_end;
+    for (int64_t i = 0; i < layout->plane; ++i) {
+      double value = owned ? whole[global * layout->plane + i] : NAN;
+      if (p == TPMG_DOUBLE)
+        ((double *)local)[plane * layout->plane + i] = value;
+      else
+        ((float *)local)[plane * layout->plane + i] = (float)value;
+    }
+  }
+}
+
+double mref_owned_difference(const tpmg_level_layout *layout, tpmg_precision p, const void *local,
+                             const double *whole) {
+  double scale = 0.0, difference = 0.0;
+  for (int64_t global = layout->owned_first; global < layout->owned_end; ++global)
+    for (int64_t i = 0; i < layout->plane; ++i) {
+      double a = get(p, local, (global - layout->first) * layout->plane + i);
+      double b = whole[global * layout->plane + i];
+      if (isnan(a)) return NAN;
+      scale = fmax(scale, fabs(b));
+      difference = fmax(difference, fabs(a - b));
+    }
+  return scale > 0.0 ? difference / scale : difference;
+}
+
+tpmg_context *mref_context_create(int n_threads) {
+  static MPI_Comm world;
+  world = MPI_COMM_WORLD;
+  tpmg_context_options options = tpmg_context_options_default();
+  options.n_threads = n_threads;
+  options.mpi_comm = &world;
+  tpmg_context *ctx = NULL;
+  tpmg_status status = tpmg_context_create(&options, &ctx);
+  if (status != TPMG_SUCCESS) {
+    fprintf(stderr, "tpmg_context_create on MPI_COMM_WORLD returned %d\n", (int)status);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  return ctx;
+}
+
+int mref_exit_code(const char *test_name) {
+  int failures = ref_failures, total = 0, rank = 0;
+  MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (total > 0 && rank == 0) fprintf(stderr, "%s: %d check(s) failed on all ranks\n", test_name, total);
+  return total > 0;
+}

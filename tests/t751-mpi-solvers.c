@@ -1,0 +1,137 @@
+/* Whole solves on P ranks against one process: GMRES (right and left), CG,
+ * FMG and V-cycles, in double, mixed and float, 2D and 3D: the same
+ * iterations, the same convergence and the same solution on the owned
+ * entries (only the order of the dot products' sums differs), and the same
+ * L2 error. Then the paper's FMG cases (t500: b = 1, one coarse cell,
+ * tolerance 1e-9) give the one-process counts, which t500 checks against the
+ * paper's tables. Every rank solves the one-process problem itself. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpi-reference.h"
+
+typedef struct {
+  int dim, degree, level, cells[3];
+  double box[6];
+} mesh_case;
+
+static const mesh_case cases[] = {
+    {2, 3, 3, {2, 3, 1}, {0, 2, 0, 1, 0, 1}},
+    {3, 2, 3, {1, 1, 1}, {0, 1, 0, 1, 0, 1}},
+    {3, 4, 2, {1, 2, 3}, {0, 1, 0, 1, 0, 2}},
+};
+
+/* Solve on ctx; the solution downloaded into doubles (this rank's vector). */
+static tpmg_solver_result solve(tpmg_context *ctx, tpmg_grid *grid, const tpmg_solver_options *o,
+                                tpmg_rhs rhs, double **solution, int64_t *n, double *l2) {
+  tpmg_precision p = o->mode == TPMG_MODE_FLOAT ? TPMG_FLOAT : TPMG_DOUBLE;
+  tpmg_grid_options g;
+  REF_CALL(ctx, tpmg_grid_get_options(grid, &g));
+  tpmg_index length = 0;
+  REF_CALL(ctx, tpmg_grid_level_size(grid, g.fine_level, &length, NULL));
+  void *b = ref_vector_create(ctx, p, length, NULL), *x = ref_vector_create(ctx, p, length, NULL);
+  REF_CALL(ctx, tpmg_problem_rhs(grid, rhs, p, b));
+  REF_CALL(ctx, tpmg_vector_set(ctx, p, length, 0.0, x));
+  tpmg_solver *solver = NULL;
+  REF_CALL(ctx, tpmg_solver_create(grid, o, &solver));
+  tpmg_solver_result result;
+  memset(&result, 0, sizeof result);
+  REF_CALL(ctx, tpmg_solver_solve(solver, b, x, &result));
+  *l2 = NAN;
+  if (rhs == TPMG_RHS_SINE) REF_CALL(ctx, tpmg_problem_l2_error(grid, rhs, p, x, l2));
+  void *host = ref_malloc((p == TPMG_DOUBLE ? sizeof(double) : sizeof(float)) * (size_t)length);
+  ref_vector_download(ctx, p, length, x, host);
+  *solution = ref_malloc(sizeof(double) * (size_t)length);
+  for (int64_t i = 0; i < length; ++i)
+    (*solution)[i] = p == TPMG_DOUBLE ? ((double *)host)[i] : (double)((float *)host)[i];
+  *n = length;
+  free(host);
+  ref_vector_destroy(ctx, &b);
+  ref_vector_destroy(ctx, &x);
+  REF_CALL(ctx, tpmg_solver_destroy(&solver));
+  return result;
+}
+
+static void compare(tpmg_context *one, tpmg_context *all, const mesh_case *m,
+                    const tpmg_solver_options *o, tpmg_rhs rhs, double tolerance) {
+  tpmg_grid *g1 = ref_grid_create(one, m->dim, m->degree, m->level, m->cells, m->box);
+  tpmg_grid *g2 = ref_grid_create(all, m->dim, m->degree, m->level, m->cells, m->box);
+  double *x1 = NULL, *x2 = NULL, l2_one, l2_all;
+  int64_t n1, n2;
+  tpmg_solver_result r1 = solve(one, g1, o, rhs, &x1, &n1, &l2_one);
+  tpmg_solver_result r2 = solve(all, g2, o, rhs, &x2, &n2, &l2_all);
+  tpmg_level_layout layout;
+  REF_CALL(all, tpmg_grid_level_layout(g2, m->level, &layout));
+  /* the owned entries in double, whatever the precision of the solve */
+  double difference = mref_owned_difference(&layout, TPMG_DOUBLE, x2, x1);
+  char name[160];
+  snprintf(name, sizeof name, "%dD Q%d L%d cells %d,%d,%d, %s %s %s, rhs %s", m->dim, m->degree,
+           m->level, m->cells[0], m->cells[1], m->cells[2], tpmg_solver_type_name(o->type),
+           tpmg_preconditioning_name(o->preconditioning), tpmg_mode_name(o->mode),
+           tpmg_rhs_name(rhs));
+  REF_CHECK(r1.iterations == r2.iterations && r1.converged == r2.converged,
+            "%s: one process %d iterations (converged %d), P ranks %d (converged %d)", name,
+            r1.iterations, r1.converged, r2.iterations, r2.converged);
+  REF_CHECK(r1.converged, "%s: did not converge on one process", name);
+  REF_CHECK(difference <= tolerance, "%s: solutions differ by %.3e (tolerance %.1e)", name,
+            difference, tolerance);
+  /* float solves end near float's rounding: their residuals and errors agree
+   * to a few per cent, the others' to far more than the tests ask */
+  int single = o->mode == TPMG_MODE_FLOAT;
+  REF_CHECK(fabs(r1.residual_reduction - r2.residual_reduction) <=
+                (single ? 0.1 : 1e-3) * r1.residual_reduction + 1e-14,
+            "%s: residual reduction %.6e on one process, %.6e on P ranks", name,
+            r1.residual_reduction, r2.residual_reduction);
+  if (rhs == TPMG_RHS_SINE)
+    REF_CHECK(fabs(l2_one - l2_all) <= (single ? 0.05 : 1e-6) * l2_one,
+              "%s: L2 error %.9e on one process, %.9e",
+              name, l2_one, l2_all);
+  free(x1);
+  free(x2);
+  tpmg_grid_destroy(&g1);
+  tpmg_grid_destroy(&g2);
+}
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  tpmg_context *one = ref_context_create("cpu", 1), *all = mref_context_create(1);
+  const tpmg_solver_type types[] = {TPMG_SOLVER_GMRES, TPMG_SOLVER_CG, TPMG_SOLVER_FMG,
+                                    TPMG_SOLVER_VCYCLE};
+  const tpmg_mode modes[] = {TPMG_MODE_DOUBLE, TPMG_MODE_MIXED, TPMG_MODE_FLOAT};
+  /* solutions differ by the sums' order: rounding of double for double and
+   * mixed (the outer iteration in double), of float for float */
+  const double tolerances[] = {1e-12, 1e-10, 2e-4};
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c)
+    for (int t = 0; t < 4; ++t)
+      for (int q = 0; q < 3; ++q) {
+        tpmg_solver_options o = tpmg_solver_options_default();
+        o.type = types[t];
+        o.mode = modes[q];
+        o.tolerance = modes[q] == TPMG_MODE_FLOAT ? 1e-4 : 1e-9;
+        compare(one, all, &cases[c], &o, TPMG_RHS_SINE, tolerances[q]);
+        if (t == 0 && q == 0) { /* left preconditioning and the other smoother variants */
+          o.preconditioning = TPMG_PRECONDITION_LEFT;
+          compare(one, all, &cases[c], &o, TPMG_RHS_SINE, tolerances[q]);
+          o.preconditioning = TPMG_PRECONDITION_RIGHT;
+          for (int v = TPMG_SMOOTHER_GLOBAL; v <= TPMG_SMOOTHER_BOUNDARY; ++v) {
+            o.smoother = (tpmg_smoother_variant)v;
+            compare(one, all, &cases[c], &o, TPMG_RHS_ONE, tolerances[q]);
+          }
+        }
+      }
+  /* the paper's FMG cases (t500's), L = 4: 2D k = 1..4, 3D k = 1..3 */
+  for (int dim = 2; dim <= 3; ++dim)
+    for (int k = 1; k <= (dim == 2 ? 4 : 3); ++k) {
+      mesh_case m = {dim, k, 4, {1, 1, 1}, {0, 1, 0, 1, 0, 1}};
+      tpmg_solver_options o = tpmg_solver_options_default();
+      o.type = TPMG_SOLVER_FMG;
+      o.max_iterations = 50;
+      compare(one, all, &m, &o, TPMG_RHS_ONES, 1e-12);
+    }
+  REF_CALL(one, tpmg_context_destroy(&one));
+  REF_CALL(all, tpmg_context_destroy(&all));
+  int code = mref_exit_code("t751-mpi-solvers");
+  MPI_Finalize();
+  return code;
+}
