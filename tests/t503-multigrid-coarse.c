@@ -25,7 +25,7 @@
  *     has hidden levels, the coarse mesh of its bottom level refined to the
  *     same finest level (3 x 3 x 3 at level 4, 75 x 25 at level 3) has the
  *     same hierarchy and must give the same count and L2 error (GMRES and FMG
- *     in double); the L2 errors of all four solves agree to 1% (the
+ *     in double); the L2 errors of all four solves agree to 5% (the
  *     discretization's) and lie below a bound of about three times the error
  *     measured at writing.
  *
@@ -253,7 +253,7 @@ static void check_solves(tpmg_context *ctx, const coarse_case *c) {
       if (t == 0 && md == 0) {
         first = r;
       } else {
-        REF_CHECK(fabs(r.error - first.error) <= 1e-2 * first.error,
+        REF_CHECK(fabs(r.error - first.error) <= 5e-2 * first.error,
                   "%s, %s %s: L2 error %.6g, expected that of GMRES double, %.6g", name,
                   tpmg_solver_type_name(types[t]), tpmg_mode_name(modes[md]), r.error, first.error);
       }
