@@ -43,6 +43,7 @@ typedef struct {
   int threads;
   int repeat;
   int breakdown;
+  int communication;
   const char *csv;
 } options;
 
@@ -64,6 +65,10 @@ static void print_help(void) {
          "                         by level and component, from timed components and one\n"
          "                         timed solve\n"
          "  --mode double|mixed    precision of the --breakdown solve (default mixed)\n"
+         "  --communication        instead (under mpirun): what a rank sends per operator\n"
+         "                         apply, smoothing step, V-cycle and GMRES iteration, the\n"
+         "                         V-cycle's time, and a weak-scaling model for 1 to 4096\n"
+         "                         ranks (latency 2 us, 10 GB/s per link, stated assumptions)\n"
          "  --backend NAME         where it runs (default cpu); cuda: a column for every\n"
          "                         kernel variant (cuda/basic, cuda/constant, cuda/tiled,\n"
          "                         cuda/thread, cuda/brick) and one for cuda itself; a\n"
@@ -104,6 +109,8 @@ static options parse_options(int argc, char **argv) {
       o.mode = app_parse_choice("--mode", app_option_value(argc, argv, &i, "--mode"), mode_names);
     } else if (app_option_is(arg, "--breakdown")) {
       o.breakdown = 1;
+    } else if (app_option_is(arg, "--communication")) {
+      o.communication = 1;
     } else if (app_machine_option(argc, argv, &i, &machine)) {
       continue;
     } else if (app_option_is(arg, "--repeat")) {
@@ -121,6 +128,8 @@ static options parse_options(int argc, char **argv) {
   o.threads = machine.threads;
   if (dofs_given && o.level)
     app_usage_error("--level and --dofs exclude each other");
+  if (o.breakdown && o.communication)
+    app_usage_error("--breakdown and --communication exclude each other");
   int dim = o.dim == 2 ? 2 : 3;
   if (o.degree > app_max_degree(dim))
     app_usage_error("--degree %d: must be 1..%d for dim %d%s", o.degree, app_max_degree(dim), dim,
@@ -1000,8 +1009,145 @@ static int run_breakdown_mode(tpmg_context *ctx, const options *o, FILE *csv, do
   return 0;
 }
 
+/* ---- --communication ------------------------------------------------------ */
+
+/* The counts of the calls between two reads, the largest over the ranks. */
+static tpmg_communication traffic_since(tpmg_context *ctx, const tpmg_communication *before) {
+  tpmg_communication now;
+  tpmg_context_communication(ctx, &now);
+  tpmg_communication d = {
+      (long long)app_mpi_max((double)(now.exchange_messages - before->exchange_messages)),
+      (long long)app_mpi_max((double)(now.exchange_bytes - before->exchange_bytes)),
+      (long long)app_mpi_max((double)(now.gather_messages - before->gather_messages)),
+      (long long)app_mpi_max((double)(now.gather_bytes - before->gather_bytes)),
+      (long long)app_mpi_max((double)(now.reductions - before->reductions))};
+  return d;
+}
+
+static void print_traffic(const char *what, const tpmg_communication *t, double per) {
+  printf("  %-22s exchange %6.1f msgs %10.3f MB   gather %6.1f msgs %10.3f MB   reductions %5.1f\n",
+         what, t->exchange_messages / per, 1e-6 * t->exchange_bytes / per, t->gather_messages / per,
+         1e-6 * t->gather_bytes / per, t->reductions / per);
+}
+
+/* Seconds of communication per V-cycle on P ranks by the model: messages at
+ * latency alpha, bytes at beta; the neighbour exchange as measured (an
+ * interior rank's, with P >= 3 here), the gathering of the levels kept whole
+ * growing with the ranks, the reductions with log2 of them. */
+static double model_seconds(const tpmg_communication *v, int ranks_here, int P, double alpha,
+                            double beta) {
+  double peers_here = ranks_here > 1 ? ranks_here - 1 : 1, peers = P - 1;
+  double gather_messages = v->gather_messages / peers_here * peers;
+  double gather_bytes = v->gather_bytes / peers_here * peers;
+  double exchange = P > 1 ? v->exchange_messages * alpha + v->exchange_bytes / beta : 0.0;
+  return exchange + gather_messages * alpha + gather_bytes / beta +
+         (P > 1 ? v->reductions * alpha * ceil(log2((double)P)) : 0.0);
+}
+
+static int run_communication_mode(tpmg_context *ctx, const options *o, double *times, int dim,
+                                  int k, int level) {
+  tpmg_grid_options go = tpmg_grid_options_default();
+  go.dim = dim;
+  go.degree = k;
+  go.fine_level = level;
+  tpmg_grid *grid = NULL;
+  tpmg_operator *op = NULL;
+  tpmg_smoother *smoother = NULL;
+  tpmg_multigrid *mg = NULL;
+  tpmg_solver *solver = NULL;
+  void *b = NULL, *x = NULL, *bd = NULL, *xd = NULL;
+  tpmg_precision p = o->precision;
+  tpmg_index n = 0;
+  tpmg_level_layout layout;
+  const char *what = "tpmg_grid_create";
+  tpmg_status status = tpmg_grid_create(ctx, &go, &grid);
+#define COMM_STEP(name, call)                                                                      \
+  if (status == TPMG_SUCCESS) {                                                                    \
+    what = name;                                                                                   \
+    status = (call);                                                                               \
+  }
+  COMM_STEP("tpmg_grid_level_size", tpmg_grid_level_size(grid, level, &n, NULL));
+  COMM_STEP("tpmg_grid_level_layout", tpmg_grid_level_layout(grid, level, &layout));
+  COMM_STEP("tpmg_vector_create", tpmg_vector_create(ctx, p, n, &b));
+  COMM_STEP("tpmg_vector_create", tpmg_vector_create(ctx, p, n, &x));
+  COMM_STEP("tpmg_vector_create", tpmg_vector_create(ctx, TPMG_DOUBLE, n, &bd));
+  COMM_STEP("tpmg_vector_create", tpmg_vector_create(ctx, TPMG_DOUBLE, n, &xd));
+  COMM_STEP("tpmg_problem_rhs", tpmg_problem_rhs(grid, TPMG_RHS_SINE, p, b));
+  COMM_STEP("tpmg_problem_rhs", tpmg_problem_rhs(grid, TPMG_RHS_SINE, TPMG_DOUBLE, bd));
+  COMM_STEP("tpmg_operator_create", tpmg_operator_create(grid, level, p, &op));
+  COMM_STEP("tpmg_smoother_create", tpmg_smoother_create(grid, level, p, NULL, &smoother));
+  tpmg_multigrid_options mo = tpmg_multigrid_options_default();
+  mo.precision = p;
+  COMM_STEP("tpmg_multigrid_create", tpmg_multigrid_create(grid, &mo, &mg));
+  tpmg_solver_options so = tpmg_solver_options_default();
+  so.mode = o->mode;
+  COMM_STEP("tpmg_solver_create", tpmg_solver_create(grid, &so, &solver));
+  tpmg_communication before, apply, smooth, vcycle, solve;
+  tpmg_solver_result result = {0, 0, 0, 0, 0};
+  COMM_STEP("tpmg_context_communication", tpmg_context_communication(ctx, &before));
+  COMM_STEP("tpmg_operator_apply", tpmg_operator_apply(op, b, x));
+  apply = traffic_since(ctx, &before);
+  COMM_STEP("tpmg_context_communication", tpmg_context_communication(ctx, &before));
+  COMM_STEP("tpmg_smoother_apply", tpmg_smoother_apply(smoother, 0, b, x));
+  smooth = traffic_since(ctx, &before);
+  COMM_STEP("tpmg_context_communication", tpmg_context_communication(ctx, &before));
+  COMM_STEP("tpmg_multigrid_vcycle", tpmg_multigrid_vcycle(mg, b, x));
+  vcycle = traffic_since(ctx, &before);
+  COMM_STEP("tpmg_context_communication", tpmg_context_communication(ctx, &before));
+  COMM_STEP("tpmg_solver_solve", tpmg_solver_solve(solver, bd, xd, &result));
+  solve = traffic_since(ctx, &before);
+  /* the V-cycle's time: median of --repeat after a warm-up, the slowest rank's */
+  for (int rep = -1; rep < o->repeat && status == TPMG_SUCCESS; ++rep) {
+    COMM_STEP("tpmg_context_synchronize", tpmg_context_synchronize(ctx));
+    double start = app_now();
+    COMM_STEP("tpmg_multigrid_vcycle", tpmg_multigrid_vcycle(mg, b, x));
+    COMM_STEP("tpmg_context_synchronize", tpmg_context_synchronize(ctx));
+    if (rep >= 0) times[rep] = app_mpi_max(app_now() - start);
+  }
+#undef COMM_STEP
+  int exit_status = 0;
+  if (status != TPMG_SUCCESS) {
+    exit_status = app_library_error(ctx, what, status);
+  } else {
+    qsort(times, (size_t)o->repeat, sizeof *times, compare_doubles);
+    double seconds = times[o->repeat / 2], whole = 1.0;
+    for (int d = 0; d < dim; ++d) whole *= (double)layout.n_global[d];
+    int P = app_mpi_size();
+    printf("%dD Q%d level %d, %.0f DoFs on %d rank%s (slabs along %c; this rank's vector %lld "
+           "entries), %s V-cycle %.3f ms\n",
+           dim, k, level, whole, P, P == 1 ? "" : "s", "xyz"[dim - 1], (long long)n,
+           precision_names[p], 1e3 * seconds);
+    print_traffic("operator apply", &apply, 1.0);
+    print_traffic("smoothing step", &smooth, 1.0);
+    print_traffic("V-cycle", &vcycle, 1.0);
+    if (result.iterations > 0)
+      print_traffic("GMRES iteration", &solve, (double)result.iterations);
+    printf("  weak-scaling model (the same slab per rank, alpha 2 us, beta 10 GB/s): P, "
+           "communication per V-cycle, efficiency\n   ");
+    for (int q = 1; q <= 4096; q *= 4) {
+      double comm = model_seconds(&vcycle, P, q, 2e-6, 10e9);
+      printf(" %d: %.3f ms %.0f%%;", q, 1e3 * comm, 100.0 * seconds / (seconds + comm));
+    }
+    printf("\n");
+    if (P < 3)
+      printf("  (run with 3 or more ranks for an interior rank's exchange: here a rank has %s)\n",
+             P == 2 ? "one neighbour" : "none");
+  }
+  tpmg_solver_destroy(&solver);
+  tpmg_multigrid_destroy(&mg);
+  tpmg_smoother_destroy(&smoother);
+  tpmg_operator_destroy(&op);
+  tpmg_vector_destroy(ctx, &b);
+  tpmg_vector_destroy(ctx, &x);
+  tpmg_vector_destroy(ctx, &bd);
+  tpmg_vector_destroy(ctx, &xd);
+  tpmg_grid_destroy(&grid);
+  return exit_status;
+}
+
 int main(int argc, char **argv) {
   app_set_program("tpmg-bench");
+  app_mpi_init(&argc, &argv);
   options o = parse_options(argc, argv);
 
   /* The rows: every requested (dim, degree). */
@@ -1029,14 +1175,15 @@ int main(int argc, char **argv) {
   /* a context per kernel column (the breakdown: the one named); ctx is the
    * one named by --backend */
   const column_list cl = columns_of(o.backend);
-  const int n_contexts = o.breakdown ? 1 : cl.n;
+  const int n_contexts = o.breakdown || o.communication ? 1 : cl.n;
   tpmg_context *contexts[MAX_COLUMNS] = {NULL};
   int main_column = 0;
   tpmg_status status = TPMG_SUCCESS;
   for (int c = 0; c < n_contexts && status == TPMG_SUCCESS; ++c) {
     tpmg_context_options context_options = tpmg_context_options_default();
-    context_options.backend = o.breakdown ? o.backend : cl.c[c].backend;
+    context_options.backend = o.breakdown || o.communication ? o.backend : cl.c[c].backend;
     context_options.n_threads = o.threads;
+    context_options.mpi_comm = app_mpi_comm();
     status = tpmg_context_create(&context_options, &contexts[c]);
     if (strcmp(context_options.backend, o.backend) == 0)
       main_column = c;
@@ -1063,7 +1210,21 @@ int main(int argc, char **argv) {
   }
 
   int exit_status = 0;
-  if (o.breakdown) {
+  if (app_mpi_size() > 1 && !o.communication)
+    printf("tpmg-bench: on %d ranks: DoF counts and rates below are rank 0's (its slab and ghost "
+           "cells), times include the exchanges\n",
+           app_mpi_size());
+  if (o.communication) {
+    printf("tpmg-bench: %s backend, %d thread%s per rank, communication, median of %d after one "
+           "warm-up\n",
+           o.backend, threads, threads == 1 ? "" : "s", o.repeat);
+    for (int di = 0; di < n_dims && exit_status == 0; ++di)
+      for (int ki = 0; ki < n_degrees[di] && exit_status == 0; ++ki) {
+        int cells[3] = {1, 1, 1}, k = degrees[di][ki];
+        int level = o.level ? o.level : app_choose_level(dims[di], k, cells, o.dofs);
+        exit_status = run_communication_mode(ctx, &o, times, dims[di], k, level);
+      }
+  } else if (o.breakdown) {
     printf("tpmg-bench: %s backend, %d thread%s, breakdown, median of %d after one warm-up\n",
            o.backend, threads, threads == 1 ? "" : "s", o.repeat);
     for (int di = 0; di < n_dims && exit_status == 0; ++di)

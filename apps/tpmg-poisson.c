@@ -125,13 +125,15 @@ typedef struct {
   float *rhs_float; /* rhs_host converted, for a float solve */
   tpmg_grid_options grid_options;
   tpmg_precision precision; /* of b and x */
-  tpmg_index n_dofs;  /* of this rank's vectors */
-  double n_global;    /* of the whole fine level */
+  tpmg_index n_dofs;        /* of this rank's vectors */
+  double n_global;          /* of the whole fine level */
   tpmg_level_layout layout; /* of the fine level on this rank */
   const char *backend; /* the context's backend name */
   int threads, restart, rhs_from_file;
   double setup_seconds, solve_seconds, l2_error;
-  size_t memory;
+  size_t memory;        /* the context's backend memory after set-up */
+  size_t memory_solved; /* and after the solves (with the GMRES basis they needed) */
+  size_t solver_memory; /* the solver's part of it (tpmg_solver_memory) */
   tpmg_solver_result result;
 } run;
 
@@ -245,9 +247,9 @@ static int setup(options *o, run *r) {
     return status;
   RUN_CALL(r, tpmg_grid_level_size(r->grid, o->problem.level, &r->n_dofs, NULL));
   RUN_CALL(r, tpmg_grid_level_layout(r->grid, o->problem.level, &r->layout));
-  r->n_global = (double)r->layout.n_global[0] * (double)r->layout.n_global[1] *
-                (double)r->layout.n_global[2];
-  /* the vectors first: the solver sizes its GMRES basis to the memory left */
+  r->n_global =
+      (double)r->layout.n_global[0] * (double)r->layout.n_global[1] * (double)r->layout.n_global[2];
+  /* the vectors first: the GMRES basis leaves 5% of the memory left free */
   RUN_CALL(r, tpmg_vector_create(r->ctx, r->precision, r->n_dofs, &r->b));
   RUN_CALL(r, tpmg_vector_create(r->ctx, r->precision, r->n_dofs, &r->x));
   if (o->write_setup && !r->rhs_host && (status = compute_host_rhs(o, r)) != 0)
@@ -274,8 +276,8 @@ static void print_setup(const options *o, const run *r) {
   char group[32];
   const tpmg_solver_options *s = &o->solver;
   printf("tpmg-poisson: %dD Q%d, level %d, %s DoFs, %s backend, %d thread%s", o->problem.dim,
-         o->problem.degree, o->problem.level, app_group((tpmg_index)r->n_global, group),
-         r->backend, r->threads, r->threads == 1 ? "" : "s");
+         o->problem.degree, o->problem.level, app_group((tpmg_index)r->n_global, group), r->backend,
+         r->threads, r->threads == 1 ? "" : "s");
   if (app_mpi_size() > 1)
     printf(" x %d ranks (slabs along %c)", app_mpi_size(), "xyz"[o->problem.dim - 1]);
   printf("\n");
@@ -289,8 +291,6 @@ static void print_setup(const options *o, const run *r) {
   if (o->setup)
     printf("problem from the setup file %s (right-hand side %s)\n", o->setup,
            r->rhs_from_file ? "vector from the file" : "computed for this rhs");
-  if (s->type == TPMG_SOLVER_GMRES && r->restart < s->restart)
-    printf("note: GMRES restart shrunk from %d to %d to fit in memory\n", s->restart, r->restart);
   printf("setup %.3f s, memory %.1f MiB (%.0f bytes/DoF)\n", r->setup_seconds,
          r->memory / 1048576.0, (double)r->memory / r->n_global);
   fflush(stdout);
@@ -325,6 +325,11 @@ static int solve(const options *o, run *r, monitor_state *state) {
     if (seconds < r->solve_seconds)
       r->solve_seconds = seconds;
   }
+  RUN_CALL(r, tpmg_context_memory(r->ctx, &r->memory_solved));
+  RUN_CALL(r, tpmg_solver_memory(r->solver, &r->solver_memory));
+  r->memory_solved = (size_t)app_mpi_sum((double)r->memory_solved); /* of all ranks */
+  r->solver_memory = (size_t)app_mpi_sum((double)r->solver_memory);
+  RUN_CALL(r, tpmg_solver_restart(r->solver, &r->restart));
   r->l2_error = NAN;
   if (o->problem.rhs == TPMG_RHS_SINE)
     RUN_CALL(r, tpmg_problem_l2_error(r->grid, o->problem.rhs, r->precision, r->x, &r->l2_error));
@@ -340,6 +345,12 @@ static void print_result(const options *o, const run *r) {
          r->n_global / r->solve_seconds * 1e-6);
   if (o->problem.rhs == TPMG_RHS_SINE)
     printf("L2 error %.3e\n", r->l2_error);
+  printf("memory after the solve %.1f MiB (%.0f bytes/DoF), the solver's %.0f bytes/DoF\n",
+         r->memory_solved / 1048576.0, (double)r->memory_solved / r->n_global,
+         (double)r->solver_memory / r->n_global);
+  if (o->solver.type == TPMG_SOLVER_GMRES && r->restart < o->solver.restart)
+    printf("note: GMRES restart shrunk from %d to %d to fit in memory\n", o->solver.restart,
+           r->restart);
 }
 
 static void print_json(const options *o, const run *r) {
@@ -373,6 +384,8 @@ static void print_json(const options *o, const run *r) {
   app_json_number(&j, "l2_error", r->l2_error);
   app_json_int(&j, "memory_bytes", (long long)r->memory);
   app_json_number(&j, "memory_bytes_per_dof", (double)r->memory / r->n_global);
+  app_json_number(&j, "bytes_per_dof", (double)r->memory_solved / r->n_global);
+  app_json_int(&j, "solver_bytes", (long long)r->solver_memory);
   if (s->type == TPMG_SOLVER_GMRES) {
     app_json_int(&j, "restart", r->restart);
     app_json_string(&j, "preconditioning", tpmg_preconditioning_name(s->preconditioning));

@@ -31,3 +31,25 @@ endfunction()
 tpmg_mpi_test(t750-mpi-objects 1 2 3 4)
 tpmg_mpi_test(t751-mpi-solvers 2 3 4)
 tpmg_mpi_test(t752-mpi-errors 1 2 3 4)
+
+# The programs under mpiexec: the one-process results with P ranks, and errors
+# that every rank reports (tests/mpi-cli.cmake).
+function(tpmg_mpi_cli name ranks mode)
+  string(REPLACE ";" "|" flags "${tpmg_mpiexec_flags}")
+  add_test(NAME ${name}
+           COMMAND ${CMAKE_COMMAND} -DPROGRAM=$<TARGET_FILE:tpmg-poisson>
+                   -DMPIEXEC=${MPIEXEC_EXECUTABLE} -DFLAGS=${flags} -DRANKS=${ranks}
+                   -DMODE=${mode} ${ARGN} -P ${CMAKE_CURRENT_SOURCE_DIR}/mpi-cli.cmake)
+  set_tests_properties(${name} PROPERTIES LABELS "mpi;cli" TIMEOUT 600 PROCESSORS ${ranks}
+                       ENVIRONMENT "OMP_WAIT_POLICY=PASSIVE;OMP_NUM_THREADS=1")
+endfunction()
+tpmg_mpi_cli(mpi-poisson-3d-np4 4 same "-DARGS=--level|3|--threads|1")
+tpmg_mpi_cli(mpi-poisson-2d-np4 4 same
+             "-DARGS=--dim|2|--degree|4|--level|3|--cells|3,2|--box|0,3,0,1|--threads|1")
+tpmg_mpi_cli(mpi-poisson-fmg-mixed-np3 3 same
+             "-DARGS=--dim|3|--degree|2|--level|3|--cells|1,1,2|--solver|fmg|--precision|mixed|--threads|1")
+tpmg_mpi_cli(mpi-poisson-cg-np2 2 same "-DARGS=--degree|5|--level|2|--solver|cg|--threads|1")
+tpmg_mpi_cli(mpi-poisson-split-np4 4 error "-DARGS=--dim|2|--level|1|--threads|1" -DEXIT=1
+             "-DEXPECT=ranks need at least 8")
+tpmg_mpi_cli(mpi-poisson-option-np3 3 error "-DARGS=--no-such-option" -DEXIT=2
+             "-DEXPECT=unknown option")

@@ -524,6 +524,12 @@ static void object_errors(tpmg_context *ctx) {
   REF_CHECK(restart == -5, "tpmg_solver_restart changed its output on failure");
   EXPECT_OK(ctx, tpmg_solver_restart(sv, &restart));
   REF_CHECK(restart >= 1 && restart <= 30, "tpmg_solver_restart: expected 1..30, got %d", restart);
+  size_t solver_bytes = 7;
+  EXPECT_ARG(NULL, tpmg_solver_memory(NULL, &solver_bytes), NULL);
+  EXPECT_ARG(ctx, tpmg_solver_memory(sv, NULL), "bytes");
+  REF_CHECK(solver_bytes == 7, "tpmg_solver_memory changed its output on failure");
+  EXPECT_OK(ctx, tpmg_solver_memory(sv, &solver_bytes));
+  REF_CHECK(solver_bytes > 0, "tpmg_solver_memory: expected > 0 bytes, got %zu", solver_bytes);
   EXPECT_OK(ctx, tpmg_problem_rhs(grid, TPMG_RHS_ONE, TPMG_DOUBLE, a));
   tpmg_solver_result r;
   EXPECT_ARG(NULL, tpmg_solver_solve(NULL, a, b, &r), NULL);

@@ -1,8 +1,9 @@
 /* t701-api-memory: tpmg_context_memory accounts for every object. It is 0 on
  * a new context, grows with each object created (grid, operator, smoother,
  * transfer, multigrid, solver, vector), stays unchanged by failed creations
- * (nothing leaks on an error path), and returns to 0 when everything is
- * destroyed, after a solve too. */
+ * (nothing leaks on an error path), grows in a GMRES solve by exactly the
+ * basis the solver reports (tpmg_solver_memory), is unchanged by a second
+ * solve, and returns to 0 when everything is destroyed, after a solve too. */
 #include <stdlib.h>
 
 #include "reference.h"
@@ -43,6 +44,11 @@ static void run(int dim, int k, int L, tpmg_mode mode) {
   if (mode == TPMG_MODE_FLOAT) options.tolerance = 1e-5;
   tpmg_solver *solver = NULL;
   REF_CALL(ctx, tpmg_solver_create(grid, &options, &solver));
+  size_t solver_created = memory(ctx) - m, solver_bytes = 0;
+  REF_CALL(ctx, tpmg_solver_memory(solver, &solver_bytes));
+  REF_CHECK(solver_bytes == solver_created,
+            "tpmg_solver_memory after create: expected the context's growth %zu, got %zu",
+            solver_created, solver_bytes);
   GROWS(ctx, m, "tpmg_solver_create");
   tpmg_index n = 0;
   REF_CALL(ctx, tpmg_grid_level_size(grid, L, &n, NULL));
@@ -74,8 +80,17 @@ static void run(int dim, int k, int L, tpmg_mode mode) {
   REF_CALL(ctx, tpmg_solver_solve(solver, b, x, &result));
   REF_CHECK(result.converged == 1, "mode %d: solve did not converge (reduction %.3g)", (int)mode,
             result.residual_reduction);
+  /* the GMRES basis the solve needed beyond the first pair */
   after = memory(ctx);
-  REF_CHECK(after == m, "a solve changed the context memory from %zu to %zu", m, after);
+  size_t solved_bytes = 0;
+  REF_CALL(ctx, tpmg_solver_memory(solver, &solved_bytes));
+  REF_CHECK(after - m == solved_bytes - solver_bytes,
+            "a solve changed the context memory from %zu to %zu, the solver's from %zu to %zu", m,
+            after, solver_bytes, solved_bytes);
+  m = after;
+  REF_CALL(ctx, tpmg_solver_solve(solver, b, x, &result));
+  after = memory(ctx);
+  REF_CHECK(after == m, "a second solve changed the context memory from %zu to %zu", m, after);
 
   REF_CALL(ctx, tpmg_vector_destroy(ctx, &x));
   REF_CALL(ctx, tpmg_vector_destroy(ctx, &b));

@@ -163,6 +163,19 @@ tpmg_status tpmg_context_create(const tpmg_context_options *options, tpmg_contex
  *  (0 and 1 for a context of one process). */
 tpmg_status tpmg_context_ranks(const tpmg_context *ctx, int *rank, int *size);
 
+/** What this rank has communicated since its context was created (zero on one
+ *  process): for benchmarks, take the difference around the calls of interest. */
+typedef struct {
+  long long exchange_messages; /**< ghost exchange with the neighbours: messages sent */
+  long long exchange_bytes;    /**< and their bytes */
+  long long gather_messages;   /**< gathering a level whole onto every rank: messages sent */
+  long long gather_bytes;      /**< and their bytes */
+  long long reductions;        /**< collective reductions: dot products, norms, status agreement */
+} tpmg_communication;
+
+/** The context's communication counts on this rank. */
+tpmg_status tpmg_context_communication(const tpmg_context *ctx, tpmg_communication *counts);
+
 /** Destroy a context, which must be the last thing destroyed.
  *  @param[in,out] ctx the context; set to NULL. A NULL *ctx is accepted.
  *  @return TPMG_ERROR_ARGUMENT, leaving the context as it was, while anything
@@ -652,8 +665,12 @@ typedef struct {
 } tpmg_solver_result;
 
 /** A solver on the grid's finest level; owns its multigrid hierarchy and work
- *  vectors, all allocated here. GMRES sizes its basis to the backend memory
- *  left at this call (keeping 5% free): allocate the vectors b and x first.
+ *  vectors, allocated here, except the GMRES basis: this call allocates its
+ *  first vectors (V_0, and Z_0 with right preconditioning), and the first
+ *  solve whose cycle reaches iteration j allocates the pair j, kept for every
+ *  later solve (see tpmg_solver_restart and tpmg_solver_memory). The basis
+ *  leaves free 5% of the backend memory that was free at this call.
+ *  TPMG_ERROR_MEMORY where not even a restart length of 1 fits.
  *  @param[in]  options options, or NULL for the defaults
  *  @param[out] solver owned by the caller, free with tpmg_solver_destroy */
 tpmg_status tpmg_solver_create(tpmg_grid *grid, const tpmg_solver_options *options,
@@ -667,9 +684,23 @@ tpmg_status tpmg_solver_create(tpmg_grid *grid, const tpmg_solver_options *optio
 tpmg_status tpmg_solver_solve(tpmg_solver *solver, const void *b, void *x,
                               tpmg_solver_result *result);
 
-/** The GMRES restart length in use: the requested one, shrunk to what fits in
- *  backend memory (0 for other solvers). */
+/** The GMRES restart length in use (0 for other solvers): the requested one,
+ *  until a solve needs a basis vector that does not fit in backend memory (its
+ *  allocation fails, or it would leave less than the 5% kept free, see
+ *  tpmg_solver_create); from that iteration on, in that solve and every later
+ *  one, the number of basis vector pairs that fitted. The solve itself goes
+ *  on: its cycle ends at that iteration and GMRES restarts. */
 tpmg_status tpmg_solver_restart(const tpmg_solver *solver, int *restart);
+
+/** The backend memory this solver holds on this rank, in bytes: its multigrid
+ *  hierarchy, its work vectors and the GMRES basis vectors allocated so far
+ *  (all counted in tpmg_context_memory too). It grows only at a GMRES solve
+ *  that needs more iterations in one cycle than every earlier solve, never
+ *  beyond the restart length, and is returned by tpmg_solver_destroy. Whether
+ *  a basis vector fits is agreed by all ranks: the restart length is the same
+ *  on every rank.
+ *  @param[out] bytes the byte count */
+tpmg_status tpmg_solver_memory(const tpmg_solver *solver, size_t *bytes);
 
 /** Destroy a solver (its hierarchy and work vectors) and drop its reference
  *  on the grid; *solver = NULL (NULL accepted). */

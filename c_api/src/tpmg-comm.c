@@ -71,6 +71,7 @@ tpmg_status tpmg_comm_agree(tpmg_context *ctx, tpmg_status status) {
   if (ctx->size == 1) return status;
 #ifdef TPMG_HAVE_MPI
   int mine = status != TPMG_SUCCESS ? ctx->rank : ctx->size, first = ctx->size;
+  ctx->traffic.reductions++;
   MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, COMM(ctx));
   if (first == ctx->size) return TPMG_SUCCESS;
   struct {
@@ -126,16 +127,20 @@ tpmg_status tpmg_comm_same(tpmg_context *ctx, const void *bytes, size_t n, const
 
 tpmg_status tpmg_comm_sum(tpmg_context *ctx, double *values, int n) {
 #ifdef TPMG_HAVE_MPI
-  if (ctx->size > 1 && n > 0)
+  if (ctx->size > 1 && n > 0) {
+    ctx->traffic.reductions++;
     MPI_Allreduce(MPI_IN_PLACE, values, n, MPI_DOUBLE, MPI_SUM, COMM(ctx));
+  }
 #endif
   return TPMG_SUCCESS;
 }
 
 tpmg_status tpmg_comm_min(tpmg_context *ctx, double *values, int n) {
 #ifdef TPMG_HAVE_MPI
-  if (ctx->size > 1 && n > 0)
+  if (ctx->size > 1 && n > 0) {
+    ctx->traffic.reductions++;
     MPI_Allreduce(MPI_IN_PLACE, values, n, MPI_DOUBLE, MPI_MIN, COMM(ctx));
+  }
 #endif
   return TPMG_SUCCESS;
 }

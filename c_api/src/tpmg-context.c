@@ -149,6 +149,13 @@ tpmg_status tpmg_context_destroy(tpmg_context **ctx) {
   return TPMG_SUCCESS;
 }
 
+tpmg_status tpmg_context_communication(const tpmg_context *ctx, tpmg_communication *counts) {
+  if (!ctx) return TPMG_ERROR_ARGUMENT;
+  TPMG_CHECK(ctx, counts, TPMG_ERROR_ARGUMENT, "counts is NULL");
+  *counts = ctx->traffic;
+  return TPMG_SUCCESS;
+}
+
 tpmg_status tpmg_context_ranks(const tpmg_context *ctx, int *rank, int *size) {
   if (!ctx) return TPMG_ERROR_ARGUMENT;
   TPMG_CHECK(ctx, rank && size, TPMG_ERROR_ARGUMENT, "NULL argument (rank %p, size %p)",

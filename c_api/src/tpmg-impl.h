@@ -34,6 +34,7 @@ struct tpmg_context {
   int stopwatch_started;     /* a start mark without its end mark yet */
   int rank, size;            /* in comm; 0 and 1 on one process */
   void *comm;                /* an MPI_Comm duplicated from the caller's, or NULL (tpmg-comm.c) */
+  tpmg_communication traffic; /* counted by tpmg-partition.c and tpmg-comm.c */
   char error[1024];          /* the last message; mutable through const in tpmg_error_set */
 };
 

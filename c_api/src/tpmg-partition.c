@@ -107,6 +107,17 @@ int tpmg_partition_colour(const tpmg_grid *grid, int l, int colour) {
   return colour ^ (int)((first_cell & 1) << last_dim(grid));
 }
 
+/* The backend's messages op, counted as an exchange's or a gathering's. */
+static tpmg_status counted_messages(tpmg_context *ctx, int gather, int n, const tpmg_message *m) {
+  for (int i = 0; i < n; ++i)
+    if (m[i].send_bytes > 0) {
+      *(gather ? &ctx->traffic.gather_messages : &ctx->traffic.exchange_messages) += 1;
+      *(gather ? &ctx->traffic.gather_bytes : &ctx->traffic.exchange_bytes) +=
+          (long long)m[i].send_bytes;
+    }
+  return ctx->ops->messages(ctx, n, m);
+}
+
 static char *at(const void *v, tpmg_index entries, tpmg_precision p) {
   return (char *)v + (size_t)entries * tpmg_precision_size(p);
 }
@@ -127,7 +138,7 @@ tpmg_status tpmg_partition_exchange(const tpmg_grid *grid, int l, tpmg_precision
     m[n++] = (tpmg_message){ctx->rank + 1, at(v, (hi - below) * part->plane, p),
                             (size_t)below * bytes, at(v, hi * part->plane, p),
                             (size_t)above * bytes};
-  return ctx->ops->messages(ctx, n, m);
+  return counted_messages(ctx, 0, n, m);
 }
 
 tpmg_status tpmg_partition_dot(const tpmg_grid *grid, int l, tpmg_precision p, const void *x,
@@ -253,7 +264,7 @@ tpmg_status tpmg_partition_gather(const tpmg_grid *grid, int l, tpmg_precision p
                                 at(global, q0 * part->plane, p),
                                 (size_t)((q1 - q0) * part->plane) * size};
   }
-  tpmg_status status = ctx->ops->messages(ctx, count, m);
+  tpmg_status status = counted_messages(ctx, 1, count, m);
   free(m);
   return status;
 }

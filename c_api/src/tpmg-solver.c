@@ -13,7 +13,20 @@
  *
  * GMRES with TPMG_PRECONDITION_LEFT is deal.II's SolverGMRES default instead:
  * Arnoldi on P A (P the V-cycle), x = x_0 + V y, and the stopping test on the
- * preconditioned residual, ||P (b - A x)|| <= tolerance ||P (b - A x_0)||. */
+ * preconditioned residual, ||P (b - A x)|| <= tolerance ||P (b - A x_0)||.
+ *
+ * Memory: the GMRES basis grows with the iterations. Create allocates the
+ * first pair (V_0, and Z_0 with right preconditioning); the first solve whose
+ * cycle reaches iteration j allocates pair j, which every later solve reuses
+ * (nothing is freed before destroy), so a solver whose solves converge in 8
+ * iterations holds 8 pairs whatever its restart length. A cycle of restart m
+ * uses V_0..V_{m-1} and Z_0..Z_{m-1}: the Arnoldi vector after the last column
+ * is never stored. Where pair j does not fit (it would leave less than 5% of
+ * the memory free at creation, or the allocation fails) the restart length
+ * shrinks to j, for the rest of that solve and every later one
+ * (tpmg_solver_restart). In TPMG_MODE_MIXED the Z_j are the float V-cycle's
+ * output converted to double, exactly, and could be stored in float; the
+ * backends' axpys take one precision for x and y, so Z stays double. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,11 +41,16 @@ struct tpmg_solver {
   int fine;                    /* the finest level */
   const tpmg_level *level;     /* this rank's box of it */
   tpmg_multigrid *mg;
-  int restart;                 /* GMRES: in use */
+  int restart;                 /* GMRES: in use (the requested one, or shrunk, see above) */
+  int stride;                  /* GMRES: the requested restart, the row length of hessenberg */
   int left;                    /* GMRES preconditioned from the left */
   int converged;               /* the iteration's own test was met */
+  size_t bytes;                /* backend memory held, the hierarchy's included */
+  size_t reserve;              /* GMRES: free memory the basis leaves (SIZE_MAX: unknown) */
   int n_vectors;
-  void **vectors;              /* outer-precision work vectors, see create */
+  void *vectors[4];            /* outer-precision work vectors, see create */
+  int n_basis;                 /* GMRES: pairs allocated, V_0..V_{n_basis-1} (and Z) */
+  void **basis_v, **basis_z;   /* GMRES: stride entries each; basis_z NULL for left */
   void *check[3];              /* TPMG_MODE_FLOAT: double x, b, r for the final residual */
   double *hessenberg, *givens_c, *givens_s, *g, *y, *coef; /* GMRES, host */
 };
@@ -74,14 +92,75 @@ static tpmg_status check_options(tpmg_context *ctx, const tpmg_solver_options *o
   return TPMG_SUCCESS;
 }
 
+/* Backend memory counted in s->bytes. */
+static tpmg_status solver_malloc(tpmg_solver *s, size_t bytes, const char *what, void **ptr) {
+  TPMG_CALL(tpmg_malloc(s->ctx, bytes, what, ptr));
+  s->bytes += bytes;
+  return TPMG_SUCCESS;
+}
+
+static void solver_free(tpmg_solver *s, size_t bytes, void **ptr) {
+  if (!*ptr)
+    return;
+  tpmg_free(s->ctx, bytes, *ptr);
+  s->bytes -= bytes;
+  *ptr = NULL;
+}
+
+static size_t vector_bytes(const tpmg_solver *s) {
+  return (size_t)s->level->n_dofs * tpmg_precision_size(s->q);
+}
+
+/* Make GMRES basis pair j (V_j, and Z_j with right preconditioning) exist:
+ * *fits = 1 if it does on every rank, else 0 (nothing changed, the message of
+ * a failed allocation left in the context). Errors other than a lack of memory
+ * return, on every rank. Collective. */
+static tpmg_status basis_grow(tpmg_solver *s, int j, int *fits) {
+  *fits = 1;
+  if (j < s->n_basis)
+    return TPMG_SUCCESS;
+  size_t bytes = vector_bytes(s), pair = (s->left ? 1 : 2) * bytes, available = SIZE_MAX;
+  tpmg_status status = s->ctx->ops->free_memory(s->ctx, &available);
+  double here =
+      status == TPMG_SUCCESS && (s->reserve == SIZE_MAX || available == SIZE_MAX ||
+                                 (available >= s->reserve && available - s->reserve >= pair));
+  if (here)
+    status = solver_malloc(s, bytes, "GMRES basis vector", &s->basis_v[j]);
+  if (here && status == TPMG_SUCCESS && !s->left)
+    status = solver_malloc(s, bytes, "GMRES basis vector", &s->basis_z[j]);
+  if (status == TPMG_ERROR_MEMORY) {
+    here = 0;
+    status = TPMG_SUCCESS;
+  }
+  status = tpmg_comm_agree(s->ctx, status);
+  TPMG_CALL(tpmg_comm_min(s->ctx, &here, 1)); /* one restart length on every rank */
+  if (status != TPMG_SUCCESS || here == 0.0) {
+    solver_free(s, bytes, &s->basis_v[j]);
+    if (s->basis_z)
+      solver_free(s, bytes, &s->basis_z[j]);
+    *fits = 0;
+    return status;
+  }
+  s->n_basis = j + 1;
+  return TPMG_SUCCESS;
+}
+
 tpmg_status tpmg_solver_destroy(tpmg_solver **solver) {
   if (!solver) return TPMG_ERROR_ARGUMENT;
   tpmg_solver *s = *solver;
   if (!s) return TPMG_SUCCESS;
-  size_t bytes = (size_t)s->level->n_dofs * tpmg_precision_size(s->q);
-  for (int i = 0; i < s->n_vectors; ++i) tpmg_free(s->ctx, bytes, s->vectors[i]);
-  for (int i = 0; i < 3; ++i) tpmg_free(s->ctx, (size_t)s->level->n_dofs * sizeof(double), s->check[i]);
-  free(s->vectors);
+  size_t bytes = vector_bytes(s);
+  for (int i = 0; i < s->n_vectors; ++i)
+    solver_free(s, bytes, &s->vectors[i]);
+  for (int i = 0; i < s->n_basis; ++i) {
+    solver_free(s, bytes, &s->basis_v[i]);
+    if (s->basis_z)
+      solver_free(s, bytes, &s->basis_z[i]);
+  }
+  for (int i = 0; i < 3; ++i)
+    solver_free(s, (size_t)s->level->n_dofs * sizeof(double), &s->check[i]);
+  free(s->basis_v);
+  free(s->basis_z);
   tpmg_multigrid_destroy(&s->mg);
   free(s->hessenberg);
   free(s->givens_c);
@@ -103,8 +182,8 @@ tpmg_status tpmg_solver_create(tpmg_grid *grid, const tpmg_solver_options *optio
   TPMG_CHECK(ctx, solver, TPMG_ERROR_ARGUMENT, "solver is NULL");
   tpmg_solver_options opts = options ? *options : tpmg_solver_options_default();
   /* the same numbers on every rank (the monitor may differ) */
-  double same[7] = {opts.type, opts.mode, opts.smoother, opts.tolerance, opts.max_iterations,
-                    opts.restart, opts.preconditioning};
+  double same[7] = {opts.type,           opts.mode,    opts.smoother,       opts.tolerance,
+                    opts.max_iterations, opts.restart, opts.preconditioning};
   TPMG_CALL(tpmg_comm_same(ctx, same, sizeof(same), "the solver options"));
   TPMG_CALL(check_options(ctx, &opts));
 
@@ -123,49 +202,60 @@ tpmg_status tpmg_solver_create(tpmg_grid *grid, const tpmg_solver_options *optio
    * paper's solver does: for Q1 that V-cycle contracts about 5x faster. */
   tpmg_multigrid_options mg_options = {opts.mode == TPMG_MODE_DOUBLE ? TPMG_DOUBLE : TPMG_FLOAT,
                                        opts.smoother, opts.type == TPMG_SOLVER_CG};
+  size_t before = ctx->bytes;
   tpmg_status status = tpmg_multigrid_create(grid, &mg_options, &s->mg);
-  size_t bytes = (size_t)s->level->n_dofs * tpmg_precision_size(s->q);
+  if (status == TPMG_SUCCESS)
+    s->bytes = ctx->bytes - before;
+  size_t bytes = vector_bytes(s);
 
-  /* vectors: 0 = r; 1 = w (GMRES, CG) or z (FMG, VCYCLE); CG: 2 = z, 3 = p;
-   * GMRES: the basis V_0..V_m, then (right preconditioning) Z_0..Z_{m-1} */
-  int fixed = opts.type == TPMG_SOLVER_CG ? 4 : 2, per_restart = s->left ? 1 : 2;
+  /* vectors: 0 = r; 1 = w (GMRES left, CG) or z (FMG, VCYCLE); CG: 2 = z, 3 = p.
+   * GMRES from the right keeps w = A Z_j in r, which no cycle reads after
+   * V_0 = r / ||r||. GMRES: the basis grows in the solves, its first pair is
+   * made here */
+  int fixed = opts.type == TPMG_SOLVER_CG ? 4 : opts.type == TPMG_SOLVER_GMRES && !s->left ? 1 : 2;
+  int per_restart = s->left ? 1 : 2;
+  s->reserve = SIZE_MAX;
   if (status == TPMG_SUCCESS && opts.type == TPMG_SOLVER_GMRES) {
     size_t available = SIZE_MAX;
     status = ctx->ops->free_memory(ctx, &available);
-    /* keep 5% of the free memory for the check vectors and the backend */
-    double fit = ((double)available * 0.95 - (double)(fixed + 1) * bytes) / (per_restart * bytes);
-    tpmg_comm_min(ctx, &fit, 1); /* one restart length on every rank */
-    s->restart = fit < opts.restart ? (int)fit : opts.restart;
-    if (status == TPMG_SUCCESS && s->restart < 1)
-      status = tpmg_error_set(ctx, TPMG_ERROR_MEMORY, __FILE__, __LINE__,
-                              "GMRES needs %zu bytes for a restart length of 1, %zu available",
-                              (size_t)(fixed + 1 + per_restart) * bytes, available);
+    /* the basis leaves 5% of this for the caller and the backend */
+    if (available != SIZE_MAX)
+      s->reserve = available / 20;
+    s->restart = s->stride = opts.restart;
   }
-  int n_vectors = fixed + (opts.type == TPMG_SOLVER_GMRES ? per_restart * s->restart + 1 : 0);
-  if (status == TPMG_SUCCESS) {
-    s->vectors = calloc((size_t)n_vectors, sizeof(void *));
-    if (!s->vectors)
-      status = tpmg_error_set(ctx, TPMG_ERROR_MEMORY, __FILE__, __LINE__, "solver vectors");
-  }
-  for (int i = 0; i < n_vectors && status == TPMG_SUCCESS; ++i) {
-    status = tpmg_malloc(ctx, bytes, "solver work vector", &s->vectors[i]);
+  for (int i = 0; i < fixed && status == TPMG_SUCCESS; ++i) {
+    status = solver_malloc(s, bytes, "solver work vector", &s->vectors[i]);
     if (status == TPMG_SUCCESS) s->n_vectors = i + 1;
   }
   for (int i = 0; i < 3 && status == TPMG_SUCCESS && s->q == TPMG_FLOAT; ++i)
-    status = tpmg_malloc(ctx, (size_t)s->level->n_dofs * sizeof(double), "residual check vector",
-                         &s->check[i]);
+    status = solver_malloc(s, (size_t)s->level->n_dofs * sizeof(double), "residual check vector",
+                           &s->check[i]);
   if (status == TPMG_SUCCESS && opts.type == TPMG_SOLVER_GMRES) {
-    int m = s->restart;
+    int m = s->stride;
     s->hessenberg = calloc((size_t)(m + 1) * m, sizeof(double));
     s->givens_c = calloc((size_t)m, sizeof(double));
     s->givens_s = calloc((size_t)m, sizeof(double));
     s->g = calloc((size_t)m + 1, sizeof(double));
     s->y = calloc((size_t)m, sizeof(double));
     s->coef = calloc((size_t)m + 1, sizeof(double));
-    if (!s->hessenberg || !s->givens_c || !s->givens_s || !s->g || !s->y || !s->coef)
+    s->basis_v = calloc((size_t)m, sizeof(void *));
+    if (!s->left)
+      s->basis_z = calloc((size_t)m, sizeof(void *));
+    if (!s->hessenberg || !s->givens_c || !s->givens_s || !s->g || !s->y || !s->coef ||
+        !s->basis_v || (!s->left && !s->basis_z))
       status = tpmg_error_set(ctx, TPMG_ERROR_MEMORY, __FILE__, __LINE__, "GMRES host arrays");
   }
+  /* every rank gets here, so that basis_grow's agreement is reached */
   status = tpmg_comm_agree(ctx, status);
+  if (status == TPMG_SUCCESS && opts.type == TPMG_SOLVER_GMRES) {
+    int fits;
+    status = basis_grow(s, 0, &fits);
+    if (status == TPMG_SUCCESS && !fits)
+      status = tpmg_error_set(ctx, TPMG_ERROR_MEMORY, __FILE__, __LINE__,
+                              "GMRES needs %zu bytes for a restart length of 1 (%d vectors of "
+                              "%zu bytes), with 5%% of the free memory left",
+                              (size_t)(fixed + per_restart) * bytes, fixed + per_restart, bytes);
+  }
   if (status != TPMG_SUCCESS) {
     tpmg_solver_destroy(&s);
     return status;
@@ -178,6 +268,14 @@ tpmg_status tpmg_solver_restart(const tpmg_solver *solver, int *restart) {
   if (!solver) return TPMG_ERROR_ARGUMENT;
   TPMG_CHECK(solver->ctx, restart, TPMG_ERROR_ARGUMENT, "restart is NULL");
   *restart = solver->restart;
+  return TPMG_SUCCESS;
+}
+
+tpmg_status tpmg_solver_memory(const tpmg_solver *solver, size_t *bytes) {
+  if (!solver)
+    return TPMG_ERROR_ARGUMENT;
+  TPMG_CHECK(solver->ctx, bytes, TPMG_ERROR_ARGUMENT, "bytes is NULL");
+  *bytes = solver->bytes;
   return TPMG_SUCCESS;
 }
 
@@ -208,8 +306,8 @@ static tpmg_status dots(tpmg_solver *s, int m, void *const *x, const void *y, do
   double part[TPMG_MULTI_MAX + 1];
   for (int first = 0; first < m; first += TPMG_MULTI_MAX) {
     int count = m - first < TPMG_MULTI_MAX ? m - first : TPMG_MULTI_MAX;
-    TPMG_CALL(tpmg_partition_dots(s->grid, s->fine, s->q, count,
-                                  (const void *const *)(x + first), y, part));
+    TPMG_CALL(tpmg_partition_dots(s->grid, s->fine, s->q, count, (const void *const *)(x + first),
+                                  y, part));
     memcpy(result + first, part, sizeof(double) * (size_t)count);
   }
   return TPMG_SUCCESS;
@@ -240,10 +338,10 @@ static tpmg_status axpys(tpmg_solver *s, int m, const double *a, void *const *x,
  * modified Gram-Schmidt, and the final residual is recomputed anyway. */
 static tpmg_status orthogonalize(tpmg_solver *s, int j, void **V, void *w, double *h_next) {
   double *H = s->hessenberg, *c = s->coef, after;
-  int m = s->restart;
+  int ld = s->stride;
   TPMG_CALL(dots(s, j + 1, V, w, c));
   for (int i = 0; i <= j; ++i) {
-    H[i * m + j] = c[i];
+    H[i * ld + j] = c[i];
     c[i] = -c[i];
   }
   TPMG_CALL(axpys(s, j + 1, c, V, w, &after));
@@ -262,8 +360,8 @@ static tpmg_status gmres(tpmg_solver *s, const void *b, void *x, double bnorm, d
   tpmg_context *ctx = s->ctx;
   tpmg_index n = s->level->n_dofs;
   tpmg_precision q = s->q;
-  int m = s->restart;
-  void *r = s->vectors[0], *w = s->vectors[1], **V = s->vectors + 2, **Z = s->vectors + 3 + m;
+  int ld = s->stride; /* of H */
+  void *r = s->vectors[0], *w = s->left ? s->vectors[1] : r, **V = s->basis_v, **Z = s->basis_z;
   double *H = s->hessenberg, *cs = s->givens_c, *sn = s->givens_s, *g = s->g, *y = s->y;
   /* right: the residual r and its norm; left: z = P r, kept in w, and its norm */
   double target = s->options.tolerance * bnorm, scale = bnorm;
@@ -275,6 +373,7 @@ static tpmg_status gmres(tpmg_solver *s, const void *b, void *x, double bnorm, d
   }
   int it = 0;
   while (rnorm > target && it < s->options.max_iterations) {
+    int m = s->restart;
     TPMG_CALL(ctx->ops->axpby(ctx, q, n, 1.0 / rnorm, s->left ? w : r, 0.0, V[0]));
     memset(g, 0, sizeof(double) * (m + 1));
     g[0] = rnorm;
@@ -290,21 +389,28 @@ static tpmg_status gmres(tpmg_solver *s, const void *b, void *x, double bnorm, d
       double h_next;
       TPMG_CALL(orthogonalize(s, j, V, w, &h_next));
       for (int i = 0; i < j; ++i) { /* previous rotations on column j */
-        double a = H[i * m + j], c = H[(i + 1) * m + j];
-        H[i * m + j] = cs[i] * a + sn[i] * c;
-        H[(i + 1) * m + j] = -sn[i] * a + cs[i] * c;
+        double a = H[i * ld + j], c = H[(i + 1) * ld + j];
+        H[i * ld + j] = cs[i] * a + sn[i] * c;
+        H[(i + 1) * ld + j] = -sn[i] * a + cs[i] * c;
       }
-      double a = H[j * m + j], d = hypot(a, h_next);
+      double a = H[j * ld + j], d = hypot(a, h_next);
       TPMG_CHECK(ctx, d > 0.0, TPMG_ERROR_NUMERICAL, "GMRES breakdown in iteration %d", it + 1);
       cs[j] = a / d;
       sn[j] = h_next / d;
-      H[j * m + j] = d;
+      H[j * ld + j] = d;
       g[j + 1] = -sn[j] * g[j];
       g[j] = cs[j] * g[j];
       ++it;
       monitor(s, it, fabs(g[j + 1]) / scale);
       int done = fabs(g[j + 1]) <= target || it >= s->options.max_iterations || h_next == 0.0;
-      if (!done) TPMG_CALL(ctx->ops->axpby(ctx, q, n, 1.0 / h_next, w, 0.0, V[j + 1]));
+      if (!done && j + 1 < m) {
+        int fits;
+        TPMG_CALL(basis_grow(s, j + 1, &fits));
+        if (fits)
+          TPMG_CALL(ctx->ops->axpby(ctx, q, n, 1.0 / h_next, w, 0.0, V[j + 1]));
+        else /* this iteration ends the cycle */
+          m = s->restart = j + 1;
+      }
       if (done) {
         ++j;
         break;
@@ -313,8 +419,9 @@ static tpmg_status gmres(tpmg_solver *s, const void *b, void *x, double bnorm, d
     /* y = H^{-1} g by back substitution; x += Z y (left: V y) */
     for (int i = j - 1; i >= 0; --i) {
       double sum = g[i];
-      for (int p = i + 1; p < j; ++p) sum -= H[i * m + p] * y[p];
-      y[i] = sum / H[i * m + i];
+      for (int p = i + 1; p < j; ++p)
+        sum -= H[i * ld + p] * y[p];
+      y[i] = sum / H[i * ld + i];
     }
     TPMG_CALL(axpys(s, j, y, s->left ? V : Z, x, NULL));
     TPMG_CALL(residual(s, b, x, r, &rnorm));
@@ -390,7 +497,8 @@ static tpmg_status true_residual(tpmg_solver *s, const void *b, const void *x, d
   if (s->q == TPMG_DOUBLE) {
     TPMG_CALL(tpmg_partition_laplace(s->grid, s->fine, TPMG_DOUBLE, x, s->vectors[0]));
     TPMG_CALL(ctx->ops->axpby(ctx, TPMG_DOUBLE, n, 1.0, b, -1.0, s->vectors[0]));
-    TPMG_CALL(tpmg_partition_dot(s->grid, s->fine, TPMG_DOUBLE, s->vectors[0], s->vectors[0], result));
+    TPMG_CALL(
+        tpmg_partition_dot(s->grid, s->fine, TPMG_DOUBLE, s->vectors[0], s->vectors[0], result));
   } else {
     TPMG_CALL(ctx->ops->convert(ctx, n, TPMG_FLOAT, x, TPMG_DOUBLE, s->check[0]));
     TPMG_CALL(ctx->ops->convert(ctx, n, TPMG_FLOAT, b, TPMG_DOUBLE, s->check[1]));
@@ -412,8 +520,10 @@ tpmg_status tpmg_solver_solve(tpmg_solver *solver, const void *b, void *x,
   if (!b || !x || b == x)
     status = tpmg_error_set(ctx, TPMG_ERROR_ARGUMENT, __FILE__, __LINE__,
                             "b %p and x %p must be distinct non-NULL vectors", b, x);
-  if (status == TPMG_SUCCESS) status = tpmg_vector_check(ctx, "tpmg_solver_solve: b", b, s->q, n);
-  if (status == TPMG_SUCCESS) status = tpmg_vector_check(ctx, "tpmg_solver_solve: x", x, s->q, n);
+  if (status == TPMG_SUCCESS)
+    status = tpmg_vector_check(ctx, "tpmg_solver_solve: b", b, s->q, n);
+  if (status == TPMG_SUCCESS)
+    status = tpmg_vector_check(ctx, "tpmg_solver_solve: x", x, s->q, n);
   TPMG_CALL(tpmg_comm_agree(ctx, status));
   tpmg_solver_type type = s->options.type;
   void *r = s->vectors[0];
