@@ -380,16 +380,19 @@ tpmg_grid_options tpmg_grid_options_default(void);
 
 /** Create the level hierarchy 0..fine_level and its 1D data (mass, stiffness,
  *  patch eigenpairs, transfer) in both precisions on the context's memory space.
- *  Level 0 is the coarse mesh; its interior DoFs are solved directly and must
- *  not exceed TPMG_MAX_COARSE_DOFS.
+ *  Level 0 is the coarse mesh as given, of any size. Below it the grid keeps
+ *  hidden levels for the multigrid hierarchy: while every direction has an
+ *  even number of cells, all are halved at once (24 x 24 x 24 -> 12 -> 6 -> 3;
+ *  7 x 5 x 3: none). Level numbers in this API are the user's, 0..fine_level;
+ *  the hidden levels are reached only by tpmg_multigrid and tpmg_solver.
  *
  *  On a context of P > 1 ranks (tpmg_context_options.mpi_comm) the call is
  *  collective and the options must be the same on every rank. Levels are split
  *  along their last direction (y in 2D, z in 3D) into P slabs of whole cells,
- *  in rank order: the coarsest level with at least 2P cells along it is cut
- *  into nearly equal slabs, and every finer level is cut where those cuts
- *  refine to; coarser levels are kept whole on every rank. A rank's level
- *  vector holds its slab and up to two ghost cells on each side
+ *  in rank order: the coarsest level (hidden levels included) with at least 2P
+ *  cells along it is cut into nearly equal slabs, and every finer level is cut
+ *  where those cuts refine to; coarser levels are kept whole on every rank. A
+ *  rank's level vector holds its slab and up to two ghost cells on each side
  *  (tpmg_grid_level_layout); it owns the DoF planes from its slab's lower face
  *  up to its upper face, exclusive, the last rank also the top face. Ghost
  *  entries are the library's: any call may overwrite them, and results are
@@ -403,6 +406,10 @@ tpmg_grid_options tpmg_grid_options_default(void);
  *  status, with the message of the lowest failing rank. */
 tpmg_status tpmg_grid_create(tpmg_context *ctx, const tpmg_grid_options *options, tpmg_grid **grid);
 
+/** The exact coarse solver (tpmg_coarse, the multigrid's bottom level) keeps a
+ *  dense inverse in the context's memory, applied by the backend, for a level
+ *  with at most this many interior DoFs; above, it solves by fast
+ *  diagonalization on the host (b downloaded, x uploaded). Not a limit. */
 #define TPMG_MAX_COARSE_DOFS 4096
 
 /** Drop the caller's grid; *grid = NULL (NULL accepted). The grid is freed
@@ -542,10 +549,11 @@ typedef struct {
 /** Default multigrid options: double, FUSED, symmetric. */
 tpmg_multigrid_options tpmg_multigrid_options_default(void);
 
-/** The V-cycle hierarchy on levels 0..fine_level (paper Algorithm 1): one pre-
- *  and one post-smoothing step, the coarse level solved exactly (a dense
- *  inverse of its interior matrix, built by fast diagonalization). Allocates
- *  all level vectors once.
+/** The V-cycle hierarchy on levels 0..fine_level and the grid's hidden levels
+ *  below level 0 (paper Algorithm 1): one pre- and one post-smoothing step on
+ *  every level but the bottom one, the bottom level (the coarsest hidden level,
+ *  or level 0 if there is none) solved exactly as tpmg_coarse solves a level.
+ *  Allocates all level vectors once.
  *  @param[in]  options options, or NULL for the defaults
  *  @param[out] mg owned by the caller, free with tpmg_multigrid_destroy */
 tpmg_status tpmg_multigrid_create(tpmg_grid *grid, const tpmg_multigrid_options *options,
@@ -561,7 +569,8 @@ tpmg_status tpmg_multigrid_precondition(tpmg_multigrid *mg, tpmg_precision preci
                                         const void *r, void *z);
 
 /** Full multigrid's first pass (paper Algorithm 2, lines 1-5): b is restricted
- *  to every level, level 0 solved, then prolongation and one V-cycle per level.
+ *  to every level (hidden levels included), the bottom level solved, then
+ *  prolongation and one V-cycle per level.
  *  Writes x on the finest level (Dirichlet entries zero). b and x are in the
  *  hierarchy's precision, or double for a float hierarchy (converted). */
 tpmg_status tpmg_multigrid_fmg(tpmg_multigrid *mg, tpmg_precision precision, const void *b,
@@ -577,10 +586,17 @@ tpmg_status tpmg_multigrid_destroy(tpmg_multigrid **mg);
 
 typedef struct tpmg_coarse tpmg_coarse;
 
-/** The exact solver of level 0, as the V-cycle uses it: a dense inverse of
- *  the interior matrix, built on the host by fast diagonalization (its
- *  Kronecker-sum structure, as a patch's) and kept in the context's memory.
- *  @param[out] coarse owned by the caller, free with tpmg_coarse_destroy */
+/** The exact solver of level 0 (the coarse mesh as given), as the V-cycle
+ *  solves its bottom level. The interior matrix is a Kronecker sum of 1D
+ *  matrices, as a patch's, so it is inverted by fast diagonalization with the
+ *  1D eigenpairs: up to TPMG_MAX_COARSE_DOFS interior DoFs into a dense
+ *  inverse kept in the context's memory and applied there; above, applied on
+ *  the host in double in O(n_I sum_d n_d) operations (tpmg_coarse_apply then
+ *  moves b and x between the context's memory and the host).
+ *  @param[out] coarse owned by the caller, free with tpmg_coarse_destroy
+ *  @return TPMG_ERROR_UNSUPPORTED for more than 46340 interior points in one
+ *  direction (the 1D eigenproblems are dense; tpmg_multigrid_create and
+ *  tpmg_solver_create refuse such a bottom level likewise) */
 tpmg_status tpmg_coarse_create(tpmg_grid *grid, tpmg_precision precision, tpmg_coarse **coarse);
 
 /** x_I = A_II^{-1} b_I on level 0, x_B = 0 on Dirichlet DoFs. b and x are
