@@ -20,6 +20,8 @@ static const mesh_case cases[] = {
     {2, 3, 3, {2, 3, 1}, {0, 2, 0, 1, 0, 1}},
     {3, 2, 3, {1, 1, 1}, {0, 1, 0, 1, 0, 1}},
     {3, 4, 2, {1, 2, 3}, {0, 1, 0, 1, 0, 2}},
+    {3, 2, 2, {2, 2, 8}, {0, 1, 0, 1, 0, 4}},  /* a hidden level below level 0, split */
+    {2, 5, 1, {5, 41, 1}, {0, 1, 0, 8, 0, 1}}, /* level 0 split, solved on the host */
 };
 
 /* Solve on ctx; the solution downloaded into doubles (this rank's vector). */
