@@ -258,14 +258,14 @@ void app_problem_finish(app_problem *p, double target_dofs) {
       app_usage_error("--box %s: needs a_%d < b_%d", p->box_text, d, d);
   if (p->dim == 2)
     p->cells[2] = 1;
-  double coarse_interior = 1;
-  for (int d = 0; d < p->dim; ++d)
-    coarse_interior *= (double)p->cells[d] * p->degree - 1;
-  if (coarse_interior > TPMG_MAX_COARSE_DOFS)
-    app_usage_error("--cells %s: the coarse mesh has %.0f interior DoFs at degree %d, at most %d "
-                    "are supported",
-                    p->cells_text ? p->cells_text : (p->dim == 2 ? "1,1" : "1,1,1"),
-                    coarse_interior, p->degree, TPMG_MAX_COARSE_DOFS);
+  /* a coarse mesh of any size, as long as level 1's vectors can be indexed
+   * (the library's bound on the finest level, tpmg_grid_create) */
+  double coarse_dofs = app_level_dofs(p->dim, p->degree, p->cells, 0);
+  if (app_level_dofs(p->dim, p->degree, p->cells, 1) * sizeof(double) >= 0x1p62)
+    app_usage_error("--cells %s: the coarse mesh has %.3g DoFs at degree %d; its first "
+                    "refinement's vectors would overflow the index type",
+                    p->cells_text ? p->cells_text : (p->dim == 2 ? "1,1" : "1,1,1"), coarse_dofs,
+                    p->degree);
   if (p->level == 0)
     p->level = app_choose_level(p->dim, p->degree, p->cells, target_dofs);
   /* the library's box range (tpmg_grid_options.box), named by the option */

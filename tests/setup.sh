@@ -10,6 +10,8 @@ set -euo pipefail
 # address/undefined-behaviour sanitizers (gcc's libgomp, libasan, libubsan),
 # CMake >= 3.20, and the tools that tests call.
 packages=(cmake gcc g++ make python3 valgrind)
+# MPI: contexts on a communicator, the programs under mpirun, the MPI tests
+mpi_packages=(libopenmpi-dev openmpi-bin)
 
 # The fuzz targets (tests/fuzz/): clang with libFuzzer and the sanitizers'
 # runtimes, and LLVM's OpenMP runtime for clang's -fopenmp.
@@ -23,7 +25,7 @@ installed() {
   dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q '^install ok installed$'
 }
 
-wanted=("${packages[@]}" "${fuzz_packages[@]}" "${bridge_packages[@]}")
+wanted=("${packages[@]}" "${mpi_packages[@]}" "${fuzz_packages[@]}" "${bridge_packages[@]}")
 missing=()
 for package in "${wanted[@]}"; do
   installed "$package" || missing+=("$package")

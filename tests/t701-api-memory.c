@@ -64,10 +64,10 @@ static void run(int dim, int k, int L, tpmg_mode mode) {
   tpmg_grid_options bad = tpmg_grid_options_default();
   bad.dim = 2;
   bad.degree = 10;
-  bad.fine_level = 1;
-  bad.cells[0] = bad.cells[1] = 10; /* coarse level too large */
+  bad.fine_level = TPMG_MAX_FINE_LEVEL;
+  bad.cells[0] = bad.cells[1] = 10; /* the finest level's vectors would overflow */
   tpmg_grid *g2 = NULL;
-  REF_CHECK(tpmg_grid_create(ctx, &bad, &g2) != TPMG_SUCCESS, "oversized coarse grid accepted");
+  REF_CHECK(tpmg_grid_create(ctx, &bad, &g2) != TPMG_SUCCESS, "oversized fine level accepted");
   tpmg_solver_options bad_solver = tpmg_solver_options_default();
   bad_solver.tolerance = -1;
   tpmg_solver *s2 = NULL;

@@ -390,8 +390,7 @@ static void bad_files(tpmg_context *ctx) {
   bad_file(&s, "level 0", 4, "level 0", GOOD_N, -1, 0, 0, ARG, "fine_level 0");
   bad_file(&s, "level 40", 4, "level 40", GOOD_N, -1, 0, 0, ARG, "fine_level 40");
   bad_file(&s, "cells 0", 5, "cells 0 1", GOOD_N, -1, 0, 0, ARG, "cells[0] = 0");
-  bad_file(&s, "coarse mesh too large", 5, "cells 100 100", GOOD_N, -1, 0, 0, ARG,
-           "interior DoFs");
+  bad_file(&s, "cells -3", 5, "cells 100 -3", GOOD_N, -1, 0, 0, ARG, "cells[1] = -3");
   bad_file(&s, "box reversed", 6, "box 1 0 0 1", GOOD_N, -1, 0, 0, ARG, "box[0] = [1, 0]");
   bad_file(&s, "box nan", 6, "box 0 1 nan 1", GOOD_N, -1, 0, 0, ARG, "box[1]");
   bad_file(&s, "box inf", 6, "box 0 inf 0 1", GOOD_N, -1, 0, 0, ARG, "box[0]");

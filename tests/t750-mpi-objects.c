@@ -23,6 +23,8 @@ static const mesh_case cases[] = {
     {3, 3, 3, {1, 1, 1}, {0, 1, 0, 1, 0, 1}},  /* coarse levels whole on every rank */
     {3, 1, 3, {2, 1, 3}, {0, 2, 0, 1, 0, 3}},  /* several coarse cells */
     {3, 2, 2, {1, 2, 8}, {0, 1, 0, 1, 0, 0.5}}, /* level 0 split */
+    {3, 2, 2, {2, 2, 8}, {0, 1, 0, 1, 0, 4}},    /* a hidden level below level 0 */
+    {2, 5, 1, {5, 41, 1}, {0, 1, 0, 8, 0, 1}},   /* level 0 split, solved on the host */
 };
 
 static uint64_t seed = 12345;

@@ -20,6 +20,8 @@ static const mesh_case cases[] = {
     {2, 3, 3, {2, 3, 1}, {0, 2, 0, 1, 0, 1}},
     {3, 2, 3, {1, 1, 1}, {0, 1, 0, 1, 0, 1}},
     {3, 4, 2, {1, 2, 3}, {0, 1, 0, 1, 0, 2}},
+    {3, 2, 2, {2, 2, 8}, {0, 1, 0, 1, 0, 4}},  /* a hidden level below level 0, split */
+    {2, 5, 1, {5, 41, 1}, {0, 1, 0, 8, 0, 1}}, /* level 0 split, solved on the host */
 };
 
 /* Solve on ctx; the solution downloaded into doubles (this rank's vector). */
@@ -77,10 +79,13 @@ static void compare(tpmg_context *one, tpmg_context *all, const mesh_case *m,
   REF_CHECK(difference <= tolerance, "%s: solutions differ by %.3e (tolerance %.1e)", name,
             difference, tolerance);
   /* float solves end near float's rounding: their residuals and errors agree
-   * to a few per cent, the others' to far more than the tests ask */
+   * to a few per cent; a mixed solve's final residual carries the float
+   * V-cycle's rounding of its last correction (1e-2); double's agree to 1e-3
+   * (the true residual of a 1e-10 solve is itself only that accurate) */
   int single = o->mode == TPMG_MODE_FLOAT;
+  double agree = single ? 0.1 : o->mode == TPMG_MODE_MIXED ? 1e-2 : 1e-3;
   REF_CHECK(fabs(r1.residual_reduction - r2.residual_reduction) <=
-                (single ? 0.1 : 1e-3) * r1.residual_reduction + 1e-14,
+                agree * r1.residual_reduction + 1e-14,
             "%s: residual reduction %.6e on one process, %.6e on P ranks", name,
             r1.residual_reduction, r2.residual_reduction);
   if (rhs == TPMG_RHS_SINE)

@@ -163,7 +163,8 @@ static void check_bricks_2d(tpmg_context *cpu, tpmg_precision p, int k, uint64_t
 /* A 3D grid with several bricks in x and y (C cells each) and several z blocks
  * (G segments of C_s cells each, marched), by brick_table. Per degree a coarse
  * mesh and a level: the level is at least 1 and the coarse mesh has at most
- * TPMG_MAX_COARSE_DOFS interior DoFs (k = 8: 7 * 15 * 39 = 4095). The level's
+ * TPMG_MAX_COARSE_DOFS interior DoFs (k = 8: 7 * 15 * 39 = 4095), so that its
+ * coarse solve is the backend's dense one, checked here. The level's
  * cells per direction as full bricks + the last one: the number of bricks (in
  * z: G x C_s of the precision)
  *   k  coarse     level C  x         y          z double             z float            DoFs

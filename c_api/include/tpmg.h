@@ -36,6 +36,15 @@
  * - A level vector holds every DoF of the level, Dirichlet DoFs included, in
  *   global lexicographic order, x fastest: index = i + N_0 (j + N_1 m), where
  *   N_d = n_d 2^level k + 1.
+ * - Processes: a context made with tpmg_context_options.mpi_comm spans the
+ *   ranks of that communicator. Every function of its grids and the objects
+ *   made from them is then collective (every rank calls it, with the same
+ *   options) and returns the same status on every rank; a level vector holds
+ *   the rank's slab of the level and its ghost planes (tpmg_grid_create,
+ *   tpmg_grid_level_layout), so "index" above is offset by the rank's first
+ *   plane. The tpmg_vector_* functions act on the rank's own entries (no
+ *   communication, no sum over ranks); the objects' dot products and norms
+ *   are the whole level's.
  * - The level operator is the Laplace matrix with Dirichlet DoFs eliminated:
  *   interior rows and columns are those of the finite element matrix, a
  *   Dirichlet row is the identity row. Every object takes its grid's context;
@@ -371,16 +380,19 @@ tpmg_grid_options tpmg_grid_options_default(void);
 
 /** Create the level hierarchy 0..fine_level and its 1D data (mass, stiffness,
  *  patch eigenpairs, transfer) in both precisions on the context's memory space.
- *  Level 0 is the coarse mesh; its interior DoFs are solved directly and must
- *  not exceed TPMG_MAX_COARSE_DOFS.
+ *  Level 0 is the coarse mesh as given, of any size. Below it the grid keeps
+ *  hidden levels for the multigrid hierarchy: while every direction has an
+ *  even number of cells, all are halved at once (24 x 24 x 24 -> 12 -> 6 -> 3;
+ *  7 x 5 x 3: none). Level numbers in this API are the user's, 0..fine_level;
+ *  the hidden levels are reached only by tpmg_multigrid and tpmg_solver.
  *
  *  On a context of P > 1 ranks (tpmg_context_options.mpi_comm) the call is
  *  collective and the options must be the same on every rank. Levels are split
  *  along their last direction (y in 2D, z in 3D) into P slabs of whole cells,
- *  in rank order: the coarsest level with at least 2P cells along it is cut
- *  into nearly equal slabs, and every finer level is cut where those cuts
- *  refine to; coarser levels are kept whole on every rank. A rank's level
- *  vector holds its slab and up to two ghost cells on each side
+ *  in rank order: the coarsest level (hidden levels included) with at least 2P
+ *  cells along it is cut into nearly equal slabs, and every finer level is cut
+ *  where those cuts refine to; coarser levels are kept whole on every rank. A
+ *  rank's level vector holds its slab and up to two ghost cells on each side
  *  (tpmg_grid_level_layout); it owns the DoF planes from its slab's lower face
  *  up to its upper face, exclusive, the last rank also the top face. Ghost
  *  entries are the library's: any call may overwrite them, and results are
@@ -394,6 +406,10 @@ tpmg_grid_options tpmg_grid_options_default(void);
  *  status, with the message of the lowest failing rank. */
 tpmg_status tpmg_grid_create(tpmg_context *ctx, const tpmg_grid_options *options, tpmg_grid **grid);
 
+/** The exact coarse solver (tpmg_coarse, the multigrid's bottom level) keeps a
+ *  dense inverse in the context's memory, applied by the backend, for a level
+ *  with at most this many interior DoFs; above, it solves by fast
+ *  diagonalization on the host (b downloaded, x uploaded). Not a limit. */
 #define TPMG_MAX_COARSE_DOFS 4096
 
 /** Drop the caller's grid; *grid = NULL (NULL accepted). The grid is freed
@@ -533,10 +549,11 @@ typedef struct {
 /** Default multigrid options: double, FUSED, symmetric. */
 tpmg_multigrid_options tpmg_multigrid_options_default(void);
 
-/** The V-cycle hierarchy on levels 0..fine_level (paper Algorithm 1): one pre-
- *  and one post-smoothing step, the coarse level solved exactly (a dense
- *  inverse of its interior matrix, built by fast diagonalization). Allocates
- *  all level vectors once.
+/** The V-cycle hierarchy on levels 0..fine_level and the grid's hidden levels
+ *  below level 0 (paper Algorithm 1): one pre- and one post-smoothing step on
+ *  every level but the bottom one, the bottom level (the coarsest hidden level,
+ *  or level 0 if there is none) solved exactly as tpmg_coarse solves a level.
+ *  Allocates all level vectors once.
  *  @param[in]  options options, or NULL for the defaults
  *  @param[out] mg owned by the caller, free with tpmg_multigrid_destroy */
 tpmg_status tpmg_multigrid_create(tpmg_grid *grid, const tpmg_multigrid_options *options,
@@ -552,7 +569,8 @@ tpmg_status tpmg_multigrid_precondition(tpmg_multigrid *mg, tpmg_precision preci
                                         const void *r, void *z);
 
 /** Full multigrid's first pass (paper Algorithm 2, lines 1-5): b is restricted
- *  to every level, level 0 solved, then prolongation and one V-cycle per level.
+ *  to every level (hidden levels included), the bottom level solved, then
+ *  prolongation and one V-cycle per level.
  *  Writes x on the finest level (Dirichlet entries zero). b and x are in the
  *  hierarchy's precision, or double for a float hierarchy (converted). */
 tpmg_status tpmg_multigrid_fmg(tpmg_multigrid *mg, tpmg_precision precision, const void *b,
@@ -568,10 +586,17 @@ tpmg_status tpmg_multigrid_destroy(tpmg_multigrid **mg);
 
 typedef struct tpmg_coarse tpmg_coarse;
 
-/** The exact solver of level 0, as the V-cycle uses it: a dense inverse of
- *  the interior matrix, built on the host by fast diagonalization (its
- *  Kronecker-sum structure, as a patch's) and kept in the context's memory.
- *  @param[out] coarse owned by the caller, free with tpmg_coarse_destroy */
+/** The exact solver of level 0 (the coarse mesh as given), as the V-cycle
+ *  solves its bottom level. The interior matrix is a Kronecker sum of 1D
+ *  matrices, as a patch's, so it is inverted by fast diagonalization with the
+ *  1D eigenpairs: up to TPMG_MAX_COARSE_DOFS interior DoFs into a dense
+ *  inverse kept in the context's memory and applied there; above, applied on
+ *  the host in double in O(n_I sum_d n_d) operations (tpmg_coarse_apply then
+ *  moves b and x between the context's memory and the host).
+ *  @param[out] coarse owned by the caller, free with tpmg_coarse_destroy
+ *  @return TPMG_ERROR_UNSUPPORTED for more than 46340 interior points in one
+ *  direction (the 1D eigenproblems are dense; tpmg_multigrid_create and
+ *  tpmg_solver_create refuse such a bottom level likewise) */
 tpmg_status tpmg_coarse_create(tpmg_grid *grid, tpmg_precision precision, tpmg_coarse **coarse);
 
 /** x_I = A_II^{-1} b_I on level 0, x_B = 0 on Dirichlet DoFs. b and x are
@@ -790,7 +815,17 @@ const char *tpmg_precision_name(tpmg_precision value);
  * and "end"), then the vector as binary little-endian doubles; doc/design.md
  * gives the details. Problems with a file (one that cannot be opened, read or
  * written, or whose contents are malformed) return TPMG_ERROR_ARGUMENT with a
- * message naming the file and what is wrong. */
+ * message naming the file and what is wrong.
+ *
+ * On a context of P > 1 ranks both calls are collective, and the file is the
+ * same, byte for byte, whatever P: it holds the whole fine level in its
+ * lexicographic order. Each rank passes and receives the part of the vector
+ * that its level vectors hold (tpmg_grid_level_layout of the fine level: the
+ * planes [first, first + count), count * plane doubles, tpmg_grid_level_size's
+ * n_dofs). A failure on one rank only (a file that one rank cannot open, a
+ * non-finite entry on one rank's part) fails the call on every rank with the
+ * same status and the message of the lowest failing rank, prefixed "rank R of
+ * P: ". */
 
 /** Write a setup file: the grid's options (dim, degree, fine level, coarse
  *  cells, box), the test problem and, optionally, the fine level's
@@ -806,11 +841,22 @@ const char *tpmg_precision_name(tpmg_precision value);
  *                  host memory (whatever the context's backend), in the level's
  *                  lexicographic order with the Dirichlet entries holding g,
  *                  i.e. what tpmg_problem_rhs produces; borrowed. Every entry
- *                  must be finite.
- *  @param[in] path the file to write
+ *                  must be finite. With P ranks: this rank's part, n_dofs of
+ *                  tpmg_grid_level_size (the planes [first, first + count) of
+ *                  tpmg_grid_level_layout, what a level vector of the rank holds
+ *                  downloaded to the host); only the owned planes are checked and
+ *                  written, the ghost planes are ignored. Either every rank
+ *                  passes b or none does.
+ *  @param[in] path the file to write. With P ranks rank 0 writes it (after
+ *                  receiving every rank's owned planes in blocks, so that it
+ *                  never holds more than its own part and one block); the
+ *                  other ranks' path is only checked for being non-empty.
  *  @return TPMG_ERROR_ARGUMENT for a NULL grid or path, an unknown rhs, a
- *  non-finite entry of b (naming its index) or a file that cannot be written
- *  (naming the path and the system's reason). */
+ *  non-finite entry of b (naming its index, and with P ranks its index in the
+ *  whole fine level), a file that cannot be written (naming the path and the
+ *  system's reason), or ranks that disagree on rhs or on whether b is NULL;
+ *  TPMG_ERROR_MEMORY if rank 0 cannot allocate its receive block. With P ranks
+ *  every rank returns the same status (see above). */
 tpmg_status tpmg_setup_write(const tpmg_grid *grid, tpmg_rhs rhs, const double *b,
                              const char *path);
 
@@ -820,20 +866,31 @@ tpmg_status tpmg_setup_write(const tpmg_grid *grid, tpmg_rhs rhs, const double *
  *  options by tpmg_grid_create, and the vector for its length (that of the
  *  fine level), for missing or extra bytes and for non-finite entries. The
  *  vector is checked even when b is NULL.
+ *  With P ranks every rank opens and reads the file itself (a file system
+ *  that every rank sees alike is assumed): the header, then only the planes
+ *  that its level vectors hold (together the whole vector: every entry is
+ *  still checked); the rank whose planes end the vector checks the file's end.
+ *  The ranks agree on the header before creating the grid.
  *  @param[in]  ctx  the context the grid is created on
- *  @param[in]  path the file to read
+ *  @param[in]  path the file to read (by every rank)
  *  @param[out] grid the grid; owned by the caller, free with tpmg_grid_destroy
  *  @param[out] rhs  the test problem (TPMG_RHS_ONE, TPMG_RHS_SINE or TPMG_RHS_ONES)
  *  @param[out] b    NULL if the vector is not wanted; else *b is the file's
  *                   vector, n_dofs doubles of the fine level in host memory
  *                   allocated with malloc (the caller frees it with free()), or
- *                   NULL when the file holds none
+ *                   NULL when the file holds none. With P ranks: this rank's
+ *                   part, n_dofs of tpmg_grid_level_size (the planes [first,
+ *                   first + count) of tpmg_grid_level_layout, ghost planes
+ *                   included, from the file), ready to upload into a level
+ *                   vector as is
  *  @return TPMG_ERROR_ARGUMENT for a NULL argument, a file that cannot be read
  *  or is malformed (the message names the path, the line and the value);
  *  TPMG_ERROR_UNSUPPORTED for another version of the format; any status of
  *  tpmg_grid_create (its message after the path); TPMG_ERROR_MEMORY if the
- *  vector cannot be allocated. On failure nothing is allocated, *grid is NULL,
- *  *b is NULL (where b is not NULL) and *rhs is unchanged. */
+ *  vector cannot be allocated. With P ranks every rank returns the same
+ *  status (see above), also TPMG_ERROR_ARGUMENT where the ranks read headers
+ *  that differ. On failure nothing is allocated, *grid is NULL, *b is NULL
+ *  (where b is not NULL) and *rhs is unchanged. */
 tpmg_status tpmg_setup_read(tpmg_context *ctx, const char *path, tpmg_grid **grid, tpmg_rhs *rhs,
                             double **b);
 

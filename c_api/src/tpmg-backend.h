@@ -14,8 +14,9 @@
 extern "C" {
 #endif
 
-/* levels 0..TPMG_MAX_FINE_LEVEL, and one to spare */
-#define TPMG_MAX_LEVELS (TPMG_MAX_FINE_LEVEL + 2)
+/* levels 0..TPMG_MAX_FINE_LEVEL, one to spare, and the hidden levels below
+ * level 0 (tpmg-grid.c): at most 30 halvings of an int cell count */
+#define TPMG_MAX_LEVELS (TPMG_MAX_FINE_LEVEL + 2 + 31)
 #define TPMG_PI 3.14159265358979323846
 
 /* ---- errors ------------------------------------------------------------ */
@@ -84,7 +85,7 @@ typedef struct {
 typedef struct {
   int dim;
   int degree;
-  int level;
+  int level;            /* the user's level number; < 0: hidden (below level 0) */
   tpmg_index cells[3];  /* cells per direction */
   tpmg_index n[3];      /* DoFs per direction: cells k + 1 */
   tpmg_index n_dofs;    /* n[0] n[1] n[2] */

@@ -1,112 +1,338 @@
-/* The exact solver of level 0. Its interior matrix is, like a patch matrix, a
- * Kronecker sum of 1D matrices, A_I = sum_d K_d ⊗ M_others, with the global 1D
- * mass and stiffness of the coarse mesh restricted to interior points. Fast
- * diagonalization (K_d S_d = M_d S_d Λ_d) gives each column of A_I^{-1} in
- * O(n_I sum_d n_d) operations, so the dense inverse costs O(n_I^2 sum_d n_d)
- * instead of a Cholesky factorization's O(n_I^3); the backend applies it as a
- * dense matrix-vector product. */
+/* The exact solver of one level: the bottom of the multigrid hierarchy (the
+ * grid's level index 0, below the user's coarse mesh where its cells could
+ * be halved), or the user's level 0 for tpmg_coarse_create. Its interior
+ * matrix is, like a patch matrix, a Kronecker sum of 1D matrices,
+ *   A_I = sum_d M_2 ⊗ .. ⊗ K_d ⊗ .. ⊗ M_0,
+ * with the global 1D mass M_d and stiffness K_d of the level restricted to its
+ * n_d interior points. With the generalized eigenpairs K_d S_d = M_d S_d Λ_d,
+ * S_d^T M_d S_d = I, fast diagonalization (Lynch, Rice and Thomas 1964; the
+ * paper's eq. 2.8 for a patch) gives
+ *   A_I^{-1} = (S_2 ⊗ S_1 ⊗ S_0) (Λ_2 ⊕ Λ_1 ⊕ Λ_0)^{-1} (S_2 ⊗ S_1 ⊗ S_0)^T,
+ * applied in O(n_I sum_d n_d) operations by one small matrix product per
+ * direction, with storage O(sum_d n_d^2).
+ *
+ * Up to TPMG_MAX_COARSE_DOFS interior DoFs the solver builds the dense
+ * inverse from it (column j is A_I^{-1} e_j, O(n_I^2 sum_d n_d) in all) and
+ * the backend applies it (coarse_solve: on a GPU no vector leaves the
+ * device). Above, it keeps S_d and Λ_d on the host and applies the formula
+ * there in double: b is downloaded, x uploaded. */
+#include <float.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tpmg-impl.h"
 
 struct tpmg_coarse {
-  tpmg_grid *grid; /* referenced */
+  tpmg_grid *grid;         /* referenced */
+  int index;               /* the level's grid index */
+  const tpmg_level *level; /* the whole level */
   tpmg_precision precision;
-  void *inverse; /* n_I x n_I in backend memory */
+  int n[3];              /* interior points per direction; 1 beyond dim */
+  tpmg_index n_interior; /* n[0] n[1] n[2] */
+  /* n_interior <= TPMG_MAX_COARSE_DOFS: the dense inverse in backend memory */
+  void *inverse;
   size_t bytes;
-  /* level 0 split among ranks: the whole level's b and x on every rank */
+  /* otherwise, in host memory: S_d and S_d^T (n_d x n_d row-major), the
+   * eigenvalue sums Λ_2 ⊕ Λ_1 ⊕ Λ_0 (n_interior), a level vector of the
+   * solver's precision and two interior tensors */
+  double *S[3], *ST[3], *eigenvalues;
+  void *host;
+  double *t, *w;
+  /* the level split among ranks: the whole level's b and x on every rank */
   void *whole_b, *whole_x;
   size_t whole_bytes;
 };
 
-/* y = (S_2 ⊗ S_1 ⊗ S_0) applied to the tensor t (x fastest), in place via w. */
-static void apply_kronecker(int dim, const int *n, double *const *S, double *t, double *w) {
-  int m[3] = {n[0], dim > 1 ? n[1] : 1, dim > 2 ? n[2] : 1};
+/* out = (A_2 ⊗ A_1 ⊗ A_0) in for the tensor in (x fastest), A_d = op[d]
+ * (n_d x n_d row-major): per direction d, with the tensor as [outer][n_d][inner],
+ * out[o][i][s] = sum_j A_d[i][j] in[o][j][s]. in and out alternate; the result
+ * ends in in. */
+static void apply_kronecker(int n_threads, int dim, const int *n, double *const *op, double *in,
+                            double *out) {
+  tpmg_index total = (tpmg_index)n[0] * n[1] * n[2];
   for (int d = 0; d < dim; ++d) {
-    int stride = d == 0 ? 1 : d == 1 ? m[0] : m[0] * m[1];
-    int len = m[d], total = m[0] * m[1] * m[2];
-    for (int base = 0; base < total; ++base) {
-      if ((base / stride) % len != 0) continue;
-      for (int i = 0; i < len; ++i) {
-        double s = 0.0;
-        for (int j = 0; j < len; ++j) s += S[d][i * len + j] * t[base + j * stride];
-        w[base + i * stride] = s;
+    const tpmg_index len = n[d], inner = d == 0 ? 1 : d == 1 ? n[0] : (tpmg_index)n[0] * n[1];
+    const tpmg_index outer = total / (len * inner);
+    const double *A = op[d];
+#pragma omp parallel for collapse(2) schedule(static) num_threads(n_threads) if (total > 4096)
+    for (tpmg_index o = 0; o < outer; ++o)
+      for (tpmg_index i = 0; i < len; ++i) {
+        const double *row = A + i * len, *src = in + o * len * inner;
+        double *dst = out + (o * len + i) * inner;
+        if (inner == 1) {
+          double sum = 0.0;
+          for (tpmg_index j = 0; j < len; ++j)
+            sum += row[j] * src[j];
+          dst[0] = sum;
+          continue;
+        }
+        for (tpmg_index s = 0; s < inner; ++s)
+          dst[s] = 0.0;
+        for (tpmg_index j = 0; j < len; ++j) {
+          const double a = row[j], *line = src + j * inner;
+          for (tpmg_index s = 0; s < inner; ++s)
+            dst[s] += a * line[s];
+        }
       }
-    }
-    memcpy(t, w, sizeof(double) * total);
+    double *swap = in;
+    in = out;
+    out = swap;
   }
+  if (dim % 2)
+    memcpy(out, in, sizeof(double) * (size_t)total);
 }
 
-tpmg_status tpmg_coarse_create(tpmg_grid *grid, tpmg_precision precision, tpmg_coarse **coarse) {
-  if (!grid) return TPMG_ERROR_ARGUMENT;
-  tpmg_context *ctx = grid->ctx;
-  TPMG_CHECK(ctx, coarse, TPMG_ERROR_ARGUMENT, "coarse is NULL");
-  TPMG_CHECK(ctx, precision == TPMG_DOUBLE || precision == TPMG_FLOAT, TPMG_ERROR_ARGUMENT,
-             "unknown precision %d", (int)precision);
-  const tpmg_level *lvl = &grid->global[0];
-  int dim = lvl->dim, k = lvl->degree, n[3] = {1, 1, 1};
-  tpmg_index n_interior = 1;
-  for (int d = 0; d < dim; ++d) {
-    n[d] = (int)lvl->n[d] - 2;
-    n_interior *= n[d];
+/* The generalized eigenpairs K S = M S Λ, S^T M S = I, of the level's 1D
+ * interior matrices (symmetric, bandwidth k, M positive definite), n x n
+ * row-major, eigenvalues ascending; S[i n + j] is entry i of eigenvector j.
+ * The patches' tpmg_basis_generalized_eigen (cyclic Jacobi, O(n^3) per sweep)
+ * is too slow for the n_d of a large coarse level, so the standard route,
+ * O(n^3) in all: M = L L^T (banded), C = L^{-1} K L^{-T}, Householder
+ * tridiagonalization C = Q T Q^T, implicit symmetric QR steps with Wilkinson
+ * shifts on T (Golub and Van Loan, Matrix Computations, §8.3), S = L^{-T} Q.
+ * Q is kept transposed (rows are vectors) so that every update runs along
+ * rows. Returns the largest residual ||K s - λ M s||_inf / (||K||_inf
+ * ||s||_inf), or -1 if M is not positive definite, QR does not converge or
+ * memory runs out. */
+static double generalized_eigen(int n, int k, const double *K, const double *M, double *S,
+                                double *lambda) {
+  size_t nn = (size_t)n * n;
+  double *L = calloc(nn, sizeof(double)), *C = malloc(sizeof(double) * nn);
+  double *Qt = malloc(sizeof(double) * nn), *e = malloc(sizeof(double) * (size_t)n);
+  double *v = malloc(sizeof(double) * (size_t)n), *w = malloc(sizeof(double) * (size_t)n);
+  int *order = malloc(sizeof(int) * (size_t)n);
+  double result = -1.0;
+  if (!L || !C || !Qt || !e || !v || !w || !order)
+    goto done;
+#define BAND_LO(i) ((i)-k > 0 ? (i)-k : 0)
+  /* banded Cholesky M = L L^T */
+  for (int i = 0; i < n; ++i)
+    for (int j = BAND_LO(i); j <= i; ++j) {
+      double sum = M[(size_t)i * n + j];
+      for (int p = BAND_LO(i); p < j; ++p)
+        sum -= L[(size_t)i * n + p] * L[(size_t)j * n + p];
+      if (i == j) {
+        if (!(sum > 0.0))
+          goto done;
+        L[(size_t)i * n + i] = sqrt(sum);
+      } else {
+        L[(size_t)i * n + j] = sum / L[(size_t)j * n + j];
+      }
+    }
+  /* Qt = L^{-1} K by rows, then C = L^{-1} Qt^T (symmetric) */
+  for (int pass = 0; pass < 2; ++pass) {
+    double *dst = pass == 0 ? Qt : C;
+    for (int i = 0; i < n; ++i) {
+      double *row = dst + (size_t)i * n;
+      for (int j = 0; j < n; ++j)
+        row[j] = pass == 0 ? K[(size_t)i * n + j] : Qt[(size_t)j * n + i];
+      for (int p = BAND_LO(i); p < i; ++p) {
+        const double l = L[(size_t)i * n + p], *prev = dst + (size_t)p * n;
+        for (int j = 0; j < n; ++j)
+          row[j] -= l * prev[j];
+      }
+      const double inv = 1.0 / L[(size_t)i * n + i];
+      for (int j = 0; j < n; ++j)
+        row[j] *= inv;
+    }
   }
-  tpmg_coarse *c = calloc(1, sizeof(*c));
-  TPMG_CHECK(ctx, c, TPMG_ERROR_MEMORY, "allocating the coarse solver failed");
-  c->grid = grid;
-  tpmg_grid_reference(grid);
-  c->precision = precision;
+  /* Householder: C = Q T Q^T with T in (lambda, e), e[i] = T[i+1][i] */
+  for (size_t i = 0; i < nn; ++i)
+    Qt[i] = 0.0;
+  for (int i = 0; i < n; ++i)
+    Qt[(size_t)i * n + i] = 1.0;
+  for (int j = 0; j + 2 < n; ++j) {
+    int m = n - j - 1; /* the reflector acts on j+1..n-1 */
+    double norm = 0.0;
+    for (int a = 0; a < m; ++a) {
+      v[a] = C[(size_t)(j + 1 + a) * n + j];
+      norm += v[a] * v[a];
+    }
+    norm = sqrt(norm);
+    double alpha = v[0] > 0.0 ? -norm : norm;
+    v[0] -= alpha;
+    double vv = 0.0;
+    for (int a = 0; a < m; ++a)
+      vv += v[a] * v[a];
+    for (int a = 0; a < m; ++a)
+      C[(size_t)(j + 1 + a) * n + j] = C[(size_t)j * n + j + 1 + a] = a == 0 ? alpha : 0.0;
+    if (vv == 0.0)
+      continue;
+    const double beta = 2.0 / vv;
+    /* A22 -= v w^T + w v^T, w = p - (beta/2)(p^T v) v, p = beta A22 v */
+    double pv = 0.0;
+    for (int a = 0; a < m; ++a) {
+      const double *row = C + (size_t)(j + 1 + a) * n + j + 1;
+      double sum = 0.0;
+      for (int b = 0; b < m; ++b)
+        sum += row[b] * v[b];
+      w[a] = beta * sum;
+      pv += w[a] * v[a];
+    }
+    for (int a = 0; a < m; ++a)
+      w[a] -= 0.5 * beta * pv * v[a];
+    for (int a = 0; a < m; ++a) {
+      double *row = C + (size_t)(j + 1 + a) * n + j + 1;
+      for (int b = 0; b < m; ++b)
+        row[b] -= v[a] * w[b] + w[a] * v[b];
+    }
+    /* Qt = H Qt on its rows j+1..n-1, with e as the row vector v^T Qt */
+    for (int col = 0; col < n; ++col)
+      e[col] = 0.0;
+    for (int a = 0; a < m; ++a) {
+      const double *row = Qt + (size_t)(j + 1 + a) * n;
+      for (int col = 0; col < n; ++col)
+        e[col] += v[a] * row[col];
+    }
+    for (int a = 0; a < m; ++a) {
+      double *row = Qt + (size_t)(j + 1 + a) * n;
+      const double f = beta * v[a];
+      for (int col = 0; col < n; ++col)
+        row[col] -= f * e[col];
+    }
+  }
+  for (int i = 0; i < n; ++i) {
+    lambda[i] = C[(size_t)i * n + i];
+    e[i] = i + 1 < n ? C[(size_t)(i + 1) * n + i] : 0.0;
+  }
+  /* implicit symmetric QR steps on the unreduced block l..m, from the bottom */
+  int steps = 0;
+  for (int m = n - 1; m > 0;) {
+    if (fabs(e[m - 1]) <= DBL_EPSILON * (fabs(lambda[m - 1]) + fabs(lambda[m]))) {
+      e[m - 1] = 0.0;
+      --m;
+      continue;
+    }
+    if (++steps > 30 * n)
+      goto done;
+    int l = m - 1;
+    while (l > 0 && fabs(e[l - 1]) > DBL_EPSILON * (fabs(lambda[l - 1]) + fabs(lambda[l])))
+      --l;
+    const double delta = 0.5 * (lambda[m - 1] - lambda[m]), t = e[m - 1];
+    const double mu = lambda[m] - t * t / (delta + copysign(hypot(delta, t), delta));
+    double x = lambda[l] - mu, z = e[l], bulge = 0.0;
+    for (int i = l; i < m; ++i) {
+      const double r = hypot(x, z), c = r == 0.0 ? 1.0 : x / r, s = r == 0.0 ? 0.0 : z / r;
+      if (i > l)
+        e[i - 1] = r;
+      const double a = lambda[i], b = e[i], d = lambda[i + 1];
+      lambda[i] = c * c * a + 2.0 * c * s * b + s * s * d;
+      lambda[i + 1] = s * s * a - 2.0 * c * s * b + c * c * d;
+      e[i] = c * s * (d - a) + (c * c - s * s) * b;
+      if (i + 1 < m) {
+        bulge = s * e[i + 1];
+        e[i + 1] *= c;
+        x = e[i];
+        z = bulge;
+      }
+      double *qi = Qt + (size_t)i * n, *qj = qi + n;
+      for (int col = 0; col < n; ++col) {
+        const double u = qi[col], u1 = qj[col];
+        qi[col] = c * u + s * u1;
+        qj[col] = -s * u + c * u1;
+      }
+    }
+  }
+  /* ascending; S = L^{-T} Q by back substitution, per eigenvector */
+  for (int i = 0; i < n; ++i)
+    order[i] = i;
+  for (int i = 1; i < n; ++i)
+    for (int j = i; j > 0 && lambda[order[j]] < lambda[order[j - 1]]; --j) {
+      int swap = order[j];
+      order[j] = order[j - 1];
+      order[j - 1] = swap;
+    }
+  for (int j = 0; j < n; ++j) {
+    const double *q = Qt + (size_t)order[j] * n;
+    w[j] = lambda[order[j]];
+    for (int i = n - 1; i >= 0; --i) {
+      double sum = q[i];
+      for (int p = i + 1; p <= i + k && p < n; ++p)
+        sum -= L[(size_t)p * n + i] * S[(size_t)p * n + j];
+      S[(size_t)i * n + j] = sum / L[(size_t)i * n + i];
+    }
+  }
+  for (int j = 0; j < n; ++j)
+    lambda[j] = w[j];
+  /* residual, with the band of K and M */
+  double knorm = 0.0, residual = 0.0;
+  for (int i = 0; i < n; ++i) {
+    double row = 0.0;
+    for (int j = BAND_LO(i); j <= i + k && j < n; ++j)
+      row += fabs(K[(size_t)i * n + j]);
+    knorm = fmax(knorm, row);
+  }
+  for (int j = 0; j < n; ++j) {
+    double r = 0.0, snorm = 0.0;
+    for (int i = 0; i < n; ++i) {
+      double sum = 0.0;
+      for (int p = BAND_LO(i); p <= i + k && p < n; ++p)
+        sum += (K[(size_t)i * n + p] - lambda[j] * M[(size_t)i * n + p]) * S[(size_t)p * n + j];
+      r = fmax(r, fabs(sum));
+      snorm = fmax(snorm, fabs(S[(size_t)i * n + j]));
+    }
+    residual = fmax(residual, r / (knorm * snorm));
+  }
+  result = residual;
+#undef BAND_LO
+done:
+  free(L);
+  free(C);
+  free(Qt);
+  free(e);
+  free(v);
+  free(w);
+  free(order);
+  return result;
+}
 
+/* The 1D eigenpairs of the level's interior, direction d: S (n x n), lambda (n). */
+static tpmg_status eigenpairs(tpmg_context *ctx, const tpmg_level *lvl, int d, int n, double *S,
+                              double *lambda) {
+  int k = lvl->degree;
   double cm[(TPMG_MAX_DEGREE_2D + 1) * (TPMG_MAX_DEGREE_2D + 1)];
   double ck[(TPMG_MAX_DEGREE_2D + 1) * (TPMG_MAX_DEGREE_2D + 1)];
   tpmg_basis_cell_matrices(k, cm, ck);
-  double *S[3] = {NULL, NULL, NULL}, *lambda[3] = {NULL, NULL, NULL};
-  double *M = NULL, *K = NULL, *inverse = NULL, *t = NULL, *w = NULL;
-  void *converted = NULL;
-  tpmg_status status = TPMG_SUCCESS;
-  if (grid->part[0].distributed) {
-    c->whole_bytes = (size_t)lvl->n_dofs * tpmg_precision_size(precision);
-    status = tpmg_malloc(ctx, c->whole_bytes, "coarse level, whole", &c->whole_b);
-    if (status == TPMG_SUCCESS)
-      status = tpmg_malloc(ctx, c->whole_bytes, "coarse level, whole", &c->whole_x);
-  }
-  if (status != TPMG_SUCCESS || n_interior == 0) goto done;
-
-  for (int d = 0; d < dim && status == TPMG_SUCCESS; ++d) {
-    size_t nn = (size_t)n[d] * n[d];
-    S[d] = malloc(sizeof(double) * nn);
-    lambda[d] = malloc(sizeof(double) * n[d]);
-    M = calloc(nn, sizeof(double));
-    K = calloc(nn, sizeof(double));
-    if (!S[d] || !lambda[d] || !M || !K) {
-      status = tpmg_error_set(ctx, TPMG_ERROR_MEMORY, __FILE__, __LINE__, "coarse 1D matrices");
-      break;
-    }
-    /* global 1D matrices of level 0 on the interior points 1..N-2 */
-    for (tpmg_index cell = 0; cell < lvl->cells[d]; ++cell)
-      for (int a = 0; a <= k; ++a)
-        for (int b = 0; b <= k; ++b) {
-          long i = (long)(cell * k + a) - 1, j = (long)(cell * k + b) - 1;
-          if (i < 0 || j < 0 || i >= n[d] || j >= n[d]) continue;
-          M[i * n[d] + j] += lvl->h[d] * cm[a * (k + 1) + b];
-          K[i * n[d] + j] += ck[a * (k + 1) + b] / lvl->h[d];
-        }
-    double residual = tpmg_basis_generalized_eigen(n[d], K, M, S[d], lambda[d]);
-    if (!(residual >= 0.0 && residual < 1e-10))
-      status = tpmg_error_set(ctx, TPMG_ERROR_NUMERICAL, __FILE__, __LINE__,
-                              "coarse eigenproblem, direction %d (%d points): residual %g", d,
-                              n[d], residual);
+  size_t nn = (size_t)n * n;
+  double *M = calloc(nn, sizeof(double)), *K = calloc(nn, sizeof(double));
+  if (!M || !K) {
     free(M);
     free(K);
-    M = K = NULL;
+    return tpmg_error_set(ctx, TPMG_ERROR_MEMORY, __FILE__, __LINE__,
+                          "coarse 1D matrices of %d points", n);
   }
-  if (status != TPMG_SUCCESS) goto done;
+  /* global 1D matrices of the level on the interior points 1..N-2 */
+  for (tpmg_index cell = 0; cell < lvl->cells[d]; ++cell)
+    for (int a = 0; a <= k; ++a)
+      for (int b = 0; b <= k; ++b) {
+        long i = (long)(cell * k + a) - 1, j = (long)(cell * k + b) - 1;
+        if (i < 0 || j < 0 || i >= n || j >= n)
+          continue;
+        M[i * n + j] += lvl->h[d] * cm[a * (k + 1) + b];
+        K[i * n + j] += ck[a * (k + 1) + b] / lvl->h[d];
+      }
+  double residual = generalized_eigen(n, k, K, M, S, lambda);
+  free(M);
+  free(K);
+  TPMG_CHECK(ctx, residual >= 0.0 && residual < 1e-10, TPMG_ERROR_NUMERICAL,
+             "coarse eigenproblem on level %d, direction %d (%d points): residual %g", lvl->level,
+             d, n, residual);
+  return TPMG_SUCCESS;
+}
 
-  /* column j of A_I^{-1} = (⊗S) D^{-1} (⊗S)^T e_j, where (⊗S)^T e_j is the
-   * Kronecker product of the rows j_d of the S_d */
-  inverse = malloc(sizeof(double) * (size_t)n_interior * (size_t)n_interior);
-  t = malloc(sizeof(double) * (size_t)n_interior);
-  w = malloc(sizeof(double) * (size_t)n_interior);
+/* The dense inverse, column j = (⊗S) Λ^{-1} (⊗S)^T e_j, where (⊗S)^T e_j is the
+ * Kronecker product of the rows j_d of the S_d; uploaded in the solver's
+ * precision. */
+static tpmg_status build_inverse(tpmg_context *ctx, tpmg_coarse *c, double *const *S,
+                                 double *const *lambda) {
+  const int *n = c->n, dim = c->level->dim;
+  const tpmg_index n_interior = c->n_interior;
+  double *inverse = malloc(sizeof(double) * (size_t)n_interior * (size_t)n_interior);
+  double *t = malloc(sizeof(double) * (size_t)n_interior);
+  double *w = malloc(sizeof(double) * (size_t)n_interior);
+  void *converted = NULL;
+  tpmg_status status = TPMG_SUCCESS;
   if (!inverse || !t || !w) {
     status = tpmg_error_set(ctx, TPMG_ERROR_MEMORY, __FILE__, __LINE__,
                             "coarse inverse of %lld DoFs", (long long)n_interior);
@@ -123,13 +349,13 @@ tpmg_status tpmg_coarse_create(tpmg_grid *grid, tpmg_precision precision, tpmg_c
       }
       t[i] = value / eigenvalue;
     }
-    apply_kronecker(dim, n, S, t, w);
+    apply_kronecker(1, dim, n, S, t, w);
     memcpy(inverse + j * n_interior, t, sizeof(double) * (size_t)n_interior); /* symmetric */
   }
 
-  c->bytes = (size_t)n_interior * (size_t)n_interior * tpmg_precision_size(precision);
+  c->bytes = (size_t)n_interior * (size_t)n_interior * tpmg_precision_size(c->precision);
   const void *src = inverse;
-  if (precision == TPMG_FLOAT) {
+  if (c->precision == TPMG_FLOAT) {
     converted = malloc(c->bytes);
     if (!converted) {
       status = tpmg_error_set(ctx, TPMG_ERROR_MEMORY, __FILE__, __LINE__, "coarse inverse");
@@ -140,19 +366,110 @@ tpmg_status tpmg_coarse_create(tpmg_grid *grid, tpmg_precision precision, tpmg_c
     src = converted;
   }
   status = tpmg_malloc(ctx, c->bytes, "coarse inverse", &c->inverse);
-  if (status == TPMG_SUCCESS) status = ctx->ops->upload(ctx, c->inverse, src, c->bytes);
-
+  if (status == TPMG_SUCCESS)
+    status = ctx->ops->upload(ctx, c->inverse, src, c->bytes);
 done:
-  for (int d = 0; d < 3; ++d) {
-    free(S[d]);
-    free(lambda[d]);
-  }
-  free(M);
-  free(K);
   free(inverse);
   free(t);
   free(w);
   free(converted);
+  return status;
+}
+
+/* What the host solve keeps: S_d^T, the eigenvalue sums and its buffers (S_d
+ * and lambda_d are the caller's, S_d kept). */
+static tpmg_status build_host_solver(tpmg_context *ctx, tpmg_coarse *c, double *const *lambda) {
+  const int *n = c->n, dim = c->level->dim;
+  const tpmg_index n_interior = c->n_interior;
+  for (int d = 0; d < dim; ++d) {
+    c->ST[d] = malloc(sizeof(double) * (size_t)n[d] * (size_t)n[d]);
+    if (!c->ST[d])
+      break;
+    for (int i = 0; i < n[d]; ++i)
+      for (int j = 0; j < n[d]; ++j)
+        c->ST[d][i * n[d] + j] = c->S[d][j * n[d] + i];
+  }
+  c->eigenvalues = malloc(sizeof(double) * (size_t)n_interior);
+  c->t = malloc(sizeof(double) * (size_t)n_interior);
+  c->w = malloc(sizeof(double) * (size_t)n_interior);
+  c->host = malloc((size_t)c->level->n_dofs * tpmg_precision_size(c->precision));
+  TPMG_CHECK(ctx, c->ST[dim - 1] && c->eigenvalues && c->t && c->w && c->host, TPMG_ERROR_MEMORY,
+             "host buffers of the coarse solver (%lld interior DoFs, %lld DoFs)",
+             (long long)n_interior, (long long)c->level->n_dofs);
+  for (tpmg_index i = 0; i < n_interior; ++i) {
+    int id[3] = {(int)(i % n[0]), (int)(i / n[0] % n[1]), (int)(i / n[0] / n[1])};
+    double eigenvalue = 0.0;
+    for (int d = 0; d < dim; ++d)
+      eigenvalue += lambda[d][id[d]];
+    c->eigenvalues[i] = eigenvalue;
+  }
+  return TPMG_SUCCESS;
+}
+
+tpmg_status tpmg_coarse_create(tpmg_grid *grid, tpmg_precision precision, tpmg_coarse **coarse) {
+  if (!grid)
+    return TPMG_ERROR_ARGUMENT;
+  tpmg_context *ctx = grid->ctx;
+  TPMG_CHECK(ctx, coarse, TPMG_ERROR_ARGUMENT, "coarse is NULL");
+  TPMG_CHECK(ctx, precision == TPMG_DOUBLE || precision == TPMG_FLOAT, TPMG_ERROR_ARGUMENT,
+             "unknown precision %d", (int)precision);
+  int index = 0;
+  TPMG_CALL(tpmg_grid_check_level(grid, 0, 0, &index));
+  return tpmg_coarse_create_index(grid, index, precision, coarse);
+}
+
+/* grid, coarse and precision checked by the caller */
+tpmg_status tpmg_coarse_create_index(tpmg_grid *grid, int index, tpmg_precision precision,
+                                     tpmg_coarse **coarse) {
+  tpmg_context *ctx = grid->ctx;
+  const tpmg_level *lvl = &grid->global[index]; /* the whole level, on every rank */
+  /* the 1D eigenproblem indexes its n_d x n_d matrices by int */
+  for (int d = 0; d < lvl->dim; ++d)
+    TPMG_CHECK(ctx, lvl->n[d] - 2 <= 46340, TPMG_ERROR_UNSUPPORTED,
+               "coarse solver on level %d: %lld interior points in direction %d, at most 46340",
+               lvl->level, (long long)(lvl->n[d] - 2), d);
+  tpmg_coarse *c = calloc(1, sizeof(*c));
+  TPMG_CHECK(ctx, c, TPMG_ERROR_MEMORY, "allocating the coarse solver failed");
+  c->grid = grid;
+  tpmg_grid_reference(grid);
+  c->index = index;
+  c->level = lvl;
+  c->precision = precision;
+  c->n_interior = 1;
+  for (int d = 0; d < 3; ++d) {
+    c->n[d] = d < lvl->dim ? (int)lvl->n[d] - 2 : 1;
+    c->n_interior *= c->n[d];
+  }
+  tpmg_status status = TPMG_SUCCESS;
+  double *lambda[3] = {NULL, NULL, NULL};
+  if (grid->part[index].distributed) {
+    c->whole_bytes = (size_t)lvl->n_dofs * tpmg_precision_size(precision);
+    status = tpmg_malloc(ctx, c->whole_bytes, "coarse level, whole", &c->whole_b);
+    if (status == TPMG_SUCCESS)
+      status = tpmg_malloc(ctx, c->whole_bytes, "coarse level, whole", &c->whole_x);
+  }
+  for (int d = 0; d < lvl->dim && c->n_interior > 0 && status == TPMG_SUCCESS; ++d) {
+    c->S[d] = malloc(sizeof(double) * (size_t)c->n[d] * (size_t)c->n[d]);
+    lambda[d] = malloc(sizeof(double) * (size_t)c->n[d]);
+    if (!c->S[d] || !lambda[d])
+      status = tpmg_error_set(ctx, TPMG_ERROR_MEMORY, __FILE__, __LINE__,
+                              "coarse 1D eigenpairs of %d points", c->n[d]);
+    else
+      status = eigenpairs(ctx, lvl, d, c->n[d], c->S[d], lambda[d]);
+  }
+  if (status == TPMG_SUCCESS && c->n_interior > 0) {
+    if (c->n_interior <= TPMG_MAX_COARSE_DOFS) {
+      status = build_inverse(ctx, c, c->S, lambda);
+      for (int d = 0; d < 3; ++d) {
+        free(c->S[d]);
+        c->S[d] = NULL;
+      }
+    } else {
+      status = build_host_solver(ctx, c, lambda);
+    }
+  }
+  for (int d = 0; d < 3; ++d)
+    free(lambda[d]);
   status = tpmg_comm_agree(ctx, status);
   if (status != TPMG_SUCCESS) {
     tpmg_coarse_destroy(&c);
@@ -162,10 +479,46 @@ done:
   return TPMG_SUCCESS;
 }
 
+/* x_I = A_I^{-1} b_I by fast diagonalization on the host, x_B = 0. */
+static tpmg_status host_solve(tpmg_coarse *c, const void *b, void *x) {
+  tpmg_context *ctx = c->grid->ctx;
+  const tpmg_level *lvl = c->level;
+  const int *n = c->n, n_threads = tpmg_backend_threads(ctx);
+  const tpmg_index n0 = lvl->n[0], n1 = lvl->n[1], z0 = lvl->dim == 3 ? 1 : 0;
+  const size_t bytes = (size_t)lvl->n_dofs * tpmg_precision_size(c->precision);
+  const int single = c->precision == TPMG_FLOAT;
+  float *hf = c->host;
+  double *hd = c->host;
+  TPMG_CALL(ctx->ops->download(ctx, c->host, b, bytes));
+  for (tpmg_index i2 = 0; i2 < n[2]; ++i2)
+    for (tpmg_index i1 = 0; i1 < n[1]; ++i1)
+      for (tpmg_index i0 = 0; i0 < n[0]; ++i0) {
+        tpmg_index g = 1 + i0 + n0 * (1 + i1 + n1 * (z0 + i2));
+        c->t[i0 + n[0] * (i1 + n[1] * i2)] = single ? (double)hf[g] : hd[g];
+      }
+  apply_kronecker(n_threads, lvl->dim, n, c->ST, c->t, c->w);
+  for (tpmg_index i = 0; i < c->n_interior; ++i)
+    c->t[i] /= c->eigenvalues[i];
+  apply_kronecker(n_threads, lvl->dim, n, c->S, c->t, c->w);
+  memset(c->host, 0, bytes);
+  for (tpmg_index i2 = 0; i2 < n[2]; ++i2)
+    for (tpmg_index i1 = 0; i1 < n[1]; ++i1)
+      for (tpmg_index i0 = 0; i0 < n[0]; ++i0) {
+        tpmg_index g = 1 + i0 + n0 * (1 + i1 + n1 * (z0 + i2));
+        double value = c->t[i0 + n[0] * (i1 + n[1] * i2)];
+        if (single)
+          hf[g] = (float)value;
+        else
+          hd[g] = value;
+      }
+  return ctx->ops->upload(ctx, x, c->host, bytes);
+}
+
 tpmg_status tpmg_coarse_apply(tpmg_coarse *coarse, const void *b, void *x) {
-  if (!coarse) return TPMG_ERROR_ARGUMENT;
+  if (!coarse)
+    return TPMG_ERROR_ARGUMENT;
   tpmg_context *ctx = coarse->grid->ctx;
-  tpmg_index n = coarse->grid->levels[0].n_dofs;
+  tpmg_index n = coarse->grid->levels[coarse->index].n_dofs;
   tpmg_status status = TPMG_SUCCESS;
   if (!b || !x || b == x)
     status = tpmg_error_set(ctx, TPMG_ERROR_ARGUMENT, __FILE__, __LINE__,
@@ -178,29 +531,45 @@ tpmg_status tpmg_coarse_apply(tpmg_coarse *coarse, const void *b, void *x) {
   return tpmg_coarse_solve(coarse, b, x);
 }
 
-/* A level 0 split among ranks is gathered whole onto every rank, solved there
+/* The whole level's solve: the backend's dense inverse, or on the host. */
+static tpmg_status solve_whole(tpmg_coarse *c, const void *b, void *x) {
+  tpmg_context *ctx = c->grid->ctx;
+  if (c->n_interior > TPMG_MAX_COARSE_DOFS)
+    return host_solve(c, b, x);
+  return ctx->ops->coarse_solve(ctx, c->level, c->precision, c->inverse, b, x);
+}
+
+/* A level split among ranks is gathered whole onto every rank, solved there
  * (the same on every rank) and cut back to this rank's box. */
 tpmg_status tpmg_coarse_solve(tpmg_coarse *coarse, const void *b, void *x) {
-  tpmg_context *ctx = coarse->grid->ctx;
   const tpmg_grid *grid = coarse->grid;
-  tpmg_precision p = coarse->precision;
-  if (!grid->part[0].distributed)
-    return ctx->ops->coarse_solve(ctx, &grid->levels[0], p, coarse->inverse, b, x);
-  TPMG_CALL(tpmg_partition_gather(grid, 0, p, b, coarse->whole_b));
-  TPMG_CALL(
-      ctx->ops->coarse_solve(ctx, &grid->global[0], p, coarse->inverse, coarse->whole_b,
-                             coarse->whole_x));
-  return tpmg_partition_extract(grid, 0, p, coarse->whole_x, x);
+  int l = coarse->index;
+  if (!grid->part[l].distributed)
+    return solve_whole(coarse, b, x);
+  TPMG_CALL(tpmg_partition_gather(grid, l, coarse->precision, b, coarse->whole_b));
+  TPMG_CALL(solve_whole(coarse, coarse->whole_b, coarse->whole_x));
+  return tpmg_partition_extract(grid, l, coarse->precision, coarse->whole_x, x);
 }
 
 tpmg_status tpmg_coarse_destroy(tpmg_coarse **coarse) {
-  if (!coarse) return TPMG_ERROR_ARGUMENT;
-  if (!*coarse) return TPMG_SUCCESS;
-  tpmg_grid *grid = (*coarse)->grid;
-  tpmg_free(grid->ctx, (*coarse)->bytes, (*coarse)->inverse);
-  tpmg_free(grid->ctx, (*coarse)->whole_bytes, (*coarse)->whole_b);
-  tpmg_free(grid->ctx, (*coarse)->whole_bytes, (*coarse)->whole_x);
-  free(*coarse);
+  if (!coarse)
+    return TPMG_ERROR_ARGUMENT;
+  tpmg_coarse *c = *coarse;
+  if (!c)
+    return TPMG_SUCCESS;
+  tpmg_grid *grid = c->grid;
+  tpmg_free(grid->ctx, c->bytes, c->inverse);
+  tpmg_free(grid->ctx, c->whole_bytes, c->whole_b);
+  tpmg_free(grid->ctx, c->whole_bytes, c->whole_x);
+  for (int d = 0; d < 3; ++d) {
+    free(c->S[d]);
+    free(c->ST[d]);
+  }
+  free(c->eigenvalues);
+  free(c->host);
+  free(c->t);
+  free(c->w);
+  free(c);
   tpmg_grid_release(grid);
   *coarse = NULL;
   return TPMG_SUCCESS;

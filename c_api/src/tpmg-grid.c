@@ -1,6 +1,14 @@
 /* The grid: levels 0..L of a refined subdivided hyper-rectangle and the 1D
  * data of each level, built on the host in double and uploaded once in both
- * precisions. */
+ * precisions.
+ *
+ * Below the user's coarse mesh (level 0) the grid adds hidden levels while
+ * every direction has an even number of cells, halving all directions at once
+ * (n_d = 2 m_d -> m_d), so that the cells keep their aspect ratio and each
+ * hidden level is refined into the next by the same bisection as the user's
+ * levels: 24 x 24 x 24 -> 12 -> 6 -> 3, 300 x 100 -> 150 x 50 -> 75 x 25,
+ * 7 x 5 x 3 none. grid->levels[] holds the hidden levels first: the user's
+ * level l is levels[hidden + l] (tpmg_grid_check_level maps them). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,13 +74,6 @@ static tpmg_status check_options(tpmg_context *ctx, const tpmg_grid_options *o) 
              "the index or size type",
              o->fine_level, o->cells[0], o->cells[1], o->dim == 3 ? o->cells[2] : 1, o->degree,
              total);
-  tpmg_index coarse = 1;
-  for (int d = 0; d < o->dim; ++d) coarse *= (tpmg_index)o->cells[d] * o->degree - 1;
-  TPMG_CHECK(ctx, coarse <= TPMG_MAX_COARSE_DOFS, TPMG_ERROR_ARGUMENT,
-             "the coarse mesh (cells %d,%d,%d, degree %d) has %lld interior DoFs; the direct "
-             "coarse solver takes at most %d: use fewer coarse cells",
-             o->cells[0], o->cells[1], o->dim == 3 ? o->cells[2] : 1, o->degree, (long long)coarse,
-             TPMG_MAX_COARSE_DOFS);
   return TPMG_SUCCESS;
 }
 
@@ -205,8 +206,19 @@ tpmg_status tpmg_grid_create(tpmg_context *ctx, const tpmg_grid_options *options
     g->options.box[4] = 0.0;
     g->options.box[5] = 1.0;
   }
-  g->n_levels = options->fine_level + 1;
   int k = options->degree, dim = options->dim;
+  int bottom[3] = {options->cells[0], options->cells[1], options->cells[2]};
+  for (;;) {
+    int even = 1;
+    for (int d = 0; d < dim; ++d)
+      even = even && bottom[d] % 2 == 0;
+    if (!even)
+      break;
+    for (int d = 0; d < dim; ++d)
+      bottom[d] /= 2;
+    g->hidden++;
+  }
+  g->n_levels = g->hidden + options->fine_level + 1;
   size_t count = level_data_count(dim, k);
   double *host = malloc(count * sizeof(double));
   float *host_float = malloc(count * sizeof(float));
@@ -219,12 +231,12 @@ tpmg_status tpmg_grid_create(tpmg_context *ctx, const tpmg_grid_options *options
     tpmg_level *lvl = &g->levels[l];
     lvl->dim = dim;
     lvl->degree = k;
-    lvl->level = l;
+    lvl->level = l - g->hidden;
     lvl->unit = &g->unit;
     lvl->n_dofs = 1;
     for (int d = 0; d < 3; ++d) {
       int real = d < dim;
-      lvl->cells[d] = real ? (tpmg_index)options->cells[d] << l : 1;
+      lvl->cells[d] = real ? (tpmg_index)bottom[d] << l : 1;
       lvl->n[d] = real ? lvl->cells[d] * k + 1 : 1;
       lvl->h[d] = real ? (options->box[2 * d + 1] - options->box[2 * d]) / (double)lvl->cells[d]
                        : 1.0;
@@ -292,19 +304,22 @@ tpmg_status tpmg_grid_context(const tpmg_grid *grid, tpmg_context **ctx) {
   return TPMG_SUCCESS;
 }
 
-tpmg_status tpmg_grid_check_level(const tpmg_grid *grid, int level, int min_level) {
-  TPMG_CHECK(grid->ctx, level >= min_level && level < grid->n_levels, TPMG_ERROR_ARGUMENT,
-             "level %d: must be %d..%d", level, min_level, grid->n_levels - 1);
+tpmg_status tpmg_grid_check_level(const tpmg_grid *grid, int level, int min_level, int *index) {
+  int fine_level = grid->n_levels - 1 - grid->hidden;
+  TPMG_CHECK(grid->ctx, level >= min_level && level <= fine_level, TPMG_ERROR_ARGUMENT,
+             "level %d: must be %d..%d", level, min_level, fine_level);
+  *index = grid->hidden + level;
   return TPMG_SUCCESS;
 }
 
 tpmg_status tpmg_grid_level_layout(const tpmg_grid *grid, int level, tpmg_level_layout *layout) {
   if (!grid) return TPMG_ERROR_ARGUMENT;
   TPMG_CHECK(grid->ctx, layout, TPMG_ERROR_ARGUMENT, "layout is NULL");
-  TPMG_CALL(tpmg_grid_check_level(grid, level, 0));
-  const tpmg_part *part = &grid->part[level];
+  int index = 0;
+  TPMG_CALL(tpmg_grid_check_level(grid, level, 0, &index));
+  const tpmg_part *part = &grid->part[index];
   layout->distributed = part->distributed;
-  for (int d = 0; d < 3; ++d) layout->n_global[d] = grid->global[level].n[d];
+  for (int d = 0; d < 3; ++d) layout->n_global[d] = grid->global[index].n[d];
   layout->plane = part->plane;
   layout->first = part->first;
   layout->count = part->count;
@@ -316,9 +331,12 @@ tpmg_status tpmg_grid_level_layout(const tpmg_grid *grid, int level, tpmg_level_
 tpmg_status tpmg_grid_level_size(const tpmg_grid *grid, int level, tpmg_index *n_dofs,
                                  tpmg_index n_1d[3]) {
   if (!grid) return TPMG_ERROR_ARGUMENT;
-  TPMG_CALL(tpmg_grid_check_level(grid, level, 0));
-  if (n_dofs) *n_dofs = grid->levels[level].n_dofs;
+  int index = 0;
+  TPMG_CALL(tpmg_grid_check_level(grid, level, 0, &index));
+  if (n_dofs)
+    *n_dofs = grid->levels[index].n_dofs;
   if (n_1d)
-    for (int d = 0; d < 3; ++d) n_1d[d] = grid->levels[level].n[d];
+    for (int d = 0; d < 3; ++d)
+      n_1d[d] = grid->levels[index].n[d];
   return TPMG_SUCCESS;
 }

@@ -59,8 +59,9 @@ struct tpmg_grid {
   tpmg_context *ctx;                 /* referenced: ctx->refs counts this grid */
   int refs;                          /* the caller's handle plus one per object using the grid */
   tpmg_grid_options options;
-  int n_levels;                      /* fine_level + 1 */
-  tpmg_level levels[TPMG_MAX_LEVELS];
+  int hidden;                           /* levels below the user's level 0 (tpmg-grid.c) */
+  int n_levels;                         /* hidden + fine_level + 1 */
+  tpmg_level levels[TPMG_MAX_LEVELS];   /* the hidden levels, then the user's 0..fine_level */
   void *data_block[TPMG_MAX_LEVELS][2]; /* backend memory behind levels[l].data[p] */
   size_t data_bytes[TPMG_MAX_LEVELS][2];
   tpmg_unit_data unit; /* levels[l].unit points here */
@@ -72,8 +73,20 @@ struct tpmg_grid {
   int cut_level;
 };
 
-/* Validated access for the object files. */
-tpmg_status tpmg_grid_check_level(const tpmg_grid *grid, int level, int min_level);
+/* Validated access for the object files, the one place where a user's level
+ * number (0 = the coarse mesh as given) becomes an index into grid->levels:
+ * level must be min_level..fine_level; *index = hidden + level. */
+tpmg_status tpmg_grid_check_level(const tpmg_grid *grid, int level, int min_level, int *index);
+
+/* The objects of one level by its index into grid->levels (hidden levels
+ * included), for the multigrid hierarchy. The public create functions check
+ * their arguments and the user's level, then call these with the index; a
+ * smoother needs index >= 1. */
+tpmg_status tpmg_smoother_create_index(tpmg_grid *grid, int index, tpmg_precision precision,
+                                       const tpmg_smoother_options *options,
+                                       tpmg_smoother **smoother);
+tpmg_status tpmg_coarse_create_index(tpmg_grid *grid, int index, tpmg_precision precision,
+                                     tpmg_coarse **coarse);
 
 /* Lifetimes. An object that uses a grid takes a reference on it when it is
  * created (tpmg_grid_reference) and drops it as the last step of being freed

@@ -1,6 +1,10 @@
 /* The multigrid hierarchy: the V-cycle (paper Algorithm 1) and the first pass
  * of full multigrid (paper Algorithm 2), written once over backend operations,
- * so that on a GPU no vector leaves the device. */
+ * so that on a GPU no vector leaves the device (except in the bottom solve of
+ * a level with more than TPMG_MAX_COARSE_DOFS interior DoFs, tpmg-coarse.c).
+ * Levels are the grid's indices: the hidden levels below the user's coarse
+ * mesh (tpmg-grid.c) are smoothed like every other level, and the bottom,
+ * index 0, is solved exactly. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -9,7 +13,7 @@
 struct tpmg_multigrid {
   tpmg_grid *grid; /* referenced */
   tpmg_multigrid_options options;
-  int fine;                                 /* finest level L */
+  int fine;                                  /* finest level L, a grid index */
   tpmg_smoother *smoothers[TPMG_MAX_LEVELS]; /* levels 1..L */
   tpmg_coarse *coarse;
   /* per level: right-hand side / defect b, iterate x, residual r; on level L, b
@@ -42,9 +46,10 @@ tpmg_status tpmg_multigrid_create(tpmg_grid *grid, const tpmg_multigrid_options 
   m->fine = grid->n_levels - 1;
   tpmg_smoother_options smoother_options = tpmg_smoother_options_default();
   smoother_options.variant = opts.smoother;
-  tpmg_status status = tpmg_coarse_create(grid, opts.precision, &m->coarse);
+  tpmg_status status = tpmg_coarse_create_index(grid, 0, opts.precision, &m->coarse);
   for (int l = 1; l <= m->fine && status == TPMG_SUCCESS; ++l)
-    status = tpmg_smoother_create(grid, l, opts.precision, &smoother_options, &m->smoothers[l]);
+    status =
+        tpmg_smoother_create_index(grid, l, opts.precision, &smoother_options, &m->smoothers[l]);
   for (int l = 1; l <= m->fine; ++l) {
     size_t bytes = tpmg_partition_restrict_scratch(grid, l, opts.precision);
     if (bytes > m->scratch_bytes) m->scratch_bytes = bytes;

@@ -18,9 +18,10 @@ tpmg_status tpmg_operator_create(tpmg_grid *grid, int level, tpmg_precision prec
   TPMG_CHECK(ctx, op, TPMG_ERROR_ARGUMENT, "op is NULL");
   TPMG_CHECK(ctx, precision == TPMG_DOUBLE || precision == TPMG_FLOAT, TPMG_ERROR_ARGUMENT,
              "unknown precision %d", (int)precision);
-  TPMG_CALL(tpmg_grid_check_level(grid, level, 0));
+  int index = 0;
+  TPMG_CALL(tpmg_grid_check_level(grid, level, 0, &index));
   if (ctx->ops->check_level)
-    TPMG_CALL(ctx->ops->check_level(ctx, &grid->levels[level], precision, TPMG_USE_OPERATOR));
+    TPMG_CALL(ctx->ops->check_level(ctx, &grid->levels[index], precision, TPMG_USE_OPERATOR));
   tpmg_operator *o = malloc(sizeof(*o));
   tpmg_status status = o ? TPMG_SUCCESS
                          : tpmg_error_set(ctx, TPMG_ERROR_MEMORY, __FILE__, __LINE__,
@@ -31,8 +32,8 @@ tpmg_status tpmg_operator_create(tpmg_grid *grid, int level, tpmg_precision prec
     return status;
   }
   o->grid = grid;
-  o->l = level;
-  o->level = &grid->levels[level];
+  o->l = index;
+  o->level = &grid->levels[index];
   o->precision = precision;
   tpmg_grid_reference(grid);
   *op = o;

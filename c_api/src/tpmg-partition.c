@@ -32,7 +32,7 @@ static int last_dim(const tpmg_grid *grid) { return grid->options.dim - 1; }
 static void owned_cells(const tpmg_grid *grid, int l, int rank, tpmg_index *first,
                         tpmg_index *end) {
   int ref = grid->cut_level < 0 ? 0 : grid->cut_level, P = grid->ctx->size;
-  tpmg_index cells = (tpmg_index)grid->options.cells[last_dim(grid)] << ref;
+  tpmg_index cells = grid->global[0].cells[last_dim(grid)] << ref;
   *first = (cells * rank / P) << (l - ref);
   *end = (cells * (rank + 1) / P) << (l - ref);
 }
@@ -50,7 +50,8 @@ static void owned_planes(const tpmg_grid *grid, int l, int rank, tpmg_index *fir
 tpmg_status tpmg_partition_create(tpmg_grid *grid) {
   tpmg_context *ctx = grid->ctx;
   int D = last_dim(grid), P = ctx->size, L = grid->n_levels - 1, k = grid->options.degree;
-  tpmg_index cells0 = grid->options.cells[D];
+  /* levels[] are whole until the loop below; levels[0] is the bottom level, hidden or not */
+  tpmg_index cells0 = grid->levels[0].cells[D];
   char axis = "xyz"[D];
   grid->cut_level = L;
   if (P > 1) {
@@ -63,7 +64,7 @@ tpmg_status tpmg_partition_create(tpmg_grid *grid) {
                  "%d ranks: level %d has %lld cells along %c, and %d ranks need at least %lld "
                  "(two each) to split it; use fewer ranks, more coarse cells along %c or a finer "
                  "level",
-                 P, L, (long long)(cells0 << L), axis, P, 2 * (long long)P, axis);
+                 P, L - grid->hidden, (long long)(cells0 << L), axis, P, 2 * (long long)P, axis);
       grid->cut_level = c;
     }
   }

@@ -21,6 +21,7 @@
 #define SETUP_LINE_MAX 256 /* characters of a header line, without its newline */
 #define SETUP_TOKENS_MAX 8 /* a key and up to 6 values, one more to detect excess */
 #define SETUP_CHUNK 1024   /* doubles per read or write through a buffer */
+#define SETUP_BLOCK 65536  /* doubles per message from a rank to rank 0 (writing) */
 
 enum { KEY_DIM, KEY_DEGREE, KEY_LEVEL, KEY_CELLS, KEY_BOX, KEY_RHS, KEY_VECTOR, N_KEYS };
 static const char *const key_names[N_KEYS] = {"dim", "degree", "level", "cells",
@@ -60,52 +61,170 @@ static int write_vector(FILE *f, tpmg_index n, const double *b) {
   return 1;
 }
 
-tpmg_status tpmg_setup_write(const tpmg_grid *grid, tpmg_rhs rhs, const double *b,
-                             const char *path) {
-  if (!grid) return TPMG_ERROR_ARGUMENT;
+/* What rank 0 writes to: the file, whether it is a regular one (removed after
+ * a failure; never a device or a pipe), the first I/O error, and the buffer
+ * that the other ranks' planes arrive in. */
+typedef struct {
+  FILE *f;
+  int regular, ok, error;
+  double *block;
+} setup_writer;
+
+/* The local argument checks of tpmg_setup_write (before any agreement). */
+static tpmg_status check_write(const tpmg_grid *grid, tpmg_rhs rhs, const double *b,
+                               const char *path) {
   const tpmg_context *ctx = grid->ctx;
+  int L = grid->n_levels - 1;
   TPMG_CHECK(ctx, path && path[0], TPMG_ERROR_ARGUMENT, "setup file path is %s",
              path ? "empty" : "NULL");
   TPMG_CHECK(ctx, tpmg_rhs_name(rhs), TPMG_ERROR_ARGUMENT,
              "setup file '%s': unknown right-hand side %d", path, (int)rhs);
-  const tpmg_grid_options *o = &grid->options;
-  tpmg_index n = grid->levels[grid->n_levels - 1].n_dofs;
-  if (b)
-    for (tpmg_index i = 0; i < n; ++i)
-      TPMG_CHECK(ctx, isfinite(b[i]), TPMG_ERROR_ARGUMENT,
-                 "setup file '%s': b[%lld] = %g: the vector's entries must be finite", path,
-                 (long long)i, b[i]);
-
-  FILE *f = fopen(path, "wb");
-  TPMG_CHECK(ctx, f, TPMG_ERROR_ARGUMENT, "setup file '%s': cannot open it for writing: %s", path,
-             strerror(errno));
-  /* only a regular file is removed after a failure, never a device or a pipe */
-  struct stat info;
-  int regular = fstat(fileno(f), &info) == 0 && S_ISREG(info.st_mode);
-  /* %.17g gives every double back exactly through strtod */
-  fprintf(f, "%s %d\ndim %d\ndegree %d\nlevel %d\ncells", SETUP_MAGIC, SETUP_VERSION, o->dim,
-          o->degree, o->fine_level);
-  for (int d = 0; d < o->dim; ++d) fprintf(f, " %d", o->cells[d]);
-  fprintf(f, "\nbox");
-  for (int j = 0; j < 2 * o->dim; ++j) fprintf(f, " %.17g", o->box[j]);
-  fprintf(f, "\nrhs %s\n", tpmg_rhs_name(rhs));
-  if (b)
-    fprintf(f, "vector %lld\nend\n", (long long)n);
-  else
-    fprintf(f, "vector none\nend\n");
-  int ok = !ferror(f) && (!b || write_vector(f, n, b)) && fflush(f) == 0;
-  int error = errno;
-  if (fclose(f) != 0 && ok) {
-    ok = 0;
-    error = errno;
-  }
-  if (!ok) {
-    if (regular) remove(path);
+  if (!b)
+    return TPMG_SUCCESS;
+  /* the owned entries only: ghosts are scratch and not written */
+  tpmg_index offset, n;
+  tpmg_partition_owned(grid, L, &offset, &n);
+  tpmg_index to_global = grid->part[L].first * grid->part[L].plane;
+  for (tpmg_index i = offset; i < offset + n; ++i) {
+    if (isfinite(b[i]))
+      continue;
+    char where[64] = "";
+    if (grid->part[L].distributed)
+      snprintf(where, sizeof where, " (entry %lld of the whole fine level)",
+               (long long)(i + to_global));
     return tpmg_error_set(ctx, TPMG_ERROR_ARGUMENT, __FILE__, __LINE__,
-                          "setup file '%s': writing it failed: %s%s", path, strerror(error),
-                          regular ? " (the partial file was removed)" : "");
+                          "setup file '%s': b[%lld] = %g%s: the vector's entries must be finite",
+                          path, (long long)i, b[i], where);
   }
   return TPMG_SUCCESS;
+}
+
+/* Rank 0: open the file and write the header. */
+static tpmg_status write_header(const tpmg_grid *grid, tpmg_rhs rhs, int with_vector,
+                                const char *path, setup_writer *w) {
+  const tpmg_context *ctx = grid->ctx;
+  const tpmg_grid_options *o = &grid->options;
+  w->f = fopen(path, "wb");
+  TPMG_CHECK(ctx, w->f, TPMG_ERROR_ARGUMENT, "setup file '%s': cannot open it for writing: %s",
+             path, strerror(errno));
+  struct stat info;
+  w->regular = fstat(fileno(w->f), &info) == 0 && S_ISREG(info.st_mode);
+  w->ok = 1;
+  /* %.17g gives every double back exactly through strtod */
+  fprintf(w->f, "%s %d\ndim %d\ndegree %d\nlevel %d\ncells", SETUP_MAGIC, SETUP_VERSION, o->dim,
+          o->degree, o->fine_level);
+  for (int d = 0; d < o->dim; ++d)
+    fprintf(w->f, " %d", o->cells[d]);
+  fprintf(w->f, "\nbox");
+  for (int j = 0; j < 2 * o->dim; ++j)
+    fprintf(w->f, " %.17g", o->box[j]);
+  fprintf(w->f, "\nrhs %s\n", tpmg_rhs_name(rhs));
+  if (with_vector)
+    fprintf(w->f, "vector %lld\nend\n", (long long)grid->global[grid->n_levels - 1].n_dofs);
+  else
+    fprintf(w->f, "vector none\nend\n");
+  if (ferror(w->f)) {
+    w->ok = 0;
+    w->error = errno;
+  }
+  return TPMG_SUCCESS;
+}
+
+/* Rank 0 writes n doubles unless writing failed before. */
+static void write_doubles(setup_writer *w, tpmg_index n, const double *x) {
+  if (w->ok && !write_vector(w->f, n, x)) {
+    w->ok = 0;
+    w->error = errno;
+  }
+}
+
+/* The owned planes of every rank in rank order, i.e. the whole fine level in
+ * lexicographic order: rank 0 writes its own, then receives each other rank's
+ * in blocks of SETUP_BLOCK doubles and writes them, so that it never holds
+ * more than one block of another rank's. After an I/O error rank 0 keeps
+ * receiving, so that no rank waits forever. */
+static tpmg_status write_gathered(const tpmg_grid *grid, const double *b, setup_writer *w) {
+  tpmg_context *ctx = grid->ctx;
+  int L = grid->n_levels - 1;
+  const tpmg_part *part = &grid->part[L];
+  tpmg_index offset, n;
+  tpmg_partition_owned(grid, L, &offset, &n);
+  if (!part->distributed || ctx->size == 1) {
+    if (ctx->rank == 0)
+      write_doubles(w, n, b + offset);
+    return TPMG_SUCCESS;
+  }
+  if (ctx->rank != 0) {
+    tpmg_message m = {0, &n, sizeof n, NULL, 0};
+    TPMG_CALL(tpmg_comm_host_messages(ctx, 1, &m));
+    for (tpmg_index start = 0; start < n; start += SETUP_BLOCK) {
+      tpmg_index count = n - start < SETUP_BLOCK ? n - start : SETUP_BLOCK;
+      m = (tpmg_message){0, b + offset + start, (size_t)count * sizeof(double), NULL, 0};
+      TPMG_CALL(tpmg_comm_host_messages(ctx, 1, &m));
+    }
+    return TPMG_SUCCESS;
+  }
+  write_doubles(w, n, b + offset);
+  for (int q = 1; q < ctx->size; ++q) {
+    tpmg_index n_q = 0; /* the count of q's owned entries */
+    tpmg_message m = {q, NULL, 0, &n_q, sizeof n_q};
+    TPMG_CALL(tpmg_comm_host_messages(ctx, 1, &m));
+    for (tpmg_index start = 0; start < n_q; start += SETUP_BLOCK) {
+      tpmg_index count = n_q - start < SETUP_BLOCK ? n_q - start : SETUP_BLOCK;
+      m = (tpmg_message){q, NULL, 0, w->block, (size_t)count * sizeof(double)};
+      TPMG_CALL(tpmg_comm_host_messages(ctx, 1, &m));
+      write_doubles(w, count, w->block);
+    }
+  }
+  return TPMG_SUCCESS;
+}
+
+tpmg_status tpmg_setup_write(const tpmg_grid *grid, tpmg_rhs rhs, const double *b,
+                             const char *path) {
+  if (!grid)
+    return TPMG_ERROR_ARGUMENT;
+  tpmg_context *ctx = grid->ctx;
+  const tpmg_part *part = &grid->part[grid->n_levels - 1];
+  TPMG_CALL(tpmg_comm_agree(ctx, check_write(grid, rhs, b, path)));
+  /* rank 0 writes its rhs and expects planes from every rank if it has a b */
+  int same[2] = {(int)rhs, b != NULL};
+  TPMG_CALL(tpmg_comm_same(ctx, same, sizeof same,
+                           "tpmg_setup_write: the right-hand side and whether b is NULL"));
+
+  setup_writer w = {NULL, 0, 0, 0, NULL};
+  tpmg_status status = TPMG_SUCCESS;
+  if (ctx->rank == 0) {
+    if (b && part->distributed && ctx->size > 1) {
+      w.block = malloc(sizeof(double) * SETUP_BLOCK);
+      if (!w.block)
+        status = tpmg_error_set(ctx, TPMG_ERROR_MEMORY, __FILE__, __LINE__,
+                                "setup file '%s': allocating a block of %d doubles failed", path,
+                                SETUP_BLOCK);
+    }
+    if (status == TPMG_SUCCESS)
+      status = write_header(grid, rhs, b != NULL, path, &w);
+  }
+  status = tpmg_comm_agree(ctx, status);
+  if (status == TPMG_SUCCESS && b)
+    status = write_gathered(grid, b, &w);
+  if (ctx->rank == 0 && w.f) {
+    if (w.ok && fflush(w.f) != 0) {
+      w.ok = 0;
+      w.error = errno;
+    }
+    if (fclose(w.f) != 0 && w.ok) {
+      w.ok = 0;
+      w.error = errno;
+    }
+    if (status == TPMG_SUCCESS && !w.ok)
+      status = tpmg_error_set(ctx, TPMG_ERROR_ARGUMENT, __FILE__, __LINE__,
+                              "setup file '%s': writing it failed: %s%s", path, strerror(w.error),
+                              w.regular ? " (the partial file was removed)" : "");
+    if (status != TPMG_SUCCESS && w.regular)
+      remove(path);
+  }
+  free(w.block);
+  return tpmg_comm_agree(ctx, status);
 }
 
 /* ---- reading ----------------------------------------------------------- */
@@ -345,9 +464,11 @@ static tpmg_status parse_header(setup_reader *r, tpmg_grid_options *o, tpmg_rhs 
   return TPMG_SUCCESS;
 }
 
-/* The n doubles after the header (n = 0: 'vector none'), into b if not NULL,
- * else only checked; then the end of the file. */
-static tpmg_status read_vector(setup_reader *r, tpmg_index n, double *b) {
+/* The n doubles of the vector from entry `first` on (the file positioned
+ * there), into b if not NULL, else only checked; then, if they end the vector
+ * of `total` entries (total = 0: 'vector none'), the end of the file. */
+static tpmg_status read_vector(setup_reader *r, tpmg_index first, tpmg_index n, tpmg_index total,
+                               double *b) {
   double chunk[SETUP_CHUNK];
   int swap = !host_is_little_endian();
   for (tpmg_index start = 0; start < n; start += SETUP_CHUNK) {
@@ -361,24 +482,26 @@ static tpmg_status read_vector(setup_reader *r, tpmg_index n, double *b) {
       return SETUP_FAIL(r, TPMG_ERROR_ARGUMENT,
                         "the vector is truncated: line %d announces %lld doubles (%lld bytes), "
                         "but only %lld bytes follow the 'end' line",
-                        r->key_line[KEY_VECTOR], (long long)n, (long long)n * 8,
-                        (long long)start * 8 + (long long)got);
+                        r->key_line[KEY_VECTOR], (long long)total, (long long)total * 8,
+                        (long long)(first + start) * 8 + (long long)got);
     }
     if (swap) swap_bytes(count, dst);
     for (size_t i = 0; i < count; ++i)
       if (!isfinite(dst[i]))
         return SETUP_FAIL(r, TPMG_ERROR_ARGUMENT,
                           "vector entry %lld is %g: the entries must be finite",
-                          (long long)(start + (tpmg_index)i), dst[i]);
+                          (long long)(first + start + (tpmg_index)i), dst[i]);
   }
+  if (first + n < total)
+    return TPMG_SUCCESS;
   if (getc(r->f) != EOF) {
-    if (n == 0)
+    if (total == 0)
       return SETUP_FAIL(r, TPMG_ERROR_ARGUMENT,
                         "extra data after the 'end' line, but line %d says 'vector none'",
                         r->key_line[KEY_VECTOR]);
     return SETUP_FAIL(r, TPMG_ERROR_ARGUMENT,
                       "extra data after the vector's %lld doubles (announced on line %d)",
-                      (long long)n, r->key_line[KEY_VECTOR]);
+                      (long long)total, r->key_line[KEY_VECTOR]);
   }
   if (ferror(r->f))
     return SETUP_FAIL(r, TPMG_ERROR_ARGUMENT, "reading the file's end failed: %s",
@@ -386,36 +509,93 @@ static tpmg_status read_vector(setup_reader *r, tpmg_index n, double *b) {
   return TPMG_SUCCESS;
 }
 
+/* After the header: this rank's planes of the vector, checked, into *vector
+ * (allocated here) if b is wanted. */
+static tpmg_status read_part(setup_reader *r, const tpmg_grid *g, long long n_vector, int want,
+                             double **vector) {
+  int L = g->n_levels - 1;
+  const tpmg_part *part = &g->part[L];
+  tpmg_index n = g->global[L].n_dofs;
+  if (n_vector >= 0 && n_vector != (long long)n)
+    return SETUP_FAIL(r, TPMG_ERROR_ARGUMENT,
+                      "line %d: vector %lld: the grid's fine level %d has %lld DoFs",
+                      r->key_line[KEY_VECTOR], n_vector, g->options.fine_level, (long long)n);
+  if (n_vector < 0)
+    return read_vector(r, 0, 0, 0, NULL);
+  /* the file must hold the vector before it is allocated: a short file may
+   * announce a vector of gigabytes */
+  struct stat info;
+  off_t position = ftello(r->f);
+  if (fstat(fileno(r->f), &info) == 0 && position >= 0 && S_ISREG(info.st_mode) &&
+      (long long)info.st_size - position < (long long)n * 8)
+    return SETUP_FAIL(r, TPMG_ERROR_ARGUMENT,
+                      "the vector is truncated: line %d announces %lld doubles (%lld bytes), "
+                      "but only %lld bytes follow the 'end' line",
+                      r->key_line[KEY_VECTOR], (long long)n, (long long)n * 8,
+                      (long long)info.st_size - position);
+  /* this rank's planes, ghosts included (the whole vector on one process) */
+  tpmg_index first = part->first * part->plane, count = part->count * part->plane;
+  if (want) {
+    *vector = malloc(sizeof(double) * (size_t)count);
+    if (!*vector)
+      return SETUP_FAIL(r, TPMG_ERROR_MEMORY, "allocating the vector of %lld doubles failed",
+                        (long long)count);
+  }
+  if (first > 0 && (position < 0 || fseeko(r->f, position + (off_t)first * 8, SEEK_SET) != 0))
+    return SETUP_FAIL(r, TPMG_ERROR_ARGUMENT,
+                      "cannot seek to this rank's part of the vector (entry %lld): %s",
+                      (long long)first, strerror(errno));
+  return read_vector(r, first, count, n, *vector);
+}
+
 tpmg_status tpmg_setup_read(tpmg_context *ctx, const char *path, tpmg_grid **grid, tpmg_rhs *rhs,
                             double **b) {
   if (!ctx) return TPMG_ERROR_ARGUMENT;
-  TPMG_CHECK(ctx, grid && rhs, TPMG_ERROR_ARGUMENT, "NULL argument (grid %p, rhs %p)",
-             (void *)grid, (void *)rhs);
-  *grid = NULL;
+  if (grid)
+    *grid = NULL;
   if (b) *b = NULL;
-  TPMG_CHECK(ctx, path && path[0], TPMG_ERROR_ARGUMENT, "setup file path is %s",
-             path ? "empty" : "NULL");
-
-  setup_reader *r = calloc(1, sizeof(*r));
-  TPMG_CHECK(ctx, r, TPMG_ERROR_MEMORY, "allocating the setup file reader failed");
-  r->ctx = ctx;
-  r->path = path;
+  /* every rank checks its arguments and reads the header itself; the ranks
+   * agree on the outcome before the collective tpmg_grid_create */
+  tpmg_status status = TPMG_SUCCESS;
+  setup_reader *r = NULL;
+  if (!grid || !rhs)
+    status = tpmg_error_set(ctx, TPMG_ERROR_ARGUMENT, __FILE__, __LINE__,
+                            "NULL argument (grid %p, rhs %p)", (void *)grid, (void *)rhs);
+  else if (!path || !path[0])
+    status = tpmg_error_set(ctx, TPMG_ERROR_ARGUMENT, __FILE__, __LINE__, "setup file path is %s",
+                            path ? "empty" : "NULL");
+  else if (!(r = calloc(1, sizeof(*r))))
+    status = tpmg_error_set(ctx, TPMG_ERROR_MEMORY, __FILE__, __LINE__,
+                            "allocating the setup file reader failed");
   tpmg_grid *g = NULL;
   double *vector = NULL;
   tpmg_grid_options options = tpmg_grid_options_default();
   tpmg_rhs problem = TPMG_RHS_ONE;
   long long n_vector = -1;
-  tpmg_index n = 0;
-  tpmg_status status = TPMG_SUCCESS;
-  r->f = fopen(path, "rb");
-  if (!r->f) {
-    status = SETUP_FAIL(r, TPMG_ERROR_ARGUMENT, "cannot open it: %s", strerror(errno));
+  int grid_made = 0;
+  if (r) {
+    r->ctx = ctx;
+    r->path = path;
+    r->f = fopen(path, "rb");
+    if (!r->f)
+      status = SETUP_FAIL(r, TPMG_ERROR_ARGUMENT, "cannot open it: %s", strerror(errno));
+    if (status == TPMG_SUCCESS)
+      status = read_header(r);
+    if (status == TPMG_SUCCESS)
+      status = parse_header(r, &options, &problem, &n_vector);
+  }
+  status = tpmg_comm_agree(ctx, status);
+  if (status != TPMG_SUCCESS) goto done;
+  /* the grid options are compared by tpmg_grid_create, the rest here */
+  long long rest[2] = {(long long)problem, n_vector};
+  status = tpmg_comm_same(ctx, rest, sizeof rest, "the header's rhs and vector lines");
+  if (status != TPMG_SUCCESS) {
+    char reason[sizeof ctx->error];
+    memcpy(reason, ctx->error, sizeof reason);
+    status =
+        SETUP_FAIL(r, status, "%s (each rank reads the file: do they see the same one?)", reason);
     goto done;
   }
-
-  status = read_header(r);
-  if (status == TPMG_SUCCESS) status = parse_header(r, &options, &problem, &n_vector);
-  if (status != TPMG_SUCCESS) goto done;
 
   /* the grid's own checks judge the options */
   status = tpmg_grid_create(ctx, &options, &g);
@@ -425,39 +605,16 @@ tpmg_status tpmg_setup_read(tpmg_context *ctx, const char *path, tpmg_grid **gri
     status = SETUP_FAIL(r, status, "the grid it describes is not valid: %s", reason);
     goto done;
   }
-  n = g->levels[g->n_levels - 1].n_dofs;
-  if (n_vector >= 0 && n_vector != (long long)n) {
-    status = SETUP_FAIL(r, TPMG_ERROR_ARGUMENT,
-                        "line %d: vector %lld: the grid's fine level %d has %lld DoFs",
-                        r->key_line[KEY_VECTOR], n_vector, options.fine_level, (long long)n);
-    goto done;
-  }
-  /* the file must hold the vector before it is allocated: a short file may
-   * announce a vector of gigabytes */
-  struct stat info;
-  long position = ftell(r->f);
-  if (n_vector > 0 && fstat(fileno(r->f), &info) == 0 && position >= 0 && S_ISREG(info.st_mode) &&
-      (long long)info.st_size - position < (long long)n * 8) {
-    status = SETUP_FAIL(r, TPMG_ERROR_ARGUMENT,
-                        "the vector is truncated: line %d announces %lld doubles (%lld bytes), "
-                        "but only %lld bytes follow the 'end' line",
-                        r->key_line[KEY_VECTOR], (long long)n, (long long)n * 8,
-                        (long long)info.st_size - position);
-    goto done;
-  }
-  if (n_vector >= 0 && b) {
-    vector = malloc(sizeof(double) * (size_t)n);
-    if (!vector) {
-      status = SETUP_FAIL(r, TPMG_ERROR_MEMORY, "allocating the vector of %lld doubles failed",
-                          (long long)n);
-      goto done;
-    }
-  }
-  status = read_vector(r, n_vector >= 0 ? n : 0, vector);
+  grid_made = 1;
+  status = read_part(r, g, n_vector, b != NULL, &vector);
 
 done:
-  if (r->f) fclose(r->f);
+  if (r && r->f)
+    fclose(r->f);
   free(r);
+  /* the steps after the grid may fail on some ranks only */
+  if (grid_made)
+    status = tpmg_comm_agree(ctx, status);
   if (status != TPMG_SUCCESS) {
     free(vector);
     tpmg_grid_destroy(&g);

@@ -43,20 +43,29 @@ tpmg_status tpmg_smoother_create(tpmg_grid *grid, int level, tpmg_precision prec
   TPMG_CHECK(ctx, smoother, TPMG_ERROR_ARGUMENT, "smoother is NULL");
   TPMG_CHECK(ctx, precision == TPMG_DOUBLE || precision == TPMG_FLOAT, TPMG_ERROR_ARGUMENT,
              "unknown precision %d", (int)precision);
-  TPMG_CALL(tpmg_grid_check_level(grid, level, 1));
+  int index = 0;
+  TPMG_CALL(tpmg_grid_check_level(grid, level, 1, &index));
+  return tpmg_smoother_create_index(grid, index, precision, options, smoother);
+}
+
+/* grid, smoother and precision checked by the caller */
+tpmg_status tpmg_smoother_create_index(tpmg_grid *grid, int index, tpmg_precision precision,
+                                       const tpmg_smoother_options *options,
+                                       tpmg_smoother **smoother) {
+  tpmg_context *ctx = grid->ctx;
   tpmg_smoother_options opts = options ? *options : tpmg_smoother_options_default();
   TPMG_CHECK(ctx,
              opts.variant == TPMG_SMOOTHER_GLOBAL || opts.variant == TPMG_SMOOTHER_SEPARATE ||
                  opts.variant == TPMG_SMOOTHER_FUSED || opts.variant == TPMG_SMOOTHER_BOUNDARY,
              TPMG_ERROR_ARGUMENT, "unknown smoother variant %d", (int)opts.variant);
   if (ctx->ops->check_level)
-    TPMG_CALL(ctx->ops->check_level(ctx, &grid->levels[level], precision, TPMG_USE_SMOOTHER));
+    TPMG_CALL(ctx->ops->check_level(ctx, &grid->levels[index], precision, TPMG_USE_SMOOTHER));
 
   tpmg_smoother *s = calloc(1, sizeof(*s));
   TPMG_CHECK(ctx, s, TPMG_ERROR_MEMORY, "allocating the smoother failed");
   s->grid = grid;
-  s->l = level;
-  s->level = &grid->levels[level];
+  s->l = index;
+  s->level = &grid->levels[index];
   s->precision = precision;
   s->options = opts;
   tpmg_status status = TPMG_SUCCESS;

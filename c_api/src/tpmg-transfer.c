@@ -9,7 +9,7 @@
 
 struct tpmg_transfer {
   tpmg_grid *grid; /* referenced */
-  int l; /* the fine level */
+  int l; /* the fine level's grid index */
   const tpmg_level *coarse, *fine;
   tpmg_precision precision;
   void *scratch; /* tpmg_partition_restrict_scratch */
@@ -23,13 +23,14 @@ tpmg_status tpmg_transfer_create(tpmg_grid *grid, int fine_level, tpmg_precision
   TPMG_CHECK(ctx, transfer, TPMG_ERROR_ARGUMENT, "transfer is NULL");
   TPMG_CHECK(ctx, precision == TPMG_DOUBLE || precision == TPMG_FLOAT, TPMG_ERROR_ARGUMENT,
              "unknown precision %d", (int)precision);
-  TPMG_CALL(tpmg_grid_check_level(grid, fine_level, 1));
+  int index = 0;
+  TPMG_CALL(tpmg_grid_check_level(grid, fine_level, 1, &index));
   tpmg_transfer *t = calloc(1, sizeof(*t));
   tpmg_status status = t ? TPMG_SUCCESS
                          : tpmg_error_set(ctx, TPMG_ERROR_MEMORY, __FILE__, __LINE__,
                                           "allocating the transfer failed");
   if (t) {
-    t->scratch_bytes = tpmg_partition_restrict_scratch(grid, fine_level, precision);
+    t->scratch_bytes = tpmg_partition_restrict_scratch(grid, index, precision);
     status = tpmg_malloc(ctx, t->scratch_bytes, "transfer scratch", &t->scratch);
   }
   status = tpmg_comm_agree(ctx, status);
@@ -39,9 +40,9 @@ tpmg_status tpmg_transfer_create(tpmg_grid *grid, int fine_level, tpmg_precision
     return status;
   }
   t->grid = grid;
-  t->l = fine_level;
-  t->coarse = &grid->levels[fine_level - 1];
-  t->fine = &grid->levels[fine_level];
+  t->l = index;
+  t->coarse = &grid->levels[index - 1];
+  t->fine = &grid->levels[index];
   t->precision = precision;
   tpmg_grid_reference(grid);
   *transfer = t;

@@ -49,8 +49,9 @@ namespace tpmg::dealii
      * Check @p dof_handler (check_supported()) and build the tpmg grid in
      * @p context with levels min_level..finest, where the finest level is the
      * one of the active cells. Throws ExcUnsupported for an unsupported mesh
-     * or element, ExcTpmgError if tpmg refuses the grid (e.g. more than
-     * TPMG_MAX_COARSE_DOFS interior DoFs on the coarse level), and
+     * or element, ExcTpmgError if tpmg refuses the grid (e.g. a finest level
+     * whose vectors would overflow tpmg_index; coarse meshes of any size are
+     * taken), and
      * ExcHierarchyMismatch if the DoFs are not numbered lexicographically.
      */
     Hierarchy(const ::dealii::DoFHandler<dim> &dof_handler,
