@@ -519,15 +519,8 @@ tpmg_status tpmg_coarse_apply(tpmg_coarse *coarse, const void *b, void *x) {
     return TPMG_ERROR_ARGUMENT;
   tpmg_context *ctx = coarse->grid->ctx;
   tpmg_index n = coarse->grid->levels[coarse->index].n_dofs;
-  tpmg_status status = TPMG_SUCCESS;
-  if (!b || !x || b == x)
-    status = tpmg_error_set(ctx, TPMG_ERROR_ARGUMENT, __FILE__, __LINE__,
-                            "b %p and x %p must be distinct non-NULL vectors", b, x);
-  if (status == TPMG_SUCCESS)
-    status = tpmg_vector_check(ctx, "tpmg_coarse_apply: b", b, coarse->precision, n);
-  if (status == TPMG_SUCCESS)
-    status = tpmg_vector_check(ctx, "tpmg_coarse_apply: x", x, coarse->precision, n);
-  TPMG_CALL(tpmg_comm_agree(ctx, status));
+  TPMG_CALL(
+      tpmg_vector_check_pair(ctx, "tpmg_coarse_apply", coarse->precision, "b", b, n, "x", x, n));
   return tpmg_coarse_solve(coarse, b, x);
 }
 

@@ -125,22 +125,25 @@ tpmg_status tpmg_comm_same(tpmg_context *ctx, const void *bytes, size_t n, const
   return tpmg_comm_agree(ctx, status);
 }
 
-tpmg_status tpmg_comm_sum(tpmg_context *ctx, double *values, int n) {
 #ifdef TPMG_HAVE_MPI
+static void reduce(tpmg_context *ctx, double *values, int n, MPI_Op op) {
   if (ctx->size > 1 && n > 0) {
     ctx->traffic.reductions++;
-    MPI_Allreduce(MPI_IN_PLACE, values, n, MPI_DOUBLE, MPI_SUM, COMM(ctx));
+    MPI_Allreduce(MPI_IN_PLACE, values, n, MPI_DOUBLE, op, COMM(ctx));
   }
+}
+#endif
+
+tpmg_status tpmg_comm_sum(tpmg_context *ctx, double *values, int n) {
+#ifdef TPMG_HAVE_MPI
+  reduce(ctx, values, n, MPI_SUM);
 #endif
   return TPMG_SUCCESS;
 }
 
 tpmg_status tpmg_comm_min(tpmg_context *ctx, double *values, int n) {
 #ifdef TPMG_HAVE_MPI
-  if (ctx->size > 1 && n > 0) {
-    ctx->traffic.reductions++;
-    MPI_Allreduce(MPI_IN_PLACE, values, n, MPI_DOUBLE, MPI_MIN, COMM(ctx));
-  }
+  reduce(ctx, values, n, MPI_MIN);
 #endif
   return TPMG_SUCCESS;
 }

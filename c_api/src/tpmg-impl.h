@@ -175,6 +175,11 @@ tpmg_status tpmg_coarse_solve(tpmg_coarse *coarse, const void *b, void *x);
  * `what` names the call and the argument for the message. */
 tpmg_status tpmg_vector_check(tpmg_context *ctx, const char *what, const void *v,
                               tpmg_precision precision, tpmg_index n);
+/* The vector arguments a and b of a collective call `call`: distinct, not NULL,
+ * each checked by tpmg_vector_check; every rank returns the same status. */
+tpmg_status tpmg_vector_check_pair(tpmg_context *ctx, const char *call, tpmg_precision precision,
+                                   const char *name_a, const void *a, tpmg_index n_a,
+                                   const char *name_b, const void *b, tpmg_index n_b);
 /* The number of live vectors of ctx, and freeing its (empty) registry. */
 size_t tpmg_vector_count(const tpmg_context *ctx);
 void tpmg_vector_registry_free(tpmg_context *ctx);

@@ -127,22 +127,15 @@ static tpmg_status check_vectors(tpmg_multigrid *mg, const char *what, tpmg_prec
                                  const char *names[2], const void *b, const void *x) {
   tpmg_context *ctx = mg->grid->ctx;
   tpmg_precision p = mg->options.precision;
-  tpmg_index n = mg->grid->levels[mg->fine].n_dofs;
   tpmg_status status = TPMG_SUCCESS;
-  char name[96];
-  if (!b || !x || b == x)
+  if (precision != p && !(precision == TPMG_DOUBLE && p == TPMG_FLOAT))
     status = tpmg_error_set(ctx, TPMG_ERROR_ARGUMENT, __FILE__, __LINE__,
-                            "%s: the vectors %p and %p must be distinct and not NULL", what, b, x);
-  else if (precision != p && !(precision == TPMG_DOUBLE && p == TPMG_FLOAT))
-    status = tpmg_error_set(ctx, TPMG_ERROR_ARGUMENT, __FILE__, __LINE__,
-                            "vectors of precision %d for a hierarchy of precision %d (only equal "
-                            "precisions, or double vectors for a float hierarchy)",
-                            (int)precision, (int)p);
-  snprintf(name, sizeof name, "%s: %s", what, names[0]);
-  if (status == TPMG_SUCCESS) status = tpmg_vector_check(ctx, name, b, precision, n);
-  snprintf(name, sizeof name, "%s: %s", what, names[1]);
-  if (status == TPMG_SUCCESS) status = tpmg_vector_check(ctx, name, x, precision, n);
-  return tpmg_comm_agree(ctx, status);
+                            "%s: vectors of precision %d for a hierarchy of precision %d (only "
+                            "equal precisions, or double vectors for a float hierarchy)",
+                            what, (int)precision, (int)p);
+  TPMG_CALL(tpmg_comm_agree(ctx, status));
+  tpmg_index n = mg->grid->levels[mg->fine].n_dofs;
+  return tpmg_vector_check_pair(ctx, what, precision, names[0], b, n, names[1], x, n);
 }
 
 tpmg_status tpmg_multigrid_vcycle(tpmg_multigrid *mg, const void *b, void *x) {

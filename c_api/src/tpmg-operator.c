@@ -43,17 +43,9 @@ tpmg_status tpmg_operator_create(tpmg_grid *grid, int level, tpmg_precision prec
 tpmg_status tpmg_operator_apply(tpmg_operator *op, const void *src, void *dst) {
   if (!op) return TPMG_ERROR_ARGUMENT;
   tpmg_context *ctx = op->grid->ctx;
-  tpmg_status status = TPMG_SUCCESS;
-  if (!src || !dst || src == dst)
-    status = tpmg_error_set(ctx, TPMG_ERROR_ARGUMENT, __FILE__, __LINE__,
-                            "src %p and dst %p must be distinct non-NULL vectors", src, dst);
-  if (status == TPMG_SUCCESS)
-    status = tpmg_vector_check(ctx, "tpmg_operator_apply: src", src, op->precision,
-                               op->level->n_dofs);
-  if (status == TPMG_SUCCESS)
-    status = tpmg_vector_check(ctx, "tpmg_operator_apply: dst", dst, op->precision,
-                               op->level->n_dofs);
-  TPMG_CALL(tpmg_comm_agree(ctx, status));
+  tpmg_index n = op->level->n_dofs;
+  TPMG_CALL(tpmg_vector_check_pair(ctx, "tpmg_operator_apply", op->precision, "src", src, n, "dst",
+                                   dst, n));
   return tpmg_partition_laplace(op->grid, op->l, op->precision, src, dst);
 }
 

@@ -89,15 +89,8 @@ tpmg_status tpmg_smoother_apply(tpmg_smoother *smoother, int reverse, const void
   tpmg_context *ctx = smoother->grid->ctx;
   const tpmg_level *lvl = smoother->level;
   tpmg_precision p = smoother->precision;
-  tpmg_status status = TPMG_SUCCESS;
-  if (!b || !x || b == x)
-    status = tpmg_error_set(ctx, TPMG_ERROR_ARGUMENT, __FILE__, __LINE__,
-                            "b %p and x %p must be distinct non-NULL vectors", b, (void *)x);
-  if (status == TPMG_SUCCESS)
-    status = tpmg_vector_check(ctx, "tpmg_smoother_apply: b", b, p, lvl->n_dofs);
-  if (status == TPMG_SUCCESS)
-    status = tpmg_vector_check(ctx, "tpmg_smoother_apply: x", x, p, lvl->n_dofs);
-  TPMG_CALL(tpmg_comm_agree(ctx, status));
+  TPMG_CALL(tpmg_vector_check_pair(ctx, "tpmg_smoother_apply", p, "b", b, lvl->n_dofs, "x", x,
+                                   lvl->n_dofs));
   return tpmg_smoother_sweep(smoother, reverse, b, x);
 }
 

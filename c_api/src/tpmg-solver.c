@@ -516,15 +516,7 @@ tpmg_status tpmg_solver_solve(tpmg_solver *solver, const void *b, void *x,
   tpmg_solver *s = solver;
   tpmg_context *ctx = s->ctx;
   tpmg_index n = s->level->n_dofs;
-  tpmg_status status = TPMG_SUCCESS;
-  if (!b || !x || b == x)
-    status = tpmg_error_set(ctx, TPMG_ERROR_ARGUMENT, __FILE__, __LINE__,
-                            "b %p and x %p must be distinct non-NULL vectors", b, x);
-  if (status == TPMG_SUCCESS)
-    status = tpmg_vector_check(ctx, "tpmg_solver_solve: b", b, s->q, n);
-  if (status == TPMG_SUCCESS)
-    status = tpmg_vector_check(ctx, "tpmg_solver_solve: x", x, s->q, n);
-  TPMG_CALL(tpmg_comm_agree(ctx, status));
+  TPMG_CALL(tpmg_vector_check_pair(ctx, "tpmg_solver_solve", s->q, "b", b, n, "x", x, n));
   tpmg_solver_type type = s->options.type;
   void *r = s->vectors[0];
 

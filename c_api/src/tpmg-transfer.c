@@ -52,19 +52,8 @@ tpmg_status tpmg_transfer_create(tpmg_grid *grid, int fine_level, tpmg_precision
 /* The checks of both directions; every rank returns the same status. */
 static tpmg_status check(tpmg_transfer *transfer, const char *what, const void *coarse,
                          const void *fine) {
-  tpmg_context *ctx = transfer->grid->ctx;
-  char name[64];
-  tpmg_status status = TPMG_SUCCESS;
-  if (!coarse || !fine)
-    status = tpmg_error_set(ctx, TPMG_ERROR_ARGUMENT, __FILE__, __LINE__,
-                            "%s: NULL vector (coarse %p, fine %p)", what, coarse, fine);
-  snprintf(name, sizeof name, "%s: coarse", what);
-  if (status == TPMG_SUCCESS)
-    status = tpmg_vector_check(ctx, name, coarse, transfer->precision, transfer->coarse->n_dofs);
-  snprintf(name, sizeof name, "%s: fine", what);
-  if (status == TPMG_SUCCESS)
-    status = tpmg_vector_check(ctx, name, fine, transfer->precision, transfer->fine->n_dofs);
-  return tpmg_comm_agree(ctx, status);
+  return tpmg_vector_check_pair(transfer->grid->ctx, what, transfer->precision, "coarse", coarse,
+                                transfer->coarse->n_dofs, "fine", fine, transfer->fine->n_dofs);
 }
 
 tpmg_status tpmg_transfer_prolongate_add(tpmg_transfer *transfer, const void *coarse, void *fine) {

@@ -10,6 +10,7 @@
  * call that receives a vector check length and precision where the pointer is
  * registered; other pointers are borrowed memory and pass unchecked. */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -112,6 +113,22 @@ tpmg_status tpmg_vector_check(tpmg_context *ctx, const char *what, const void *v
              "%s: vector %p has %lld entries, the call needs %lld", what, v, (long long)e->n,
              (long long)n);
   return TPMG_SUCCESS;
+}
+
+tpmg_status tpmg_vector_check_pair(tpmg_context *ctx, const char *call, tpmg_precision precision,
+                                   const char *name_a, const void *a, tpmg_index n_a,
+                                   const char *name_b, const void *b, tpmg_index n_b) {
+  char what[96];
+  tpmg_status status = TPMG_SUCCESS;
+  if (!a || !b || a == b)
+    status = tpmg_error_set(ctx, TPMG_ERROR_ARGUMENT, __FILE__, __LINE__,
+                            "%s: %s %p and %s %p must be distinct non-NULL vectors", call, name_a,
+                            a, name_b, b);
+  snprintf(what, sizeof what, "%s: %s", call, name_a);
+  if (status == TPMG_SUCCESS) status = tpmg_vector_check(ctx, what, a, precision, n_a);
+  snprintf(what, sizeof what, "%s: %s", call, name_b);
+  if (status == TPMG_SUCCESS) status = tpmg_vector_check(ctx, what, b, precision, n_b);
+  return tpmg_comm_agree(ctx, status);
 }
 
 static tpmg_status check_vector_args(tpmg_context *ctx, tpmg_precision precision, tpmg_index n) {
