@@ -10,8 +10,8 @@
 #   MODE json   exit status 0; the last stdout line is a JSON object for which every
 #               CHECKS entry holds ('|'-separated)
 #   MODE pair   MODE json for PROGRAM ARGS, then for PROGRAM2 ARGS2; the fields SAME
-#               are equal in the two objects and the fields CLOSE agree to a
-#               relative 1e-6
+#               are equal in the two objects, the fields CLOSE agree to a
+#               relative 1e-6 and the integer fields NEAR differ by at most 1
 #   MODE file   MODE json, and FILE then exists and contains EXPECT
 #   MODE csv    MODE json with --csv CSV on a removed CSV; the file then has a
 #               header and ROWS rows of its width
@@ -267,6 +267,19 @@ if(CMAKE_SCRIPT_MODE_FILE)
     json_output(second)
     string(REPLACE "|" ";" same "${SAME}")
     string(REPLACE "|" ";" close_fields "${CLOSE}")
+    string(REPLACE "|" ";" near_fields "${NEAR}")
+    foreach(key IN LISTS near_fields)
+      json_value("${first}" "${key}" a)
+      json_value("${second}" "${key}" b)
+      if(NOT a_found OR NOT b_found OR NOT a MATCHES "^[0-9]+$" OR NOT b MATCHES "^[0-9]+$")
+        fail("expected both programs to report the integer '${key}'\nfirst: ${first}\nsecond: ${second}")
+      endif()
+      math(EXPR difference "${a} - ${b}")
+      if(difference GREATER 1 OR difference LESS -1)
+        fail("expected ${key} within one of each other, got ${a} and ${b}\n"
+             "first: ${first}\nsecond: ${second}")
+      endif()
+    endforeach()
     foreach(key IN LISTS same close_fields)
       json_value("${first}" "${key}" a)
       json_value("${second}" "${key}" b)
@@ -295,12 +308,12 @@ else()
   set(tpmg_bridge_apps_driver "${CMAKE_CURRENT_LIST_FILE}")
 
   # tpmg_bridge_app_test(name program MODE mode ARGS a b ... [EXPECT re] [CHECKS c ...]
-  #                      [PROGRAM2 p] [ARGS2 a ...] [SAME k ...] [CLOSE k ...]
+  #                      [PROGRAM2 p] [ARGS2 a ...] [SAME k ...] [CLOSE k ...] [NEAR k ...]
   #                      [FILE f] [CSV f] [ROWS n])
   function(tpmg_bridge_app_test name program)
-    cmake_parse_arguments(t "" "MODE;EXPECT;PROGRAM2;FILE;CSV;ROWS" "ARGS;ARGS2;CHECKS;SAME;CLOSE"
+    cmake_parse_arguments(t "" "MODE;EXPECT;PROGRAM2;FILE;CSV;ROWS" "ARGS;ARGS2;CHECKS;SAME;CLOSE;NEAR"
                           ${ARGN})
-    foreach(list ARGS ARGS2 CHECKS SAME CLOSE)
+    foreach(list ARGS ARGS2 CHECKS SAME CLOSE NEAR)
       string(REPLACE ";" "|" ${list} "${t_${list}}")
     endforeach()
     set(program2 "")
@@ -311,7 +324,7 @@ else()
              COMMAND ${CMAKE_COMMAND} "-DPROGRAM=$<TARGET_FILE:${program}>" "-DMODE=${t_MODE}"
                      "-DARGS=${ARGS}" "-DEXPECT=${t_EXPECT}" "-DCHECKS=${CHECKS}"
                      "-DPROGRAM2=${program2}" "-DARGS2=${ARGS2}" "-DSAME=${SAME}"
-                     "-DCLOSE=${CLOSE}" "-DFILE=${t_FILE}" "-DCSV=${t_CSV}" "-DROWS=${t_ROWS}"
+                     "-DCLOSE=${CLOSE}" "-DNEAR=${NEAR}" "-DFILE=${t_FILE}" "-DCSV=${t_CSV}" "-DROWS=${t_ROWS}"
                      -P "${tpmg_bridge_apps_driver}")
     # One thread unless a test asks for more (ctest runs tests side by side);
     # passive OpenMP waiting, since deal.II's TBB threads share the cores.
@@ -410,6 +423,54 @@ else()
                          ARGS2 --dim 2 --degree 4 --level 3 --json
                          SAME n_dofs iterations CLOSE l2_error)
   endforeach()
+
+  # --coarse: the assembled coarse matrix solved by Trilinos (ML's AMG in CG,
+  # or KLU) on coarse meshes of many cells (2D Q2 30x24: 2989 coarse DoFs,
+  # 3D Q2 6x6x6: 2197, above the 2000 below which deal.II's ML setup solves
+  # directly): the same solve as with tpmg's coarse solver, iterations within
+  # one; the coarse times reported. Where the bridge has no Trilinos,
+  # --coarse trilinos-* is a usage error.
+  tpmg_bridge_app_test(dealii-poisson-coarse-foo dealii-poisson MODE usage
+                       EXPECT "--coarse foo: expected one of tpmg, trilinos-amg, trilinos-direct"
+                       ARGS --coarse foo)
+  tpmg_bridge_app_test(dealii-poisson-coarse-tol-alone dealii-poisson MODE usage
+                       EXPECT "--coarse-tol 1e-3: only with --coarse trilinos-amg"
+                       ARGS --coarse-tol 1e-3 --coarse trilinos-direct)
+  if(TPMG_HAVE_TRILINOS)
+    tpmg_bridge_app_test(dealii-poisson-coarse-mode dealii-poisson MODE usage
+                         EXPECT "--coarse trilinos-amg: only with --mode multigrid \\(--mode solve"
+                         ARGS --coarse trilinos-amg --mode solve)
+    tpmg_bridge_app_test(dealii-poisson-coarse-tol-1 dealii-poisson MODE usage
+                         EXPECT "--coarse-tol 1: expected a number in"
+                         ARGS --coarse trilinos-amg --coarse-tol 1)
+    foreach(coarse trilinos-amg trilinos-direct)
+      foreach(solver gmres cg)
+        tpmg_bridge_app_test(dealii-poisson-coarse-${coarse}-${solver} dealii-poisson MODE pair
+                             ARGS --dim 2 --degree 2 --level 2 --cells 30,24 --box 0,2,0,1.6
+                                  --solver ${solver} --coarse ${coarse} --json
+                             CHECKS "coarse == ${coarse}" "converged == true"
+                                    "residual_reduction <= 1e-9"
+                                    "coarse_solves >= iterations" "coarse_seconds > 0"
+                                    "coarse_setup_seconds > 0"
+                             PROGRAM2 dealii-poisson
+                             ARGS2 --dim 2 --degree 2 --level 2 --cells 30,24 --box 0,2,0,1.6
+                                   --solver ${solver} --json
+                             SAME n_dofs NEAR iterations CLOSE l2_error)
+      endforeach()
+    endforeach()
+    tpmg_bridge_app_test(dealii-poisson-coarse-3d dealii-poisson MODE pair
+                         ARGS --dim 3 --degree 2 --level 1 --cells 6,6,6 --coarse trilinos-amg
+                              --coarse-tol 1e-4 --json
+                         CHECKS "coarse == trilinos-amg" "coarse_tolerance == 1e-4"
+                                "converged == true" "coarse_iterations_per_cycle >= 1"
+                         PROGRAM2 dealii-poisson
+                         ARGS2 --dim 3 --degree 2 --level 1 --cells 6,6,6 --json
+                         SAME n_dofs NEAR iterations CLOSE l2_error)
+  else()
+    tpmg_bridge_app_test(dealii-poisson-coarse-no-trilinos dealii-poisson MODE usage
+                         EXPECT "--coarse trilinos-amg: this build has no Trilinos"
+                         ARGS --coarse trilinos-amg)
+  endif()
 
   # --backend cuda: a clear usage error without a GPU, the same solve with one.
   foreach(mode multigrid preconditioner solve)
