@@ -38,12 +38,26 @@ namespace tpmg::dealii
    * - Method::direct: TrilinosWrappers::SolverDirect (Amesos KLU), factorized
    *   once in initialize().
    *
-   * It computes what tpmg's CoarseSolver computes, dst_I = A_II^{-1} src_I and
-   * dst_B = 0 on the Dirichlet DoFs (src_B is ignored), exactly with
-   * Method::direct and to the tolerance with Method::amg, so that the two can
-   * be swapped: tpmg's dense inverse by fast diagonalization against an
-   * assembled matrix and a sparse solver, the choice deal.II users make for
-   * coarse meshes of many cells.
+   * For double vectors, Method::amg is what deal.II's
+   * MGCoarseGridIterativeSolver with SolverCG, the matrix and
+   * PreconditionAMG does, and Method::direct what
+   * MGCoarseGridApplyPreconditioner with SolverDirect would; this class adds
+   * the assembly with the level's Dirichlet DoFs and float levels. It computes
+   * what tpmg's CoarseSolver computes, dst_I = A_II^{-1} src_I and dst_B = 0 on
+   * the Dirichlet DoFs (src_B is ignored), exactly with Method::direct and to
+   * the tolerance with Method::amg, so that the two can be swapped: tpmg's
+   * fast diagonalization (a dense inverse up to TPMG_MAX_COARSE_DOFS interior
+   * DoFs) against an assembled matrix and a sparse solver, the choice deal.II
+   * users make for coarse meshes of many cells.
+   *
+   * With Method::amg the V-cycle is no fixed linear operator: CG stops at a
+   * different point for each right-hand side. A Krylov method around it
+   * should be flexible (SolverFGMRES) or the tolerance tight: deal.II's
+   * right-preconditioned SolverGMRES builds its solution with one more
+   * application and then misses its own tolerance (2D Q2, 30x24 coarse cells
+   * refined once, coarse tolerance 1e-3: a true residual of 5.6e-9 where it
+   * reported 1e-9). The default, 1e-6, kept it in every case measured
+   * (doc/comparison.md).
    *
    * The matrix is -Laplace with unit coefficient (tpmg's operator), assembled
    * cell by cell in deal.II's level numbering with Gauss quadrature of k+1
