@@ -435,7 +435,7 @@ else()
                        ARGS --coarse foo)
   tpmg_bridge_app_test(dealii-poisson-coarse-tol-alone dealii-poisson MODE usage
                        EXPECT "--coarse-tol 1e-3: only with --coarse trilinos-amg"
-                       ARGS --coarse-tol 1e-3 --coarse trilinos-direct)
+                       ARGS --coarse-tol 1e-3)
   if(TPMG_HAVE_TRILINOS)
     tpmg_bridge_app_test(dealii-poisson-coarse-mode dealii-poisson MODE usage
                          EXPECT "--coarse trilinos-amg: only with --mode multigrid \\(--mode solve"
