@@ -15,7 +15,8 @@
 #      fail by design (tpmg checks every call of its own);
 #   4. unless TPMG_SKIP_SCALING=1, the scaling table (tpmg-poisson --json,
 #      fastest of $TPMG_REPEAT solves, default 5; mixed precision, to 1e-9;
-#      on the rank counts $TPMG_RANKS, default "1 2 4", up to the GPUs there are):
+#      on the rank counts $TPMG_RANKS, default "1 2 4", up to the GPUs there are;
+#      the parts named in $TPMG_SCALING, default "weak strong q4 large"):
 #      weak:   the Table 6 problem per GPU, P coarse cells along z (the slabs'
 #              direction): Q1 L9, Q3 L8, Q7 L7 with --cells 1,1,P, GMRES and FMG
 #      strong: the Table 6 problems (one coarse cell) on 1, 2, 4 GPUs, GMRES
@@ -31,6 +32,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 jobs=${TPMG_JOBS:-16}
 repeat=${TPMG_REPEAT:-5}
 ranks=${TPMG_RANKS:-1 2 4}
+parts=${TPMG_SCALING:-weak strong q4 large}
 build=build-gpu-mpi
 logs=${OUT:-$build/logs}
 mkdir -p "$logs"
@@ -104,11 +106,15 @@ poisson() { # P LOG ARGS...: tpmg-poisson on P ranks, its JSON line appended to 
   return $status
 }
 
+has_part() { [[ " $parts " == *" $1 "* ]]; }
+
 scaling() {
   local P kl k l solver
   for kl in 1:9 3:8 7:7; do
+    has_part weak || has_part strong || break
     k=${kl%:*} l=${kl#*:}
     for solver in gmres fmg; do
+      has_part weak || break
       for P in $ranks; do
         [ "$P" -le "$gpus" ] || continue
         poisson "$P" weak.jsonl --degree "$k" --level "$l" --solver "$solver" \
@@ -116,19 +122,22 @@ scaling() {
       done
     done
     for P in $ranks; do
+      has_part strong || break
       [ "$P" -gt 1 ] && [ "$P" -le "$gpus" ] || continue
       poisson "$P" strong.jsonl --degree "$k" --level "$l" || return 1
     done
   done
-  if [ "$gpus" -ge 4 ]; then
+  if [ "$gpus" -ge 4 ] && has_part q4; then
     for solver in gmres fmg; do
       poisson 4 q4.jsonl --degree 4 --level 7 --solver "$solver" --cells 1,1,4 --box 0,1,0,1,0,4 ||
         return 1
     done
+  fi
+  if [ "$gpus" -ge 4 ] && has_part large; then
     # Q3 level 8 per unit cube is 454 M DoFs; FMG keeps about 46 bytes per DoF
     local cubes=$((memory_mib * 1048576 * 80 / 100 / 46 / 454000000))
     [ "$cubes" -ge 1 ] || cubes=1
-    poisson "$gpus" large.jsonl --degree 3 --level 8 --solver fmg --repeat 1 \
+    repeat=1 poisson "$gpus" large.jsonl --degree 3 --level 8 --solver fmg \
       --cells "$cubes,1,$gpus" --box "0,$cubes,0,1,0,$gpus" || return 1
   fi
 }
