@@ -82,7 +82,8 @@ int main(int argc, char **argv) {
   tpmg_backend_available("cuda", &available);
   MPI_Allreduce(&available, &all_available, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   if (!all_available) {
-    if (rank == 0) printf("SKIPPED: no usable CUDA device\n");
+    if (rank == 0)
+      printf("SKIPPED: no usable CUDA device\n");
     MPI_Finalize();
     return 77;
   }
@@ -113,7 +114,8 @@ int main(int argc, char **argv) {
   tpmg_communication sent;
   double *result = apply(ctx, &n_owned, &sent);
   long long neighbours = (rank > 0) + (rank < size - 1);
-  long long bytes = (rank > 0 ? 4 : 0) + (rank < size - 1 ? 3 : 0); /* planes: k + 1 below, k above */
+  long long bytes =
+      (rank > 0 ? 4 : 0) + (rank < size - 1 ? 3 : 0);             /* planes: k + 1 below, k above */
   bytes *= (4 * 3 + 1) * (8 * 3 + 1) * (long long)sizeof(double); /* level 2: 4 x 8 x 8P cells */
   REF_CHECK(sent.exchange_messages == neighbours && sent.exchange_bytes == bytes,
             "rank %d of %d: the apply sent %lld messages of %lld bytes, expected %lld of %lld",
