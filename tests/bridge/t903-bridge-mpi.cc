@@ -46,13 +46,13 @@
 #include <tpmg/dealii/patch_smoother.h>
 #include <tpmg/dealii/renumbering.h>
 
+#include "bridge-test.h"
+
 #include <cmath>
 #include <functional>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include "bridge-test.h"
 
 using namespace dealii;
 
@@ -156,7 +156,10 @@ namespace
     SolverControl control(100, tolerance * problem.rhs.l2_norm());
     x.reinit(problem.rhs);
     if (cg)
-      SolverCG<VectorType>(control).solve(system, x, problem.rhs, preconditioner);
+      SolverCG<VectorType>(control).solve(system,
+                                          x,
+                                          problem.rhs,
+                                          preconditioner);
     else
       SolverFGMRES<VectorType>(control,
                                SolverFGMRES<VectorType>::AdditionalData(30))
@@ -168,7 +171,9 @@ namespace
 
   /** max_i |a_i - b_i| over @p a's owned entries, @p b holding all. */
   double
-  owned_difference(const VectorType &a, const VectorType &b, const MPI_Comm comm)
+  owned_difference(const VectorType &a,
+                   const VectorType &b,
+                   const MPI_Comm    comm)
   {
     double difference = 0;
     for (const auto i : a.locally_owned_elements())
@@ -183,8 +188,9 @@ namespace
   void
   check_ranges(const Problem<dim> &problem, const std::string &what)
   {
-    const MPI_Comm comm = MPI_COMM_WORLD;
-    const auto     check_set = [&](const IndexSet &owned, const std::string &where) {
+    const MPI_Comm comm      = MPI_COMM_WORLD;
+    const auto     check_set = [&](const IndexSet    &owned,
+                               const std::string &where) {
       const types::global_dof_index first =
         owned.n_elements() ? *owned.begin() : 0;
       const std::vector<types::global_dof_index> firsts =
@@ -197,9 +203,8 @@ namespace
       for (unsigned int r = 0; r < firsts.size(); ++r)
         {
           BRIDGE_CHECK(firsts[r] == expected,
-                       what << ", " << where << ": rank " << r
-                            << " owns from " << firsts[r] << ", expected "
-                            << expected);
+                       what << ", " << where << ": rank " << r << " owns from "
+                            << firsts[r] << ", expected " << expected);
           expected += counts[r];
         }
       BRIDGE_CHECK(expected == owned.size(),
@@ -214,8 +219,7 @@ namespace
       {
         check_set(problem.dof_handler.locally_owned_mg_dofs(level),
                   "level " + std::to_string(level));
-        BRIDGE_CHECK(tpmg::dealii::is_lexicographic(problem.dof_handler,
-                                                    level),
+        BRIDGE_CHECK(tpmg::dealii::is_lexicographic(problem.dof_handler, level),
                      what << ": level " << level << " not lexicographic");
       }
   }
@@ -314,9 +318,8 @@ namespace
                      what << solver << ": " << n << " iterations on "
                           << Utilities::MPI::n_mpi_processes(MPI_COMM_WORLD)
                           << " ranks, " << n_self << " on one");
-        const double difference =
-          owned_difference(x, x_serial, MPI_COMM_WORLD);
-        const double scale = x_serial.linfty_norm();
+        const double difference = owned_difference(x, x_serial, MPI_COMM_WORLD);
+        const double scale      = x_serial.linfty_norm();
         BRIDGE_CHECK(difference <= tolerance * scale,
                      what << solver << ": the solutions differ by "
                           << difference << " (max " << scale << ")");
@@ -345,10 +348,11 @@ namespace
     BRIDGE_CHECK(bridge_test::contains(message, part),
                  "expected a refusal naming '" << part << "', got '" << message
                                                << "'");
-    const std::string first = Utilities::MPI::broadcast(MPI_COMM_WORLD, message, 0);
+    const std::string first =
+      Utilities::MPI::broadcast(MPI_COMM_WORLD, message, 0);
     BRIDGE_CHECK(message == first,
-                 "the ranks' messages differ: '" << message << "' and rank 0's '"
-                                                 << first << "'");
+                 "the ranks' messages differ: '"
+                   << message << "' and rank 0's '" << first << "'");
   }
 
 
@@ -385,8 +389,10 @@ namespace
         Tria tria(MPI_COMM_WORLD,
                   Triangulation<2>::limit_level_difference_at_vertices,
                   settings);
-        GridGenerator::subdivided_hyper_rectangle(
-          tria, {6, 2 * P}, Point<2>(0, 0), Point<2>(3, P));
+        GridGenerator::subdivided_hyper_rectangle(tria,
+                                                  {6, 2 * P},
+                                                  Point<2>(0, 0),
+                                                  Point<2>(3, P));
         tria.refine_global(1);
         DoFHandler<2> dof_handler(tria);
         dof_handler.distribute_dofs(FE_Q<2>(2));
