@@ -77,7 +77,8 @@ namespace tpmg::dealii
                   "coarsest level " +
                   std::to_string(hierarchy->min_level()) +
                   " (give Multigrid that minlevel)"));
-    const internal::VectorLayout layout(hierarchy->get_layout(level));
+    const internal::VectorLayout &layout =
+      staging->layout_of(*hierarchy, level);
     const void                  *in  = staging->input(0, src, layout);
     void                        *out = staging->output(1, dst, layout, false);
     hierarchy->get_context().check(tpmg_coarse_apply(coarse, in, out),

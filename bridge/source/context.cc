@@ -58,7 +58,16 @@ namespace tpmg::dealii
                    const std::string &backend,
                    const unsigned int n_threads,
                    const int          device)
-    : Context(make_options(backend, n_threads, device, &communicator))
+    // one rank: a context of this process alone, which a tpmg built
+    // without MPI has too
+    : Context(make_options(backend,
+                           n_threads,
+                           device,
+                           ::dealii::Utilities::MPI::job_supports_mpi() &&
+                               ::dealii::Utilities::MPI::n_mpi_processes(
+                                 communicator) > 1 ?
+                             &communicator :
+                             nullptr))
   {}
 
 

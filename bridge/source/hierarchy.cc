@@ -140,10 +140,14 @@ namespace tpmg::dealii
       const tpmg_level_layout       layout = get_layout(level);
       const types::global_dof_index first  = layout.owned_first * layout.plane,
                                     end    = layout.owned_end * layout.plane;
+      // a level tpmg keeps whole on every rank (one below the first level
+      // with 2P cells along the last direction) takes any contiguous owned
+      // range: the bridge gathers it (internal::VectorLayout)
+      const bool whole = !layout.distributed && n_ranks > 1;
       if (difference.empty() &&
-          !(owned.n_elements() == end - first &&
+          !((whole || owned.n_elements() == end - first) &&
             (owned.n_elements() == 0 ||
-             (owned.is_contiguous() && *owned.begin() == first))))
+             (owned.is_contiguous() && (whole || *owned.begin() == first)))))
         difference = std::string(level == numbers::invalid_unsigned_int ?
                                    "the active DoFs" :
                                    "level " + std::to_string(level)) +
@@ -269,8 +273,12 @@ namespace tpmg::dealii
                       where + "the level DoFs are not in tpmg's lexicographic "
                               "order: call renumber_lexicographic() after "
                               "distribute_mg_dofs()"));
-        const tpmg_index owned_first = layout.owned_first * layout.plane,
-                         owned_end   = layout.owned_end * layout.plane;
+        // deal.II's owned range: tpmg's where tpmg distributes the level
+        // (checked by the constructor), a part where it keeps it whole
+        const IndexSet  &owned = dof_handler->locally_owned_mg_dofs(level);
+        const tpmg_index owned_first =
+          owned.n_elements() > 0 ? *owned.begin() : 0;
+        const tpmg_index owned_end = owned_first + owned.n_elements();
 
         // Dirichlet DoFs: exactly the DoFs with an index 0 or N_d - 1
         tpmg_index n_interior = 1;

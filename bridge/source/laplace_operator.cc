@@ -110,7 +110,8 @@ namespace tpmg::dealii
                                                    const VectorType &src) const
   {
     AssertThrow(op != nullptr, ExcNotInitialized());
-    const internal::VectorLayout layout(hierarchy->get_layout(level));
+    const internal::VectorLayout &layout =
+      staging->layout_of(*hierarchy, level);
     const void                  *in  = staging->input(0, src, layout);
     void                        *out = staging->output(1, dst, layout, false);
     hierarchy->get_context().check(tpmg_operator_apply(op, in, out),
@@ -173,7 +174,8 @@ namespace tpmg::dealii
   {
     AssertThrow(op != nullptr, ExcNotInitialized());
     Context                     &context = hierarchy->get_context();
-    const internal::VectorLayout layout(hierarchy->get_layout(level));
+    const internal::VectorLayout &layout =
+      staging->layout_of(*hierarchy, level);
     const tpmg_index             n         = layout.n_owned;
     const auto                   precision = internal::precision_of<Number>();
 

@@ -93,7 +93,8 @@ namespace tpmg::dealii
                      " (the coarsest level is solved by CoarseSolver)"));
     Context         &context  = hierarchy->get_context();
     tpmg_smoother   *smoother = smoothers[hierarchy->tpmg_level(level)];
-    const internal::VectorLayout layout(hierarchy->get_layout(level));
+    const internal::VectorLayout &layout =
+      staging->layout_of(*hierarchy, level);
     const void                  *b = staging->input(0, rhs, layout);
     void                        *x = staging->output(1, u, layout, !from_zero);
     if (from_zero)

@@ -6,15 +6,21 @@
 #include <deal.II/base/config.h>
 
 #include <deal.II/base/exceptions.h>
+#include <deal.II/base/index_set.h>
 #include <deal.II/base/memory_space.h>
+#include <deal.II/base/mpi.h>
 
 #include <deal.II/lac/la_parallel_vector.h>
 
 #include <tpmg.h>
 #include <tpmg/dealii/exceptions.h>
+#include <tpmg/dealii/hierarchy.h>
 
+#include <limits>
+#include <map>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #if DEAL_II_VERSION_GTE(9, 5, 0)
 #  include <Kokkos_Core.hpp>
@@ -67,13 +73,52 @@ namespace tpmg::dealii::internal
     tpmg_index offset  = 0;
     tpmg_index n_owned = 0;
 
+    /**
+     * A level that tpmg keeps whole on every rank while deal.II distributes
+     * it (the coarse levels up to the first one with 2P cells along the
+     * last direction, where that is not the bottom level): the copy in
+     * gathers every rank's owned entries (MPI_Allgatherv over comm, the
+     * ranks' counts at their offsets in the whole level), the copy out
+     * takes this rank's.
+     */
+    bool             gather = false;
+    MPI_Comm         comm   = MPI_COMM_SELF;
+    std::vector<int> counts, offsets;
+
     VectorLayout() = default;
 
+    /** The layout of a distributed level, or of any level on one rank. */
     explicit VectorLayout(const tpmg_level_layout &layout)
       : n_box(layout.count * layout.plane)
       , offset((layout.owned_first - layout.first) * layout.plane)
       , n_owned((layout.owned_end - layout.owned_first) * layout.plane)
     {}
+
+    /**
+     * The layout of deal.II's vectors with locally owned DoFs @p owned
+     * (contiguous, checked by the Hierarchy) in tpmg's @p layout, on the
+     * ranks of @p comm. Collective where tpmg keeps the level whole on
+     * P > 1 ranks.
+     */
+    VectorLayout(const tpmg_level_layout  &layout,
+                 const ::dealii::IndexSet &owned,
+                 const MPI_Comm            comm)
+      : VectorLayout(layout)
+    {
+      if (layout.distributed || !::dealii::Utilities::MPI::job_supports_mpi() ||
+          ::dealii::Utilities::MPI::n_mpi_processes(comm) == 1)
+        return;
+      gather     = true;
+      this->comm = comm;
+      n_owned    = owned.n_elements();
+      offset     = n_owned > 0 ? *owned.begin() : 0;
+      AssertThrow(n_box <= std::numeric_limits<int>::max(),
+                  ExcUnsupported("a coarse level of " + std::to_string(n_box) +
+                                 " DoFs that tpmg keeps whole on every rank: "
+                                 "more than MPI's int counts"));
+      counts  = ::dealii::Utilities::MPI::all_gather(comm, int(n_owned));
+      offsets = ::dealii::Utilities::MPI::all_gather(comm, int(offset));
+    }
   };
 
 
@@ -203,14 +248,37 @@ namespace tpmg::dealii::internal
     {
       if (is_host_memory_space<MemorySpace>::value)
         return memory != TPMG_MEMORY_HOST || always_stage ||
-               layout.n_box != layout.n_owned;
+               layout.n_box != layout.n_owned || layout.gather;
       AssertThrow(
         memory == TPMG_MEMORY_DEVICE,
         ExcUnsupported(
           "a vector in device memory with a tpmg context whose vectors live "
           "in host memory: create the Context on a GPU backend (\"cuda\"), "
           "or use host vectors (MemorySpace::Host)"));
-      return layout.n_box != layout.n_owned;
+      return layout.n_box != layout.n_owned || layout.gather;
+    }
+
+    /**
+     * The layout of deal.II level @p level (numbers::invalid_unsigned_int:
+     * the active DoFs) of @p hierarchy, computed at the first call (which is
+     * collective where it gathers) and kept.
+     */
+    template <int dim>
+    const VectorLayout &
+    layout_of(const Hierarchy<dim> &hierarchy, const unsigned int level)
+    {
+      const auto found = layouts.find(level);
+      if (found != layouts.end())
+        return found->second;
+      const auto &dof_handler = hierarchy.get_dof_handler();
+      return layouts
+        .emplace(level,
+                 VectorLayout(hierarchy.get_layout(level),
+                              level == ::dealii::numbers::invalid_unsigned_int ?
+                                dof_handler.locally_owned_dofs() :
+                                dof_handler.locally_owned_mg_dofs(level),
+                              hierarchy.get_communicator()))
+        .first->second;
     }
 
   private:
@@ -222,6 +290,25 @@ namespace tpmg::dealii::internal
       const VectorLayout &layout,
       void               *buffer)
     {
+      if (layout.gather)
+        {
+          // every rank's owned entries into the whole level (host memory)
+          AssertThrow(memory == TPMG_MEMORY_HOST,
+                      ExcUnsupported("a coarse level that tpmg keeps whole "
+                                     "on every rank, on a GPU backend"));
+          const MPI_Datatype type =
+            std::is_same_v<Number, double> ? MPI_DOUBLE : MPI_FLOAT;
+          const int ierr = MPI_Allgatherv(vector.get_values(),
+                                          static_cast<int>(layout.n_owned),
+                                          type,
+                                          buffer,
+                                          layout.counts.data(),
+                                          layout.offsets.data(),
+                                          type,
+                                          layout.comm);
+          AssertThrow(ierr == MPI_SUCCESS, ::dealii::ExcMPI(ierr));
+          return;
+        }
       // a device vector is staged only on P ranks, which tpmg's CUDA
       // backend does not run yet (its contexts take one rank)
       check_status(
@@ -282,6 +369,7 @@ namespace tpmg::dealii::internal
     bool             always_stage;
     tpmg_memory_type memory = TPMG_MEMORY_HOST;
     Slot             slots[3];
+    std::map<unsigned int, VectorLayout> layouts;
   };
 } // namespace tpmg::dealii::internal
 

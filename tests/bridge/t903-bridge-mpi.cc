@@ -1,6 +1,8 @@
 /* The deal.II bridge on P MPI ranks (run under mpiexec with 2, 3 and 4
  * ranks; label mpi): on a parallel::distributed::Triangulation made by
  * make_slab_triangulation(),
+ * - meshes whose coarse level tpmg distributes and meshes whose coarse level
+ *   it keeps whole on every rank (the bridge gathers it);
  * - the renumbering: every level's and the active DoFs lexicographic on
  *   every rank's cells, each rank's owned DoFs one contiguous range, the
  *   ranges in rank order (the Hierarchy checks them against tpmg's layout);
@@ -414,6 +416,11 @@ main(int argc, char **argv)
     {
       check_solves<2>({{3, 2 * P}, Point<2>(0, 0), Point<2>(1.5, P), 3}, 3);
       check_solves<2>({{2, 4 * P}, Point<2>(0.5, -1), Point<2>(1.5, 1), 2}, 2);
+      // tpmg keeps level 0 whole (its hidden level below has P cells along
+      // y): the bridge gathers it for the coarse solve
+      check_solves<2>({{2, 2 * P}, Point<2>(0, 0), Point<2>(1, P), 3}, 4);
+      check_solves<3>({{2, 2, 2 * P}, Point<3>(0, 0, 0), Point<3>(1, 1, P), 2},
+                      3);
       check_solves<3>(
         {{1, 2, 2 * P}, Point<3>(0, 0, 0), Point<3>(1, 2, 2 * P), 2}, 2);
       if (P > 1)

@@ -94,8 +94,9 @@ namespace tpmg::dealii
      * Create a context spanning the ranks of @p communicator (collective;
      * tpmg duplicates it), on the backend @p backend with @p n_threads CPU
      * threads per rank (0: OpenMP's default) and GPU @p device. Give it the
-     * communicator of the Triangulation whose Hierarchy it will hold; with
-     * one rank (MPI_COMM_SELF) it is the context of one process.
+     * communicator of the Triangulation whose Hierarchy it will hold; on a
+     * communicator of one rank (or without MPI initialized) it is the
+     * context of this process alone.
      */
     Context(const MPI_Comm     communicator,
             const std::string &backend,
