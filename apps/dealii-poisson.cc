@@ -185,6 +185,11 @@ namespace DealiiPoisson
       "  --json                      end the output with one line of JSON\n"
       "  --help                      print this help and exit\n"
       "\n"
+      "On P MPI ranks (mpirun -np P dealii-poisson ...) every rank owns a slab of coarse\n"
+      "cells along the last direction: give --cells with m P cells along it, m even with\n"
+      "up to 4 cells along the other directions (a multiple of 4 with up to 8, of 8 with\n"
+      "up to 16, ...), e.g. --cells 2,4 or 2,2,4 for P = 2; other meshes are refused.\n"
+      "\n"
       "Exit status: 0 solved (see 'converged'), 1 deal.II or tpmg error, 2 bad option.\n");
   }
 

@@ -144,20 +144,21 @@ namespace tpmg::dealii
       unsigned int m = 2;
       while (2 * m < widest)
         m *= 2;
+      const std::string axis = dim == 2 ? "y" : "z";
       return "tpmg on " + std::to_string(n_ranks) +
              " ranks needs each rank to own a slab of whole coarse cells "
              "along the last direction (" +
-             std::string(dim == 2 ? "y" : "z") +
-             ") and all their children on every level: make the mesh with "
-             "tpmg::dealii::make_slab_triangulation(), or give "
-             "subdivided_hyper_rectangle n = m P coarse cells along " +
-             (dim == 2 ? "y" : "z") + " with m a multiple of " +
-             std::to_string(m) +
-             " (a power of two 2^a >= 2 with 2^(a+1) >= the coarse cells "
-             "along every other direction, here at most " +
+             axis +
+             ") and all their children on every level; p4est hands the "
+             "ranks whole coarse cells in deal.II's coarse-cell order "
+             "(SparsityTools::reorder_hierarchical), which cuts such slabs "
+             "where the coarse mesh has n = m P cells along " +
+             axis + " with m a multiple of " + std::to_string(m) +
+             " (the smallest power of two 2^a >= 2 with 2^(a+1) >= the " +
              std::to_string(widest) +
-             "; deal.II's coarse-cell order then hands p4est slabs), and "
-             "refine globally";
+             " coarse cells along the other directions): make it with "
+             "tpmg::dealii::make_slab_triangulation() from such "
+             "repetitions, refined globally";
     }
 
 

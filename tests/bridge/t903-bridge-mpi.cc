@@ -384,7 +384,7 @@ namespace
         tpmg::dealii::make_slab_triangulation(
           tria, Point<2>(0, 0), Point<2>(3, P), {6, 2 * P}, 1);
       },
-      "make the mesh with tpmg::dealii::make_slab_triangulation()");
+      "make it with tpmg::dealii::make_slab_triangulation()");
     // the same mesh made by hand: renumber_lexicographic refuses it
     check_refused(
       [&]() {
