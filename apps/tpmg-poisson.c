@@ -129,6 +129,7 @@ typedef struct {
   double n_global;          /* of the whole fine level */
   tpmg_level_layout layout; /* of the fine level on this rank */
   const char *backend; /* the context's backend name */
+  const char *transport; /* how its ranks exchange vectors (tpmg_context_transport) */
   int threads, restart, rhs_from_file;
   double setup_seconds, solve_seconds, l2_error;
   size_t memory;        /* the context's backend memory after set-up */
@@ -175,6 +176,7 @@ static int create_context(const options *o, run *r) {
     return app_library_error(NULL, "tpmg_context_create", status);
   RUN_CALL(r, tpmg_context_threads(r->ctx, &r->threads));
   RUN_CALL(r, tpmg_context_backend(r->ctx, &r->backend));
+  RUN_CALL(r, tpmg_context_transport(r->ctx, &r->transport));
   return 0;
 }
 
@@ -279,7 +281,8 @@ static void print_setup(const options *o, const run *r) {
          o->problem.degree, o->problem.level, app_group((tpmg_index)r->n_global, group), r->backend,
          r->threads, r->threads == 1 ? "" : "s");
   if (app_mpi_size() > 1)
-    printf(" x %d ranks (slabs along %c)", app_mpi_size(), "xyz"[o->problem.dim - 1]);
+    printf(" x %d ranks (slabs along %c, messages by %s)", app_mpi_size(),
+           "xyz"[o->problem.dim - 1], r->transport);
   printf("\n");
   if (s->type == TPMG_SOLVER_GMRES)
     printf("solver gmres(%d), %s preconditioning", r->restart,
@@ -369,6 +372,7 @@ static void print_json(const options *o, const run *r) {
   app_json_string(&j, "rhs", tpmg_rhs_name(o->problem.rhs));
   app_json_string(&j, "setup", o->setup);
   app_json_string(&j, "backend", r->backend);
+  app_json_string(&j, "transport", r->transport);
   app_json_int(&j, "threads", r->threads);
   app_json_number(&j, "tolerance", s->tolerance);
   app_json_int(&j, "max_iterations", s->max_iterations);

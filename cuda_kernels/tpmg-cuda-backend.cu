@@ -17,7 +17,8 @@
 namespace tpmg_cuda {
 
 tpmg_status activate(tpmg_context *ctx) {
-  TPMG_CUDA_CALL(ctx, cudaSetDevice(tpmg_backend_device(ctx)));
+  TPMG_CUDA_CALL(
+      ctx, cudaSetDevice(static_cast<const backend_data *>(tpmg_backend_data(ctx))->device));
   return TPMG_SUCCESS;
 }
 
@@ -57,9 +58,12 @@ tpmg_status init(tpmg_context *ctx) {
   if (tpmg_backend_device(ctx) >= count)
     return tpmg_error_set(ctx, TPMG_ERROR_UNSUPPORTED, __FILE__, __LINE__,
                           "CUDA device %d requested, %d present", tpmg_backend_device(ctx), count);
-  TPMG_CALL(activate(ctx));
+  /* on several ranks: the next device for each rank of the node */
+  const int device = (tpmg_backend_device(ctx) + tpmg_backend_local_rank(ctx)) % count;
+  TPMG_CUDA_CALL(ctx, cudaSetDevice(device));
   backend_data *data = static_cast<backend_data *>(calloc(1, sizeof(backend_data)));
   TPMG_CHECK(ctx, data, TPMG_ERROR_MEMORY, "allocating the CUDA backend state failed");
+  data->device = device;
   data->kernels = kernels;
   error = cudaStreamCreateWithFlags(&data->stream, cudaStreamNonBlocking);
   if (error == cudaSuccess)
@@ -90,8 +94,9 @@ void finalize(tpmg_context *ctx) {
   backend_data *data = static_cast<backend_data *>(tpmg_backend_data(ctx));
   if (!data)
     return;
-  cudaSetDevice(tpmg_backend_device(ctx));
+  cudaSetDevice(data->device);
   cudaStreamSynchronize(data->stream);
+  disconnect(data);
   for (int p = 0; p < 2; ++p)
     for (int k = 0; k <= TPMG_MAX_DEGREE_2D; ++k)
       free(data->reference[p][k]);
@@ -113,7 +118,7 @@ tpmg_status alloc(tpmg_context *ctx, size_t bytes, void **ptr) {
 
 void release(tpmg_context *ctx, void *ptr) {
   /* The stream may still use the memory; cudaFree waits for the device. */
-  cudaSetDevice(tpmg_backend_device(ctx));
+  cudaSetDevice(static_cast<const backend_data *>(tpmg_backend_data(ctx))->device);
   cudaFree(ptr);
 }
 
@@ -318,7 +323,7 @@ tpmg_status measure_limits(tpmg_context *ctx, tpmg_device_limits *limits) {
   TPMG_CALL(activate(ctx));
   backend_data *data = static_cast<backend_data *>(tpmg_backend_data(ctx));
   int sms = 0;
-  TPMG_CUDA_CALL(ctx, cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, tpmg_backend_device(ctx)));
+  TPMG_CUDA_CALL(ctx, cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, data->device));
   const unsigned blocks = unsigned(8 * sms); /* 2048 threads per SM */
   const double threads = double(blocks) * limit_threads;
   double *sink = data->partials; /* never written: the sums are never -1 */
@@ -381,7 +386,8 @@ extern "C" const tpmg_backend_ops tpmg_cuda_backend = {
     tpmg_cuda::prolongate_add_op,
     tpmg_cuda::restrict_op,
     tpmg_cuda::coarse_solve,
-    nullptr, /* messages: one process (device-to-device halos are the multi-GPU issue's) */
+    tpmg_cuda::messages,
+    tpmg_cuda::connect,
     tpmg_cuda::check_level,
     tpmg_cuda::stopwatch,
     tpmg_cuda::measure_limits,

@@ -3,6 +3,7 @@
  *   tpmg-cuda-backend.cu      init, memory, stopwatch, limits, the ops table
  *   tpmg-cuda-vectors.cu      vector operations and reductions
  *   tpmg-cuda-coarse.cu       the coarse solve
+ *   tpmg-cuda-transport.cu    messages between ranks: NCCL, MPI or host staging
  *   tpmg-cuda-dispatch.cuh    variant -> kernel, the one table
  *   tpmg-cuda-launch.cuh      launch configurations of the level kernels
  *   tpmg-cuda-unit.cuh        the unit patch's 1D data as kernel parameters
@@ -29,8 +30,12 @@ namespace tpmg_cuda {
  * precision. */
 enum class variant { fastest, basic, constant, tiled, thread, brick };
 
-/* What init creates and finalize frees. */
+/* How a context on several ranks moves messages (tpmg-cuda-transport.cu). */
+enum class transport { none, nccl, mpi, host };
+
+/* What init (and connect) create and finalize frees. */
 struct backend_data {
+  int device; /* tpmg_backend_device + tpmg_backend_local_rank, modulo the devices seen */
   cudaStream_t stream;
   double *partials;    /* device: dot partial sums, then the result */
   double *host_result; /* pinned host copy of the dot result */
@@ -39,6 +44,10 @@ struct backend_data {
   /* host: the unit patch's 1D data (reference_data<k, T>) per precision and
    * degree, built on first use from tpmg_level::unit */
   void *reference[2][TPMG_MAX_DEGREE_2D + 1];
+  transport link;       /* none on one process */
+  void *nccl;           /* ncclComm_t where link is nccl */
+  void *staging;        /* pinned host memory where link is host */
+  size_t staging_bytes;
 };
 
 inline variant variant_of(const tpmg_context *ctx) {
@@ -110,6 +119,12 @@ constexpr int dot_results = dot_rows * dot_max_blocks; /* offset of the results 
 
 /* Make the context's device current for this host thread. */
 tpmg_status activate(tpmg_context *ctx);
+
+/* The backend's connect and messages ops (tpmg-cuda-transport.cu), and what
+ * finalize calls to free what connect made. */
+tpmg_status connect(tpmg_context *ctx, const char **name);
+tpmg_status messages(tpmg_context *ctx, int n, const tpmg_message *messages);
+void disconnect(backend_data *data);
 
 /* Vector operations (tpmg-cuda-vectors.cu), arguments as in tpmg_backend_ops. */
 tpmg_status set(tpmg_context *ctx, tpmg_precision prec, tpmg_index n, double value, void *v);

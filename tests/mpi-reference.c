@@ -1,6 +1,7 @@
 #include "mpi-reference.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 static double get(tpmg_precision p, const void *v, int64_t i) {
@@ -36,16 +37,68 @@ double mref_owned_difference(const tpmg_level_layout *layout, tpmg_precision p, 
   return scale > 0.0 ? difference / scale : difference;
 }
 
+const char *mref_backend(void) {
+  const char *name = getenv("TPMG_TEST_MPI_BACKEND");
+  return name && *name ? name : "cpu";
+}
+
+/* SKIPPED (77) on every rank where any rank lacks the backend. */
+static void require(const char *name) {
+  int available = 0, all = 0;
+  if (tpmg_backend_available(name, &available) != TPMG_SUCCESS) {
+    fprintf(stderr, "no backend named \"%s\"\n", name);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  MPI_Allreduce(&available, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (!all) {
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0) printf("SKIPPED: no usable backend %s\n", name);
+    MPI_Finalize();
+    exit(77);
+  }
+}
+
 tpmg_context *mref_context_create(int n_threads) {
   static MPI_Comm world;
   world = MPI_COMM_WORLD;
+  require(mref_backend());
   tpmg_context_options options = tpmg_context_options_default();
+  options.backend = mref_backend();
   options.n_threads = n_threads;
   options.mpi_comm = &world;
   tpmg_context *ctx = NULL;
   tpmg_status status = tpmg_context_create(&options, &ctx);
   if (status != TPMG_SUCCESS) {
-    fprintf(stderr, "tpmg_context_create on MPI_COMM_WORLD returned %d\n", (int)status);
+    fprintf(stderr, "tpmg_context_create(%s) on MPI_COMM_WORLD returned %d\n", options.backend,
+            (int)status);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  return ctx;
+}
+
+tpmg_context *mref_one_context_create(int n_threads) {
+  require(mref_backend());
+  /* on the GPU of the rank's distributed context where each rank has one of
+   * its own (tpmg.h: device + local rank); where ranks share GPUs, the
+   * highest there is up to that */
+  MPI_Comm node;
+  int local = 0;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  MPI_Comm_rank(node, &local);
+  MPI_Comm_free(&node);
+  tpmg_context_options options = tpmg_context_options_default();
+  options.backend = mref_backend();
+  options.n_threads = n_threads;
+  tpmg_context *ctx = NULL;
+  tpmg_status status = TPMG_ERROR_UNSUPPORTED;
+  /* device numbers wrap where ranks share GPUs: try the next lower */
+  for (options.device = local; options.device >= 0 && status == TPMG_ERROR_UNSUPPORTED;
+       --options.device)
+    status = tpmg_context_create(&options, &ctx);
+  if (status != TPMG_SUCCESS) {
+    fprintf(stderr, "tpmg_context_create(%s) on one process returned %d\n", options.backend,
+            (int)status);
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
   return ctx;

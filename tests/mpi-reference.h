@@ -18,8 +18,15 @@ void mref_local(const tpmg_level_layout *layout, tpmg_precision p, const double 
  * precision p); NaN if an owned entry is NaN. */
 double mref_owned_difference(const tpmg_level_layout *layout, tpmg_precision p, const void *local,
                              const double *whole);
-/* A distributed context with n_threads on MPI_COMM_WORLD ("cpu"). */
+/* The backend of the tests' distributed contexts: the environment variable
+ * TPMG_TEST_MPI_BACKEND (the gpu-mpi tests set "cuda"), else "cpu". */
+const char *mref_backend(void);
+/* A distributed context of mref_backend() with n_threads on MPI_COMM_WORLD;
+ * every rank exits 77 (SKIPPED) where a rank lacks the backend. */
 tpmg_context *mref_context_create(int n_threads);
+/* A context of this process alone, of mref_backend(), on the GPU that the
+ * rank's distributed context uses. */
+tpmg_context *mref_one_context_create(int n_threads);
 /* 0 if every rank passed every check, else 1 (summary on rank 0's stderr). */
 int mref_exit_code(const char *test_name);
 

@@ -90,3 +90,49 @@ function(tpmg_mpi_setup_test name)
 endfunction()
 tpmg_mpi_setup_test(mpi-setup-poisson-3d --level 3)
 tpmg_mpi_setup_test(mpi-setup-poisson-2d --dim 2 --degree 4 --level 4 --cells 3,2 --box 0,3,-1,1)
+
+# The CUDA backend on P ranks (label gpu-mpi, run by tests/gpu/run-mpi.sh on a
+# machine with several GPUs; skipped, exit 77, without a GPU): t750 and t751
+# with their distributed contexts on "cuda" (TPMG_TEST_MPI_BACKEND), by the
+# transport a context chooses and, for t750, by host staging too; t850 the
+# transports themselves; tpmg-poisson with P GPUs against one GPU.
+if(TPMG_ENABLE_CUDA)
+  set(tpmg_gpu_mpi_environment ${tpmg_mpi_environment} "TPMG_TEST_MPI_BACKEND=cuda")
+  # tpmg_gpu_mpi_test(TEST PROGRAM RANKS [ENV...])
+  function(tpmg_gpu_mpi_test test program ranks)
+    add_test(NAME ${test}
+             COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${ranks} ${tpmg_mpiexec_flags}
+                     $<TARGET_FILE:${program}>)
+    set_tests_properties(${test} PROPERTIES LABELS gpu-mpi TIMEOUT 1200 SKIP_RETURN_CODE 77
+                         RESOURCE_LOCK gpu ENVIRONMENT "${tpmg_gpu_mpi_environment};${ARGN}")
+  endfunction()
+  find_package(CUDAToolkit REQUIRED) # t850 counts the GPUs
+  add_executable(t850-gpu-mpi t850-gpu-mpi.c)
+  target_link_libraries(t850-gpu-mpi PRIVATE tpmg_test_mpi tpmg m CUDA::cudart)
+  target_compile_options(t850-gpu-mpi PRIVATE -Wall -Wextra)
+  if(TPMG_HAVE_NCCL)
+    target_compile_definitions(t850-gpu-mpi PRIVATE TPMG_TEST_HAVE_NCCL=1)
+  else()
+    target_compile_definitions(t850-gpu-mpi PRIVATE TPMG_TEST_HAVE_NCCL=0)
+  endif()
+  foreach(ranks 2 4)
+    tpmg_gpu_mpi_test(gpu-mpi-objects-np${ranks} t750-mpi-objects ${ranks})
+    tpmg_gpu_mpi_test(gpu-mpi-solvers-np${ranks} t751-mpi-solvers ${ranks})
+    tpmg_gpu_mpi_test(gpu-mpi-transport-np${ranks} t850-gpu-mpi ${ranks})
+  endforeach()
+  tpmg_gpu_mpi_test(gpu-mpi-objects-host-np2 t750-mpi-objects 2 TPMG_CUDA_TRANSPORT=host)
+  tpmg_gpu_mpi_test(gpu-mpi-transport-host-np2 t850-gpu-mpi 2 TPMG_CUDA_TRANSPORT=host)
+  function(tpmg_gpu_mpi_cli name ranks)
+    string(REPLACE ";" "|" flags "${tpmg_mpiexec_flags}")
+    add_test(NAME ${name}
+             COMMAND ${CMAKE_COMMAND} -DPROGRAM=$<TARGET_FILE:tpmg-poisson>
+                     -DMPIEXEC=${MPIEXEC_EXECUTABLE} -DFLAGS=${flags} -DRANKS=${ranks}
+                     -DMODE=same ${ARGN} -P ${CMAKE_CURRENT_SOURCE_DIR}/mpi-cli.cmake)
+    set_tests_properties(${name} PROPERTIES LABELS gpu-mpi TIMEOUT 1200 RESOURCE_LOCK gpu
+                         SKIP_REGULAR_EXPRESSION "SKIPPED" ENVIRONMENT "${tpmg_mpi_cli_environment}")
+  endfunction()
+  tpmg_gpu_mpi_cli(gpu-mpi-poisson-3d-np4 4
+                   "-DARGS=--backend|cuda|--degree|3|--level|5|--cells|1,1,4|--box|0,1,0,1,0,4")
+  tpmg_gpu_mpi_cli(gpu-mpi-poisson-fmg-np2 2
+                   "-DARGS=--backend|cuda|--degree|4|--level|4|--solver|fmg")
+endif()

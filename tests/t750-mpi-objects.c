@@ -240,7 +240,12 @@ static void test_vcycle(const pair *t, int fine, tpmg_smoother_variant variant) 
   expected = one_result(t, i.n_whole, x1);
   ref_vector_poison(t->all, t->p, i.n_local, x2);
   REF_CALL(t->all, tpmg_multigrid_fmg(all, t->p, b2, x2));
-  compare(t, &i, x2, expected, "FMG", fine);
+  /* against the CPU from another backend (the gpu-mpi tests), float FMG adds
+   * the two backends' rounding over a V-cycle per level: 4e-5 measured on two
+   * H200 where a single V-cycle stays within 1e-5 */
+  pair fmg = *t;
+  if (t->p == TPMG_FLOAT && strcmp(mref_backend(), "cpu") != 0) fmg.tolerance = 1e-4;
+  compare(&fmg, &i, x2, expected, "FMG", fine);
   ref_vector_destroy(t->one, &b1);
   ref_vector_destroy(t->one, &x1);
   ref_vector_destroy(t->all, &b2);
@@ -254,7 +259,9 @@ static void test_vcycle(const pair *t, int fine, tpmg_smoother_variant variant) 
 
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
-  tpmg_context *one = ref_context_create("cpu", 1), *all = mref_context_create(1);
+  /* the reference is the CPU backend on one process, also where the
+   * distributed context is another backend's (the gpu-mpi tests) */
+  tpmg_context *all = mref_context_create(1), *one = ref_context_create("cpu", 1);
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c)
     for (int q = 0; q < 2; ++q) {
       const mesh_case *m = &cases[c];

@@ -57,6 +57,13 @@ int main(int argc, char **argv) {
   REF_CALL(ctx, tpmg_context_ranks(ctx, &r, &p));
   REF_CHECK(r == rank && p == size, "tpmg_context_ranks: %d of %d, MPI says %d of %d", r, p, rank,
             size);
+  const char *transport = NULL;
+  REF_CALL(ctx, tpmg_context_transport(ctx, &transport));
+  REF_CHECK(strcmp(transport, size == 1 ? "none" : "mpi") == 0,
+            "tpmg_context_transport of the cpu backend on %d ranks: \"%s\"", size, transport);
+  REF_CHECK(tpmg_context_transport(ctx, NULL) == TPMG_ERROR_ARGUMENT &&
+                tpmg_context_transport(NULL, &transport) == TPMG_ERROR_ARGUMENT,
+            "tpmg_context_transport took a NULL argument");
 
   /* grid options that differ on the last rank */
   tpmg_grid *grid = NULL;

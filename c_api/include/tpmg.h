@@ -129,7 +129,10 @@ typedef struct {
   int n_threads;       /**< CPU threads: the CPU backend's kernels and any backend's host-side
                             setup (right-hand sides, L2 errors), 1..TPMG_MAX_THREADS;
                             0 (default): OpenMP's default */
-  int device;          /**< GPU number for a GPU backend; default 0 */
+  int device;          /**< GPU number for a GPU backend; default 0. On several ranks (mpi_comm)
+                            the rank with index i among the ranks of its node takes GPU
+                            device + i, modulo the GPUs it sees (so one GPU per rank where
+                            each rank sees all GPUs of the node, or sees one) */
   const void *mpi_comm; /**< NULL (default): this process alone. Else a pointer to an MPI_Comm
                             (of an initialized MPI) whose ranks create the context together and
                             share every grid and solve made from it (tpmg_grid_create says how
@@ -171,6 +174,16 @@ tpmg_status tpmg_context_create(const tpmg_context_options *options, tpmg_contex
 /** This process's rank and the number of ranks of the context's communicator
  *  (0 and 1 for a context of one process). */
 tpmg_status tpmg_context_ranks(const tpmg_context *ctx, int *rank, int *size);
+
+/** How the context's ranks exchange vectors, a static string: "none" (one
+ *  process); "mpi" (MPI on host memory: the CPU backend); for "cuda", chosen
+ *  at creation by the environment variable TPMG_CUDA_TRANSPORT=nccl|mpi|host
+ *  where set (the same on every rank), else the first that works of "nccl"
+ *  (NCCL send/receive on the context's stream: tpmg built with NCCL, each rank
+ *  on a GPU of its own), "mpi" (an MPI library that takes device memory,
+ *  asked at run time) and "host" (vectors' planes staged through host memory
+ *  and sent by MPI). */
+tpmg_status tpmg_context_transport(const tpmg_context *ctx, const char **name);
 
 /** What this rank has communicated since its context was created (zero on one
  *  process): for benchmarks, take the difference around the calls of interest. */

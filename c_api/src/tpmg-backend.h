@@ -191,10 +191,17 @@ typedef struct {
                               const void *inverse, const void *b, void *x);
 
   /* Run the n messages (all started, then all completed) on the context's
-   * communicator; NULL where the backend runs on one process only, and a
-   * context on more than one rank is refused. Host-memory backends take
-   * tpmg_comm_host_messages. */
+   * communicator: the backend's later operations see what was received, and
+   * the send buffers may be written by them. NULL where the backend runs on
+   * one process only, and a context on more than one rank is refused.
+   * Host-memory backends take tpmg_comm_host_messages. */
   tpmg_status (*messages)(tpmg_context *ctx, int n, const tpmg_message *messages);
+  /* Set up what messages needs among the context's ranks, and name it in
+   * *transport (a static string: "nccl", "mpi", ...). Called on every rank of
+   * a context of more than one rank, once init has succeeded on all of them;
+   * collective (tpmg_comm_allgather); the core agrees on its status. NULL:
+   * nothing to set up, the transport is host MPI ("mpi"). finalize undoes it. */
+  tpmg_status (*connect)(tpmg_context *ctx, const char **transport);
 
   /* NULL, or: whether the backend (its variant) has kernels for `use` on this
    * level and precision; TPMG_ERROR_UNSUPPORTED with a message if not. The
@@ -236,8 +243,19 @@ tpmg_status tpmg_malloc(tpmg_context *ctx, size_t bytes, const char *what, void 
 void tpmg_free(tpmg_context *ctx, size_t bytes, void *ptr);
 
 /* The messages op of host-memory backends: MPI point to point on the
- * context's communicator. */
+ * context's communicator (device memory too where MPI takes it:
+ * tpmg_comm_device_aware). */
 tpmg_status tpmg_comm_host_messages(tpmg_context *ctx, int n, const tpmg_message *messages);
+/* all = the `bytes` bytes of `mine` from every rank, in rank order (host
+ * memory). Collective. */
+tpmg_status tpmg_comm_allgather(tpmg_context *ctx, const void *mine, size_t bytes, void *all);
+/* After a step that may fail on some ranks only: every rank returns the
+ * status of the lowest failing rank, with its message prefixed by "rank R of
+ * P: ". Collective; nothing to do on one process. */
+tpmg_status tpmg_comm_agree(tpmg_context *ctx, tpmg_status status);
+/* 1 if the MPI library says at run time that it takes CUDA device memory
+ * (Open MPI's MPIX_Query_cuda_support), else 0. */
+int tpmg_comm_device_aware(void);
 
 /* ---- what a backend may read of its context ------------------------------ */
 
@@ -245,6 +263,10 @@ tpmg_status tpmg_comm_host_messages(tpmg_context *ctx, int n, const tpmg_message
 int tpmg_backend_threads(const tpmg_context *ctx);
 /* The device number asked for in the context options. */
 int tpmg_backend_device(const tpmg_context *ctx);
+/* This process's index among the context's ranks on its node (0 on one
+ * process): a GPU backend's rank takes the device tpmg_backend_device +
+ * tpmg_backend_local_rank, modulo the devices it sees. */
+int tpmg_backend_local_rank(const tpmg_context *ctx);
 /* The variant named after the backend's name ("variant" of "name/variant"), or
  * NULL; init refuses a variant it does not know. */
 const char *tpmg_backend_variant(const tpmg_context *ctx);

@@ -2,8 +2,10 @@
  * (PETSc's PetscCommDuplicate), or one process where MPI is not built in or
  * not asked for. Everything of MPI that tpmg uses is here: reductions, the
  * agreement on a status after a call that may fail on some ranks only, the
- * check that ranks were given the same options, and the host transport that
- * the CPU backend's `messages` op is. */
+ * check that ranks were given the same options, the host transport that the
+ * CPU backend's `messages` op is, and what a GPU backend needs to set up its
+ * own transport (the node-local rank, an all-gather, whether MPI takes device
+ * memory). */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,8 +15,31 @@
 
 #ifdef TPMG_HAVE_MPI
 #include <mpi.h>
+#if defined(OPEN_MPI) && OPEN_MPI
+#include <mpi-ext.h> /* MPIX_Query_cuda_support */
+#endif
 #define COMM(ctx) (*(MPI_Comm *)(ctx)->comm)
 #endif
+
+tpmg_status tpmg_comm_local_rank(const void *comm, int *local) {
+  *local = 0;
+  if (!comm) return TPMG_SUCCESS;
+#ifdef TPMG_HAVE_MPI
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (!initialized || finalized) return TPMG_ERROR_ARGUMENT;
+  MPI_Comm node;
+  if (MPI_Comm_split_type(*(const MPI_Comm *)comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL,
+                          &node) != MPI_SUCCESS)
+    return TPMG_ERROR_ARGUMENT;
+  MPI_Comm_rank(node, local);
+  MPI_Comm_free(&node);
+  return TPMG_SUCCESS;
+#else
+  return TPMG_ERROR_UNSUPPORTED;
+#endif
+}
 
 tpmg_status tpmg_comm_create(tpmg_context *ctx, const void *comm) {
   ctx->rank = 0;
@@ -146,6 +171,30 @@ tpmg_status tpmg_comm_min(tpmg_context *ctx, double *values, int n) {
   reduce(ctx, values, n, MPI_MIN);
 #endif
   return TPMG_SUCCESS;
+}
+
+tpmg_status tpmg_comm_allgather(tpmg_context *ctx, const void *mine, size_t bytes, void *all) {
+  if (ctx->size == 1) {
+    memmove(all, mine, bytes);
+    return TPMG_SUCCESS;
+  }
+#ifdef TPMG_HAVE_MPI
+  TPMG_CHECK(ctx, bytes <= INT_MAX, TPMG_ERROR_UNSUPPORTED, "gathering %zu bytes: at most %d",
+             bytes, INT_MAX);
+  ctx->traffic.reductions++;
+  MPI_Allgather(mine, (int)bytes, MPI_BYTE, all, (int)bytes, MPI_BYTE, COMM(ctx));
+  return TPMG_SUCCESS;
+#else
+  return tpmg_error_set(ctx, TPMG_ERROR_UNSUPPORTED, __FILE__, __LINE__, "built without MPI");
+#endif
+}
+
+int tpmg_comm_device_aware(void) {
+#if defined(TPMG_HAVE_MPI) && defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
+  return MPIX_Query_cuda_support() == 1;
+#else
+  return 0;
+#endif
 }
 
 tpmg_status tpmg_comm_host_messages(tpmg_context *ctx, int n, const tpmg_message *messages) {

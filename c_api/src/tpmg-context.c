@@ -34,7 +34,8 @@ tpmg_context_options tpmg_context_options_default(void) {
 }
 
 /* The context on this process alone: the backend and its settings. */
-static tpmg_status create_local(const tpmg_context_options *opts, tpmg_context **ctx) {
+static tpmg_status create_local(const tpmg_context_options *opts, int local_rank,
+                                tpmg_context **ctx) {
   const char *name = opts->backend ? opts->backend : "cpu";
   if (opts->n_threads < 0 || opts->n_threads > TPMG_MAX_THREADS || opts->device < 0)
     return TPMG_ERROR_ARGUMENT;
@@ -60,6 +61,8 @@ static tpmg_status create_local(const tpmg_context_options *opts, tpmg_context *
   }
   c->n_threads = opts->n_threads > 0 ? opts->n_threads : omp_get_max_threads();
   c->device = opts->device;
+  c->local_rank = local_rank;
+  c->transport = "none";
   c->refs = 1;
   tpmg_status status = c->ops->init(c);
   if (status != TPMG_SUCCESS) {
@@ -83,7 +86,10 @@ tpmg_status tpmg_context_create(const tpmg_context_options *options, tpmg_contex
   *ctx = NULL;
   tpmg_context_options opts = options ? *options : tpmg_context_options_default();
   tpmg_context *c = NULL;
-  tpmg_status status = create_local(&opts, &c);
+  /* a GPU backend's init picks its device by the rank's place on its node */
+  int local_rank = 0;
+  tpmg_status status = tpmg_comm_local_rank(opts.mpi_comm, &local_rank);
+  if (status == TPMG_SUCCESS) status = create_local(&opts, local_rank, &c);
   if (opts.mpi_comm) {
     /* every rank learns whether all ranks have a context, then duplicates the
      * communicator, so that no rank is left waiting */
@@ -94,6 +100,10 @@ tpmg_status tpmg_context_create(const tpmg_context_options *options, tpmg_contex
       status = tpmg_comm_same(c, c->backend, sizeof(c->backend), "the backend names");
     if (status == TPMG_SUCCESS && c->size > 1 && !c->ops->messages)
       status = TPMG_ERROR_UNSUPPORTED; /* the same backend on every rank: the same answer */
+    if (status == TPMG_SUCCESS && c->size > 1) {
+      c->transport = "mpi";
+      if (c->ops->connect) status = tpmg_comm_agree(c, c->ops->connect(c, &c->transport));
+    }
   }
   if (status != TPMG_SUCCESS) {
     free_context(c);
@@ -156,6 +166,13 @@ tpmg_status tpmg_context_communication(const tpmg_context *ctx, tpmg_communicati
   return TPMG_SUCCESS;
 }
 
+tpmg_status tpmg_context_transport(const tpmg_context *ctx, const char **name) {
+  if (!ctx) return TPMG_ERROR_ARGUMENT;
+  TPMG_CHECK(ctx, name, TPMG_ERROR_ARGUMENT, "name is NULL");
+  *name = ctx->transport;
+  return TPMG_SUCCESS;
+}
+
 tpmg_status tpmg_context_ranks(const tpmg_context *ctx, int *rank, int *size) {
   if (!ctx) return TPMG_ERROR_ARGUMENT;
   TPMG_CHECK(ctx, rank && size, TPMG_ERROR_ARGUMENT, "NULL argument (rank %p, size %p)",
@@ -193,6 +210,8 @@ tpmg_status tpmg_context_memory_type(const tpmg_context *ctx, tpmg_memory_type *
 int tpmg_backend_threads(const tpmg_context *ctx) { return ctx->n_threads; }
 
 int tpmg_backend_device(const tpmg_context *ctx) { return ctx->device; }
+
+int tpmg_backend_local_rank(const tpmg_context *ctx) { return ctx->local_rank; }
 
 const char *tpmg_backend_variant(const tpmg_context *ctx) { return ctx->variant; }
 

@@ -34,6 +34,8 @@ struct tpmg_context {
   int stopwatch_started;     /* a start mark without its end mark yet */
   int rank, size;            /* in comm; 0 and 1 on one process */
   void *comm;                /* an MPI_Comm duplicated from the caller's, or NULL (tpmg-comm.c) */
+  int local_rank;            /* index among the ranks on this node; 0 on one process */
+  const char *transport;     /* how messages travel (tpmg_context_transport) */
   tpmg_communication traffic; /* counted by tpmg-partition.c and tpmg-comm.c */
   char error[1024];          /* the last message; mutable through const in tpmg_error_set */
 };
@@ -103,14 +105,14 @@ void tpmg_grid_release(tpmg_grid *grid);
 /* Duplicate the caller's MPI_Comm (comm points to one), or one process for
  * NULL; TPMG_ERROR_UNSUPPORTED without MPI built in. Collective. */
 tpmg_status tpmg_comm_create(tpmg_context *ctx, const void *comm);
+/* This process's index among the ranks of `comm` (an MPI_Comm *) that share
+ * its node (MPI_COMM_TYPE_SHARED); 0 for NULL. Collective. */
+tpmg_status tpmg_comm_local_rank(const void *comm, int *local);
 void tpmg_comm_destroy(tpmg_context *ctx);
 /* The largest status of all ranks of `comm` (an MPI_Comm *, or NULL for one
  * process), for calls without a context. Collective. */
 tpmg_status tpmg_comm_status(const void *comm, tpmg_status status);
-/* After a step that may fail on some ranks only: every rank returns the
- * status of the lowest failing rank, with its message prefixed by "rank R of
- * P: ". Collective; nothing to do on one process. */
-tpmg_status tpmg_comm_agree(tpmg_context *ctx, tpmg_status status);
+/* tpmg_comm_agree, tpmg_comm_allgather: tpmg-backend.h */
 /* TPMG_ERROR_ARGUMENT on every rank if the n bytes differ from rank 0's;
  * `what` names them in the message. Collective. */
 tpmg_status tpmg_comm_same(tpmg_context *ctx, const void *bytes, size_t n, const char *what);

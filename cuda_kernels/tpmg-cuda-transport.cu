@@ -1,0 +1,252 @@
+/* Messages between the ranks of a context on several GPUs, one GPU per rank:
+ * the planes the core sends are contiguous ranges of device vectors, sent as
+ * they are by one of three transports, chosen once by connect:
+ *   nccl  NCCL send/receive on the context's stream (the NCCL communicator
+ *         made from the context's MPI communicator): nothing waits on the
+ *         host, and the kernels after an exchange are ordered behind it;
+ *   mpi   an MPI library that takes device memory (asked at run time): the
+ *         stream is synchronized, then MPI sends the device ranges;
+ *   host  the ranges staged through pinned host memory: copied down, sent by
+ *         MPI, copied up.
+ * TPMG_CUDA_TRANSPORT=nccl|mpi|host picks one; unset, the first that works
+ * in that order. NCCL needs a GPU of its own on every rank. */
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef TPMG_HAVE_NCCL
+#include <nccl.h>
+#endif
+
+#include "tpmg-cuda.cuh"
+
+namespace tpmg_cuda {
+
+namespace {
+
+const char *const names[] = {"none", "nccl", "mpi", "host"};
+
+/* What each rank tells the others in connect. */
+struct rank_info {
+  char uuid[16]; /* its GPU's */
+  int asked;     /* the transport named by TPMG_CUDA_TRANSPORT, 0 if unset, -1 if unknown */
+  int nccl;      /* built with NCCL */
+  int aware;     /* MPI takes device memory */
+};
+
+#ifdef TPMG_HAVE_NCCL
+tpmg_status nccl_error(const tpmg_context *ctx, ncclResult_t result, const char *what,
+                       const char *file, int line) {
+  return tpmg_error_set(ctx, TPMG_ERROR_BACKEND, file, line, "%s: %s", what,
+                        ncclGetErrorString(result));
+}
+
+#define TPMG_NCCL_CALL(ctx, call)                                                                  \
+  do {                                                                                             \
+    ncclResult_t tpmg_nccl_result_ = (call);                                                       \
+    if (tpmg_nccl_result_ != ncclSuccess)                                                          \
+      return nccl_error((ctx), tpmg_nccl_result_, #call, __FILE__, __LINE__);                      \
+  } while (0)
+
+/* The NCCL communicator of all ranks from rank 0's unique id, gathered by
+ * MPI: a failure on one rank is agreed on before the next collective step. */
+tpmg_status nccl_connect(tpmg_context *ctx, backend_data *data, int rank, int size) {
+  ncclUniqueId id, *all = static_cast<ncclUniqueId *>(malloc(sizeof(id) * size_t(size)));
+  memset(&id, 0, sizeof id);
+  tpmg_status status =
+      all ? TPMG_SUCCESS
+          : tpmg_error_set(ctx, TPMG_ERROR_MEMORY, __FILE__, __LINE__, "%d NCCL ids", size);
+  if (rank == 0 && status == TPMG_SUCCESS) {
+    ncclResult_t result = ncclGetUniqueId(&id);
+    if (result != ncclSuccess)
+      status = nccl_error(ctx, result, "ncclGetUniqueId", __FILE__, __LINE__);
+  }
+  status = tpmg_comm_agree(ctx, status);
+  if (status == TPMG_SUCCESS)
+    status = tpmg_comm_allgather(ctx, &id, sizeof id, all);
+  if (status == TPMG_SUCCESS)
+    id = all[0];
+  free(all);
+  TPMG_CALL(status);
+  ncclComm_t comm = nullptr;
+  TPMG_NCCL_CALL(ctx, ncclCommInitRank(&comm, size, id, rank));
+  data->nccl = comm;
+  return TPMG_SUCCESS;
+}
+#endif
+
+} // namespace
+
+tpmg_status connect(tpmg_context *ctx, const char **name) {
+  backend_data *data = static_cast<backend_data *>(tpmg_backend_data(ctx));
+  int rank = 0, size = 1;
+  TPMG_CALL(tpmg_context_ranks(ctx, &rank, &size));
+  rank_info mine;
+  memset(&mine, 0, sizeof mine);
+  if (const char *asked = getenv("TPMG_CUDA_TRANSPORT"); asked && *asked) {
+    mine.asked = -1;
+    for (int t = 1; t < 4; ++t)
+      if (strcmp(asked, names[t]) == 0)
+        mine.asked = t;
+  }
+#ifdef TPMG_HAVE_NCCL
+  mine.nccl = 1;
+#endif
+  mine.aware = tpmg_comm_device_aware();
+  /* what may fail on one rank is agreed on before the gathering */
+  tpmg_status status = activate(ctx);
+  cudaDeviceProp prop;
+  cudaError_t error = cudaSuccess;
+  if (status == TPMG_SUCCESS && (error = cudaGetDeviceProperties(&prop, data->device)) != cudaSuccess)
+    status = cuda_error(ctx, error, "cudaGetDeviceProperties", __FILE__, __LINE__);
+  if (status == TPMG_SUCCESS)
+    memcpy(mine.uuid, &prop.uuid, sizeof mine.uuid);
+  rank_info *all = static_cast<rank_info *>(malloc(sizeof(rank_info) * size_t(size)));
+  if (!all && status == TPMG_SUCCESS)
+    status = tpmg_error_set(ctx, TPMG_ERROR_MEMORY, __FILE__, __LINE__, "%d ranks' GPU data", size);
+  status = tpmg_comm_agree(ctx, status);
+  if (status == TPMG_SUCCESS)
+    status = tpmg_comm_allgather(ctx, &mine, sizeof mine, all);
+  if (status != TPMG_SUCCESS) {
+    free(all);
+    return status;
+  }
+  /* every rank decides the same from the same data */
+  int shared = 0, nccl = 1, aware = 1, same = 1;
+  for (int q = 0; q < size; ++q) {
+    for (int r = 0; r < q; ++r)
+      shared |= memcmp(all[q].uuid, all[r].uuid, sizeof mine.uuid) == 0;
+    nccl &= all[q].nccl;
+    aware &= all[q].aware;
+    same &= all[q].asked == all[0].asked;
+  }
+  const int asked = all[0].asked;
+  free(all);
+  TPMG_CHECK(ctx, same, TPMG_ERROR_ARGUMENT,
+             "TPMG_CUDA_TRANSPORT differs between ranks: set it alike on every rank");
+  TPMG_CHECK(ctx, asked >= 0, TPMG_ERROR_ARGUMENT,
+             "TPMG_CUDA_TRANSPORT=%s: not a transport (nccl, mpi or host)",
+             getenv("TPMG_CUDA_TRANSPORT"));
+  const int nccl_works = nccl && !shared;
+  int t = asked;
+  if (t == 0)
+    t = nccl_works ? int(transport::nccl) : aware ? int(transport::mpi) : int(transport::host);
+  TPMG_CHECK(ctx, t != int(transport::nccl) || nccl_works, TPMG_ERROR_UNSUPPORTED,
+             "TPMG_CUDA_TRANSPORT=nccl: %s",
+             !nccl ? "tpmg was built without NCCL (TPMG_ENABLE_NCCL)"
+                   : "ranks share a GPU, and NCCL needs a GPU of its own on every rank (run as "
+                     "many ranks per node as GPUs, or choose host)");
+  TPMG_CHECK(ctx, t != int(transport::mpi) || aware, TPMG_ERROR_UNSUPPORTED,
+             "TPMG_CUDA_TRANSPORT=mpi: the MPI library does not take device memory "
+             "(MPIX_Query_cuda_support); choose nccl or host");
+#ifdef TPMG_HAVE_NCCL
+  if (t == int(transport::nccl))
+    TPMG_CALL(nccl_connect(ctx, data, rank, size));
+#endif
+  data->link = transport(t);
+  *name = names[t];
+  return TPMG_SUCCESS;
+}
+
+void disconnect(backend_data *data) {
+#ifdef TPMG_HAVE_NCCL
+  if (data->nccl)
+    ncclCommDestroy(static_cast<ncclComm_t>(data->nccl));
+#endif
+  data->nccl = nullptr;
+  if (data->staging)
+    cudaFreeHost(data->staging);
+  data->staging = nullptr;
+  data->staging_bytes = 0;
+  data->link = transport::none;
+}
+
+namespace {
+
+/* host: the sends copied down into the staging buffer, sent and received by
+ * MPI on the host, the receives copied up; the stream is idle at the end. */
+tpmg_status staged(tpmg_context *ctx, backend_data *data, int n, const tpmg_message *m) {
+  size_t bytes = 0;
+  for (int i = 0; i < n; ++i)
+    bytes += m[i].send_bytes + m[i].recv_bytes;
+  if (bytes > data->staging_bytes) {
+    if (data->staging)
+      cudaFreeHost(data->staging);
+    data->staging = nullptr;
+    data->staging_bytes = 0;
+    TPMG_CUDA_CALL(ctx, cudaMallocHost(&data->staging, bytes));
+    data->staging_bytes = bytes;
+  }
+  tpmg_message few[4], *host = n <= 4 ? few : static_cast<tpmg_message *>(malloc(sizeof(*host) * size_t(n)));
+  TPMG_CHECK(ctx, host, TPMG_ERROR_MEMORY, "%d staged messages", n);
+  char *at = static_cast<char *>(data->staging);
+  cudaError_t error = cudaSuccess;
+  for (int i = 0; i < n; ++i) {
+    host[i] = m[i];
+    host[i].send = at;
+    if (m[i].send_bytes > 0 && error == cudaSuccess)
+      error = cudaMemcpyAsync(at, m[i].send, m[i].send_bytes, cudaMemcpyDeviceToHost,
+                              data->stream);
+    at += m[i].send_bytes;
+    host[i].recv = at;
+    at += m[i].recv_bytes;
+  }
+  if (error == cudaSuccess)
+    error = cudaStreamSynchronize(data->stream);
+  /* every rank takes part in the messages, whatever happened to its copies */
+  tpmg_status status = tpmg_comm_host_messages(ctx, n, host);
+  for (int i = 0; i < n && error == cudaSuccess; ++i)
+    if (m[i].recv_bytes > 0)
+      error = cudaMemcpyAsync(m[i].recv, host[i].recv, m[i].recv_bytes, cudaMemcpyHostToDevice,
+                              data->stream);
+  if (error == cudaSuccess)
+    error = cudaStreamSynchronize(data->stream);
+  if (host != few)
+    free(host);
+  if (error != cudaSuccess)
+    return cuda_error(ctx, error, "staging messages through host memory", __FILE__, __LINE__);
+  return status;
+}
+
+} // namespace
+
+tpmg_status messages(tpmg_context *ctx, int n, const tpmg_message *m) {
+  if (n <= 0)
+    return TPMG_SUCCESS;
+  TPMG_CALL(activate(ctx));
+  backend_data *data = static_cast<backend_data *>(tpmg_backend_data(ctx));
+  switch (data->link) {
+  case transport::nccl: {
+#ifdef TPMG_HAVE_NCCL
+    ncclComm_t comm = static_cast<ncclComm_t>(data->nccl);
+    TPMG_NCCL_CALL(ctx, ncclGroupStart());
+    ncclResult_t result = ncclSuccess;
+    for (int i = 0; i < n && result == ncclSuccess; ++i) {
+      if (m[i].recv_bytes > 0)
+        result = ncclRecv(m[i].recv, m[i].recv_bytes, ncclChar, m[i].peer, comm, data->stream);
+      if (m[i].send_bytes > 0 && result == ncclSuccess)
+        result = ncclSend(m[i].send, m[i].send_bytes, ncclChar, m[i].peer, comm, data->stream);
+    }
+    /* the group is closed whatever failed inside it */
+    ncclResult_t end = ncclGroupEnd();
+    if (result != ncclSuccess)
+      return nccl_error(ctx, result, "ncclSend/ncclRecv", __FILE__, __LINE__);
+    if (end != ncclSuccess)
+      return nccl_error(ctx, end, "ncclGroupEnd", __FILE__, __LINE__);
+    return TPMG_SUCCESS;
+#else
+    break;
+#endif
+  }
+  case transport::mpi:
+    TPMG_CUDA_CALL(ctx, cudaStreamSynchronize(data->stream));
+    return tpmg_comm_host_messages(ctx, n, m);
+  case transport::host:
+    return staged(ctx, data, n, m);
+  case transport::none:
+    break;
+  }
+  return tpmg_error_set(ctx, TPMG_ERROR_BACKEND, __FILE__, __LINE__,
+                        "messages on a context without a transport");
+}
+
+} // namespace tpmg_cuda
