@@ -226,7 +226,7 @@ namespace tpmg::dealii
         // the prolongation is the same on every partition: checked on a
         // grid of the same description on each rank alone (the same result
         // on every rank)
-        Context    self(MPI_COMM_SELF, context->backend());
+        Context self(MPI_COMM_SELF, context->backend(), context->n_threads());
         tpmg_grid *serial = nullptr;
         self.check(tpmg_grid_create(self.get(), &grid_options, &serial),
                    "tpmg_grid_create");

@@ -129,8 +129,9 @@ namespace tpmg::dealii::internal
    * device vectors with the CUDA backend) and its owned entries are all of
    * tpmg's level vector (one rank), else through buffers in the context's
    * memory: the owned entries are copied in at the layout's offset by
-   * tpmg_vector_upload and out by tpmg_vector_download, one copy each way
-   * per call; tpmg makes the ghost planes current itself. Device vectors
+   * tpmg_vector_upload and out by tpmg_vector_download (device vectors on
+   * P ranks: tpmg_vector_convert within the device), one copy each way per
+   * call; tpmg makes the ghost planes current itself. Device vectors
    * with the CPU backend are refused.
    *
    * Vectors are read afresh through get_values() at every call: deal.II may
@@ -217,16 +218,29 @@ namespace tpmg::dealii::internal
       ::dealii::LinearAlgebra::distributed::Vector<Number, MemorySpace> &vector,
       const VectorLayout                                                &layout)
     {
+      const tpmg_precision precision = precision_of<Number>();
       if (staged<MemorySpace>(layout))
-        check_status(tpmg_vector_download(context,
-                                          precision_of<Number>(),
-                                          layout.n_owned,
-                                          owned_part(slots[slot].pointer,
-                                                     precision_of<Number>(),
-                                                     layout),
-                                          vector.get_values()),
-                     context,
-                     "tpmg_vector_download");
+        {
+          const void *owned =
+            owned_part(slots[slot].pointer, precision, layout);
+          if (is_host_memory_space<MemorySpace>::value)
+            check_status(tpmg_vector_download(context,
+                                              precision,
+                                              layout.n_owned,
+                                              owned,
+                                              vector.get_values()),
+                         context,
+                         "tpmg_vector_download");
+          else
+            check_status(tpmg_vector_convert(context,
+                                             layout.n_owned,
+                                             precision,
+                                             owned,
+                                             precision,
+                                             vector.get_values()),
+                         context,
+                         "tpmg_vector_convert");
+        }
       vector.zero_out_ghost_values();
     }
 
@@ -290,35 +304,59 @@ namespace tpmg::dealii::internal
       const VectorLayout &layout,
       void               *buffer)
     {
+      const tpmg_precision precision = precision_of<Number>();
       if (layout.gather)
         {
-          // every rank's owned entries into the whole level (host memory)
-          AssertThrow(memory == TPMG_MEMORY_HOST,
-                      ExcUnsupported("a coarse level that tpmg keeps whole "
-                                     "on every rank, on a GPU backend"));
+          // every rank's owned entries into the whole level, through host
+          // memory where the context's is the device's
+          AssertThrow(is_host_memory_space<MemorySpace>::value,
+                      ExcUnsupported(
+                        "a vector in device memory on a coarse level that "
+                        "tpmg keeps whole on every rank: use host vectors "
+                        "on the coarse levels, or a coarse mesh with 2P "
+                        "cells along the last direction below every even "
+                        "halving"));
+          std::vector<Number> whole(memory == TPMG_MEMORY_HOST ? 0 :
+                                                                 layout.n_box);
+          void *target = memory == TPMG_MEMORY_HOST ? buffer : whole.data();
           const MPI_Datatype type =
             std::is_same_v<Number, double> ? MPI_DOUBLE : MPI_FLOAT;
           const int ierr = MPI_Allgatherv(vector.get_values(),
                                           static_cast<int>(layout.n_owned),
                                           type,
-                                          buffer,
+                                          target,
                                           layout.counts.data(),
                                           layout.offsets.data(),
                                           type,
                                           layout.comm);
           AssertThrow(ierr == MPI_SUCCESS, ::dealii::ExcMPI(ierr));
+          if (memory != TPMG_MEMORY_HOST)
+            check_status(tpmg_vector_upload(
+                           context, precision, layout.n_box, target, buffer),
+                         context,
+                         "tpmg_vector_upload");
           return;
         }
-      // a device vector is staged only on P ranks, which tpmg's CUDA
-      // backend does not run yet (its contexts take one rank)
-      check_status(
-        tpmg_vector_upload(context,
-                           precision_of<Number>(),
-                           layout.n_owned,
-                           vector.get_values(),
-                           owned_part(buffer, precision_of<Number>(), layout)),
-        context,
-        "tpmg_vector_upload");
+      void *owned = owned_part(buffer, precision, layout);
+      if (is_host_memory_space<MemorySpace>::value)
+        check_status(tpmg_vector_upload(context,
+                                        precision,
+                                        layout.n_owned,
+                                        vector.get_values(),
+                                        owned),
+                     context,
+                     "tpmg_vector_upload");
+      else
+        // a device vector in a device context, staged on P ranks: a copy
+        // within the device's memory
+        check_status(tpmg_vector_convert(context,
+                                         layout.n_owned,
+                                         precision,
+                                         vector.get_values(),
+                                         precision,
+                                         owned),
+                     context,
+                     "tpmg_vector_convert");
     }
 
     template <typename MemorySpace>
