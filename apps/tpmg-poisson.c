@@ -20,6 +20,7 @@ typedef struct {
   tpmg_solver_options solver; /* its monitor is set by main */
   app_machine machine;
   int repeat;
+  int whole_level_dofs; /* tpmg_context_options.whole_level_dofs */
   int json;
   const char *setup;       /* --setup FILE: grid and problem from the file, or NULL */
   const char *write_setup; /* --write-setup FILE, or NULL */
@@ -52,6 +53,9 @@ static void print_help(void) {
       "  --backend NAME              where the solve runs: cpu, cuda, cuda/VARIANT (default cpu)\n"
       "  --repeat n                  solve n times from x = 0, report the fastest (default 1)\n"
       "  --max-iterations n          iteration limit, >= 1 (default 100)\n"
+      "  --whole-level-dofs n        under mpirun: levels of at most n DoFs are kept whole on\n"
+      "                              every rank, not split into slabs; -1: the backend's\n"
+      "                              choice (default; 0 on cpu, 1000000 on cuda)\n"
       "  --restart n                 GMRES restart length, 1..1000 (default 30)\n"
       "  --preconditioning right|left  GMRES: right stops on ||b - A x|| (default); left\n"
       "                              on the preconditioned residual, as deal.II's\n"
@@ -73,6 +77,7 @@ static options parse_options(int argc, char **argv) {
       .solver = app_solver_default(),
       .machine = app_machine_default(),
       .repeat = 1,
+      .whole_level_dofs = -1,
   };
   for (int i = 1; i < argc; ++i) {
     const char *arg = argv[i];
@@ -94,6 +99,9 @@ static options parse_options(int argc, char **argv) {
       o.write_setup = app_option_value(argc, argv, &i, "--write-setup");
       if (o.write_setup[0] == '\0')
         app_usage_error("--write-setup needs a file name");
+    } else if (app_option_is(arg, "--whole-level-dofs")) {
+      o.whole_level_dofs = app_parse_int(
+          "--whole-level-dofs", app_option_value(argc, argv, &i, "--whole-level-dofs"), -1, INT_MAX);
     } else if (app_option_is(arg, "--repeat")) {
       o.repeat =
           app_parse_int("--repeat", app_option_value(argc, argv, &i, "--repeat"), 1, INT_MAX);
@@ -171,6 +179,7 @@ static int create_context(const options *o, run *r) {
   context_options.backend = o->machine.backend;
   context_options.n_threads = o->machine.threads;
   context_options.mpi_comm = app_mpi_comm();
+  context_options.whole_level_dofs = o->whole_level_dofs;
   tpmg_status status = tpmg_context_create(&context_options, &r->ctx);
   if (status != TPMG_SUCCESS)
     return app_library_error(NULL, "tpmg_context_create", status);
@@ -373,6 +382,7 @@ static void print_json(const options *o, const run *r) {
   app_json_string(&j, "setup", o->setup);
   app_json_string(&j, "backend", r->backend);
   app_json_string(&j, "transport", r->transport);
+  app_json_int(&j, "whole_level_dofs", o->whole_level_dofs);
   app_json_int(&j, "threads", r->threads);
   app_json_number(&j, "tolerance", s->tolerance);
   app_json_int(&j, "max_iterations", s->max_iterations);

@@ -364,6 +364,7 @@ tpmg_status measure_limits(tpmg_context *ctx, tpmg_device_limits *limits) {
 extern "C" const tpmg_backend_ops tpmg_cuda_backend = {
     "cuda",
     TPMG_MEMORY_DEVICE,
+    1000000, /* whole_level_dofs: doc/benchmarks.md, "Several GPUs" */
     tpmg_cuda::init,
     tpmg_cuda::finalize,
     tpmg_cuda::alloc,

@@ -67,6 +67,9 @@ tpmg_context *mref_context_create(int n_threads) {
   options.backend = mref_backend();
   options.n_threads = n_threads;
   options.mpi_comm = &world;
+  /* every level that can be split is, unless the test asks otherwise */
+  const char *whole = getenv("TPMG_TEST_WHOLE_LEVEL_DOFS");
+  options.whole_level_dofs = whole && *whole ? atoll(whole) : 0;
   tpmg_context *ctx = NULL;
   tpmg_status status = tpmg_context_create(&options, &ctx);
   if (status != TPMG_SUCCESS) {

@@ -21,8 +21,10 @@ double mref_owned_difference(const tpmg_level_layout *layout, tpmg_precision p, 
 /* The backend of the tests' distributed contexts: the environment variable
  * TPMG_TEST_MPI_BACKEND (the gpu-mpi tests set "cuda"), else "cpu". */
 const char *mref_backend(void);
-/* A distributed context of mref_backend() with n_threads on MPI_COMM_WORLD;
- * every rank exits 77 (SKIPPED) where a rank lacks the backend. */
+/* A distributed context of mref_backend() with n_threads on MPI_COMM_WORLD,
+ * whole_level_dofs from the environment variable TPMG_TEST_WHOLE_LEVEL_DOFS
+ * (default 0: every level split that can be); every rank exits 77 (SKIPPED)
+ * where a rank lacks the backend. */
 tpmg_context *mref_context_create(int n_threads);
 /* A context of this process alone, of mref_backend(), on the GPU that the
  * rank's distributed context uses. */

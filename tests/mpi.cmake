@@ -52,6 +52,15 @@ tpmg_mpi_test(t750-mpi-objects 1 2 3 4)
 tpmg_mpi_test(t751-mpi-solvers 2 3 4)
 tpmg_mpi_test(t752-mpi-errors 1 2 3 4)
 tpmg_mpi_test(t753-mpi-setup 1 2 3 4)
+# small levels kept whole on every rank (tpmg_context_options.whole_level_dofs):
+# the cut moves up, the results stay the one-process ones
+foreach(name t750-mpi-objects t751-mpi-solvers)
+  add_test(NAME ${name}-whole-np3
+           COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 3 ${tpmg_mpiexec_flags}
+                   $<TARGET_FILE:${name}>)
+  set_tests_properties(${name}-whole-np3 PROPERTIES LABELS mpi TIMEOUT 600 PROCESSORS 3
+                       ENVIRONMENT "${tpmg_mpi_environment};TPMG_TEST_WHOLE_LEVEL_DOFS=2000")
+endforeach()
 
 # The programs under mpiexec: the one-process results with P ranks, and errors
 # that every rank reports (tests/mpi-cli.cmake).
@@ -118,6 +127,9 @@ if(TPMG_ENABLE_CUDA)
   foreach(ranks 2 4)
     tpmg_gpu_mpi_test(gpu-mpi-objects-np${ranks} t750-mpi-objects ${ranks})
     tpmg_gpu_mpi_test(gpu-mpi-solvers-np${ranks} t751-mpi-solvers ${ranks})
+    # the backend's choice of whole levels (1,000,000 DoFs): all but the finest
+    tpmg_gpu_mpi_test(gpu-mpi-solvers-whole-np${ranks} t751-mpi-solvers ${ranks}
+                      TPMG_TEST_WHOLE_LEVEL_DOFS=-1)
     tpmg_gpu_mpi_test(gpu-mpi-transport-np${ranks} t850-gpu-mpi ${ranks})
   endforeach()
   tpmg_gpu_mpi_test(gpu-mpi-objects-host-np2 t750-mpi-objects 2 TPMG_CUDA_TRANSPORT=host)

@@ -91,6 +91,18 @@ static void context_errors(void) {
   ctx = SENTINEL;
   EXPECT_ARG(NULL, tpmg_context_create(&options, &ctx), NULL);
   REF_CHECK(ctx == NULL, "tpmg_context_create(-3 threads) failed but *ctx is not NULL");
+  REF_CHECK(tpmg_context_options_default().whole_level_dofs == -1,
+            "tpmg_context_options_default: whole_level_dofs %lld, expected -1 (the backend's)",
+            (long long)tpmg_context_options_default().whole_level_dofs);
+  const tpmg_index bad_whole[] = {-2, TPMG_MAX_WHOLE_LEVEL_DOFS + 1};
+  for (int b = 0; b < 2; ++b) {
+    options = tpmg_context_options_default();
+    options.whole_level_dofs = bad_whole[b];
+    ctx = SENTINEL;
+    EXPECT_ARG(NULL, tpmg_context_create(&options, &ctx), NULL);
+    REF_CHECK(ctx == NULL, "tpmg_context_create(whole_level_dofs %lld) failed but *ctx is not NULL",
+              (long long)bad_whole[b]);
+  }
   EXPECT_OK(NULL, tpmg_backend_available("cuda", &available));
   if (!available) {
     options = tpmg_context_options_default();

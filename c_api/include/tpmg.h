@@ -139,7 +139,17 @@ typedef struct {
                             levels are split); duplicated at creation, so the pointer is
                             borrowed for the call only. Needs tpmg built with MPI
                             (TPMG_ERROR_UNSUPPORTED otherwise). */
+  tpmg_index whole_level_dofs; /**< on several ranks: the levels of at most this many DoFs are
+                            kept whole on every rank and computed redundantly, instead of split
+                            into slabs whose ghosts each smoothing colour exchanges
+                            (tpmg_grid_create); 0 splits every level that can be split; -1
+                            (default): the backend's choice, 0 for "cpu" and 1,000,000 for
+                            "cuda" (doc/benchmarks.md, "Several GPUs"); at most
+                            TPMG_MAX_WHOLE_LEVEL_DOFS */
 } tpmg_context_options;
+
+/** The largest tpmg_context_options.whole_level_dofs. */
+#define TPMG_MAX_WHOLE_LEVEL_DOFS ((tpmg_index)1 << 40)
 
 /** The most CPU threads a context takes (tpmg_context_options.n_threads): far
  *  more than any machine's cores, few enough that the OpenMP runtime can start

@@ -129,6 +129,11 @@ typedef struct {
 typedef struct {
   const char *name;
   tpmg_memory_type memory; /* where alloc puts vectors */
+  /* on several ranks, levels of at most this many DoFs are kept whole on
+   * every rank by default (tpmg_context_options.whole_level_dofs): where
+   * computing such a level redundantly takes less time than the latency of
+   * its exchanges */
+  tpmg_index whole_level_dofs;
   /* set up the backend's state (tpmg_backend_set_data); refuse a variant
    * (tpmg_backend_variant) it does not have with TPMG_ERROR_UNSUPPORTED */
   tpmg_status (*init)(tpmg_context *ctx);

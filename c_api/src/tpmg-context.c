@@ -29,7 +29,7 @@ size_t tpmg_precision_size(tpmg_precision precision) {
 }
 
 tpmg_context_options tpmg_context_options_default(void) {
-  tpmg_context_options options = {NULL, 0, 0, NULL};
+  tpmg_context_options options = {NULL, 0, 0, NULL, -1};
   return options;
 }
 
@@ -37,7 +37,8 @@ tpmg_context_options tpmg_context_options_default(void) {
 static tpmg_status create_local(const tpmg_context_options *opts, int local_rank,
                                 tpmg_context **ctx) {
   const char *name = opts->backend ? opts->backend : "cpu";
-  if (opts->n_threads < 0 || opts->n_threads > TPMG_MAX_THREADS || opts->device < 0)
+  if (opts->n_threads < 0 || opts->n_threads > TPMG_MAX_THREADS || opts->device < 0 ||
+      opts->whole_level_dofs < -1 || opts->whole_level_dofs > TPMG_MAX_WHOLE_LEVEL_DOFS)
     return TPMG_ERROR_ARGUMENT;
   tpmg_context *c = calloc(1, sizeof(*c));
   if (!c) return TPMG_ERROR_MEMORY;
@@ -61,6 +62,8 @@ static tpmg_status create_local(const tpmg_context_options *opts, int local_rank
   }
   c->n_threads = opts->n_threads > 0 ? opts->n_threads : omp_get_max_threads();
   c->device = opts->device;
+  c->whole_level_dofs =
+      opts->whole_level_dofs >= 0 ? opts->whole_level_dofs : c->ops->whole_level_dofs;
   c->local_rank = local_rank;
   c->transport = "none";
   c->refs = 1;

@@ -35,6 +35,7 @@ struct tpmg_context {
   int rank, size;            /* in comm; 0 and 1 on one process */
   void *comm;                /* an MPI_Comm duplicated from the caller's, or NULL (tpmg-comm.c) */
   int local_rank;            /* index among the ranks on this node; 0 on one process */
+  tpmg_index whole_level_dofs; /* levels this small are kept whole on every rank */
   const char *transport;     /* how messages travel (tpmg_context_transport) */
   tpmg_communication traffic; /* counted by tpmg-partition.c and tpmg-comm.c */
   char error[1024];          /* the last message; mutable through const in tpmg_error_set */

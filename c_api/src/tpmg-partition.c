@@ -18,13 +18,15 @@
  * levels through a view: the coarse box's planes from one cell under the slab
  * to one over it are, refined, exactly the fine box.
  *
- * The cut: with P ranks, the coarsest level with at least 2P cells along D is
- * cut into P slabs of nearly equal size; the levels above it are distributed
- * with those cuts refined (so a fine slab is exactly its coarse slab's
- * children), the levels up to it are kept whole on every rank and computed
- * redundantly. If level 0 has 2P cells, every level is distributed. Every
- * distributed level gives each rank at least two cells, so the ghosts a rank
- * needs are owned by its direct neighbours. */
+ * The cut: with P ranks, the coarsest level with at least 2P cells along D,
+ * or a finer one while its whole level has at most the context's
+ * whole_level_dofs DoFs, is cut into P slabs of nearly equal size; the levels
+ * above it are distributed with those cuts refined (so a fine slab is exactly
+ * its coarse slab's children), the levels up to it are kept whole on every
+ * rank and computed redundantly. If level 0 has 2P cells (and more than
+ * whole_level_dofs DoFs), every level is distributed. Every distributed level
+ * gives each rank at least two cells, so the ghosts a rank needs are owned by
+ * its direct neighbours. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -72,6 +74,10 @@ tpmg_status tpmg_partition_create(tpmg_grid *grid) {
                  P, L - grid->hidden, (long long)(cells0 << L), axis, P, 2 * (long long)P, axis);
       grid->cut_level = c;
     }
+    /* small levels kept whole where the context says so: computed on every
+     * rank instead of exchanging ghosts for each smoothing colour */
+    while (grid->cut_level < L - 1 && grid->levels[grid->cut_level + 1].n_dofs <= ctx->whole_level_dofs)
+      ++grid->cut_level;
   }
   for (int l = 0; l <= L; ++l) {
     tpmg_level *lvl = &grid->levels[l];

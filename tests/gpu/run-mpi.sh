@@ -9,19 +9,21 @@
 #      their distributed contexts on "cuda" with 2 and 4 ranks against one
 #      process, t750 by host staging too, t850 (the transports), tpmg-poisson
 #      on P GPUs against one GPU;
-#   (TPMG_SKIP_TESTS=1 skips steps 2 and 3)
+#   (TPMG_SKIP_TESTS=1 skips steps 2 and 3; TPMG_TESTS=REGEX runs only those)
 #   3. compute-sanitizer memcheck on a 2-rank run of t850 (one per rank), its
 #      report of failed API calls off: NCCL probes its kernels with calls that
 #      fail by design (tpmg checks every call of its own);
 #   4. unless TPMG_SKIP_SCALING=1, the scaling table (tpmg-poisson --json,
 #      fastest of $TPMG_REPEAT solves, default 5; mixed precision, to 1e-9;
 #      on the rank counts $TPMG_RANKS, default "1 2 4", up to the GPUs there are;
-#      the parts named in $TPMG_SCALING, default "weak strong q4 large"):
+#      the parts named in $TPMG_SCALING, default "weak strong whole q4 large"):
 #      weak:   the Table 6 problem per GPU, P coarse cells along z (the slabs'
 #              direction): Q1 L9, Q3 L8, Q7 L7 with --cells 1,1,P, GMRES and FMG
 #      strong: the Table 6 problems (one coarse cell) on 1, 2, 4 GPUs, GMRES
 #      Q4:     degree 4, level 7, --cells 1,1,4 (539 M DoFs) on 4 GPUs (or 2)
 #      large:  the largest Q3 problem the GPUs' memory takes with FMG, on all;
+#      whole:  Q1 L9 and Q3 L8 weak on all GPUs by --whole-level-dofs (0, 1e5,
+#              1e6, 1e7: the levels kept whole on every rank) against one GPU;
 # and a summary last (scaling.txt: the table; *.jsonl: every run). Logs go
 # to $OUT (if set) or build-gpu-mpi/logs.
 #
@@ -32,7 +34,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 jobs=${TPMG_JOBS:-16}
 repeat=${TPMG_REPEAT:-5}
 ranks=${TPMG_RANKS:-1 2 4}
-parts=${TPMG_SCALING:-weak strong q4 large}
+parts=${TPMG_SCALING:-weak strong whole q4 large}
 build=build-gpu-mpi
 logs=${OUT:-$build/logs}
 mkdir -p "$logs"
@@ -89,7 +91,7 @@ built=$?
 
 if [ $built -eq 0 ] && [ "${TPMG_SKIP_TESTS:-0}" != 1 ]; then
   step "ctest -L gpu-mpi" ctest-gpu-mpi.log \
-    ctest --test-dir "$build" -L gpu-mpi --output-on-failure --no-tests=error
+    ctest --test-dir "$build" -L gpu-mpi -R "${TPMG_TESTS:-.}" --output-on-failure --no-tests=error
   step "compute-sanitizer memcheck, t850 on 2 ranks" sanitizer-t850-np2.log \
     "${mpiexec[@]}" -np 2 compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 99 \
     "$build/bin/t850-gpu-mpi"
@@ -127,6 +129,20 @@ scaling() {
       poisson "$P" strong.jsonl --degree "$k" --level "$l" || return 1
     done
   done
+  if [ "$gpus" -ge 2 ] && has_part whole; then
+    # which levels to keep whole on every rank: Q1 L9 and Q3 L8 weak on all
+    # GPUs (up to 4) against one GPU, by --whole-level-dofs
+    P=$((gpus < 4 ? gpus : 4))
+    poisson 1 whole.jsonl --degree 1 --level 9 || return 1
+    for w in 0 100000 1000000 10000000; do
+      poisson "$P" whole.jsonl --degree 1 --level 9 --cells 1,1,$P --box 0,1,0,1,0,$P \
+        --whole-level-dofs $w || return 1
+    done
+    for w in 0 1000000; do
+      poisson "$P" whole.jsonl --degree 3 --level 8 --cells 1,1,$P --box 0,1,0,1,0,$P \
+        --whole-level-dofs $w || return 1
+    done
+  fi
   if [ "$gpus" -ge 2 ] && has_part q4; then
     for solver in gmres fmg; do
       poisson $((gpus < 4 ? gpus : 4)) q4.jsonl --degree 4 --level 7 --solver "$solver" \
@@ -169,6 +185,8 @@ for r in strong:
 for name, title in (("q4.jsonl", "Q4 539 M"), ("large.jsonl", "largest Q3")):
     for r in load(name):
         print(title + ": " + row(r))
+for r in load("whole.jsonl"):
+    print("whole levels <= %9d DoFs: " % r.get("whole_level_dofs", -1) + row(r))
 EOF
   cat "$logs/scaling.txt"
 fi

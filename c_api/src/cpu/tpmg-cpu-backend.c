@@ -389,6 +389,7 @@ static tpmg_status cpu_smoother_work(tpmg_context *ctx, const tpmg_level *lvl, t
 const tpmg_backend_ops tpmg_cpu_backend = {
     .name = "cpu",
     .memory = TPMG_MEMORY_HOST,
+    .whole_level_dofs = 0, /* host MPI messages take microseconds: split what can be */
     .init = cpu_init,
     .finalize = cpu_finalize,
     .alloc = cpu_alloc,
