@@ -185,6 +185,11 @@ namespace DealiiPoisson
       "  --json                      end the output with one line of JSON\n"
       "  --help                      print this help and exit\n"
       "\n"
+      "On P MPI ranks (mpirun -np P dealii-poisson ...) every rank owns a slab of coarse\n"
+      "cells along the last direction: give --cells with m P cells along it, m even with\n"
+      "up to 4 cells along the other directions (a multiple of 4 with up to 8, of 8 with\n"
+      "up to 16, ...), e.g. --cells 2,4 or 2,2,4 for P = 2; other meshes are refused.\n"
+      "\n"
       "Exit status: 0 solved (see 'converged'), 1 deal.II or tpmg error, 2 bad option.\n");
   }
 
@@ -389,7 +394,7 @@ namespace DealiiPoisson
                       dim>::construct_multigrid_hierarchy)
     , fe(parameters.degree)
     , dof_handler(triangulation)
-    , context(parameters.backend, parameters.threads)
+    , context(MPI_COMM_WORLD, parameters.backend, parameters.threads)
   {}
 
 
@@ -399,10 +404,31 @@ namespace DealiiPoisson
   // One coarse cell (hyper_cube) by default, or n_0 x n_1 (x n_2) equal cells
   // of a box (subdivided_hyper_rectangle), refined globally `level` times.
   // All boundary faces get boundary id 0, the Dirichlet boundary.
+  //
+  // On P MPI ranks tpmg needs each rank to own a slab of whole coarse cells
+  // along the last direction: tpmg::dealii::make_slab_triangulation() makes
+  // the same box and refuses (on every rank, saying what to change) coarse
+  // meshes that p4est would not cut into slabs, e.g. --cells 2,4 (2D) or
+  // --cells 2,2,4 (3D) for two ranks.
   template <int dim>
   void
   PoissonProblem<dim>::make_grid()
   {
+    if (Utilities::MPI::n_mpi_processes(MPI_COMM_WORLD) > 1)
+      {
+        std::vector<unsigned int> repetitions(dim, 1);
+        Point<dim>                lower, upper;
+        for (unsigned int d = 0; d < dim; ++d)
+          {
+            if (!prm.cells.empty())
+              repetitions[d] = prm.cells[d];
+            lower[d] = prm.box.empty() ? 0. : prm.box[2 * d];
+            upper[d] = prm.box.empty() ? 1. : prm.box[2 * d + 1];
+          }
+        tpmg::dealii::make_slab_triangulation(
+          triangulation, lower, upper, repetitions, prm.level);
+        return;
+      }
     if (prm.cells.empty() && prm.box.empty())
       GridGenerator::hyper_cube(triangulation, 0., 1.);
     else
@@ -734,9 +760,8 @@ namespace DealiiPoisson
         data_out.attach_dof_handler(dof_handler);
         data_out.add_data_vector(solution, "solution");
         data_out.build_patches(fe.degree);
-        std::ofstream out(prm.vtu_file);
-        data_out.write_vtu(out);
-        AssertThrow(out, ExcIO());
+        // one file, written by the ranks together
+        data_out.write_vtu_in_parallel(prm.vtu_file, MPI_COMM_WORLD);
       }
     solution.zero_out_ghost_values();
   }
@@ -763,30 +788,37 @@ namespace DealiiPoisson
     context.synchronize();
     setup_time = timer.wall_time();
 
+    // on P ranks rank 0 reports
+    const bool report = Utilities::MPI::this_mpi_process(MPI_COMM_WORLD) == 0;
     const types::global_dof_index n_dofs = dof_handler.n_dofs();
     char                          group[32];
-    std::printf(
-      "dealii-poisson: %dD Q%u, level %u, %s DoFs, mode %s, %s backend, "
-      "%u thread%s (tpmg: OpenMP, deal.II: TBB)\n",
-      dim,
-      prm.degree,
-      prm.level,
-      app_group(n_dofs, group),
-      mode_names[static_cast<int>(prm.mode)],
-      prm.backend,
-      context.n_threads(),
-      context.n_threads() == 1 ? "" : "s");
-    std::printf("solver %s", tpmg_solver_type_name(prm.solver));
-    if (prm.solver == TPMG_SOLVER_GMRES)
-      std::printf("(%u)", prm.restart);
-    std::printf(", rhs %s, tolerance %.1e\n",
-                tpmg_rhs_name(prm.rhs),
-                prm.tolerance);
-    std::printf("setup %.3f s\n", setup_time);
-    std::fflush(stdout);
+    if (report)
+      {
+        std::printf(
+          "dealii-poisson: %dD Q%u, level %u, %s DoFs, mode %s, %s backend, "
+          "%u thread%s (tpmg: OpenMP, deal.II: TBB)\n",
+          dim,
+          prm.degree,
+          prm.level,
+          app_group(n_dofs, group),
+          mode_names[static_cast<int>(prm.mode)],
+          prm.backend,
+          context.n_threads(),
+          context.n_threads() == 1 ? "" : "s");
+        std::printf("solver %s", tpmg_solver_type_name(prm.solver));
+        if (prm.solver == TPMG_SOLVER_GMRES)
+          std::printf("(%u)", prm.restart);
+        std::printf(", rhs %s, tolerance %.1e\n",
+                    tpmg_rhs_name(prm.rhs),
+                    prm.tolerance);
+        std::printf("setup %.3f s\n", setup_time);
+        std::fflush(stdout);
+      }
 
     solve();
     output_results();
+    if (!report)
+      return;
 
     std::printf("%s in %u iteration%s, residual reduction %.3e\n",
                 converged ? "converged" : "NOT converged",
@@ -865,10 +897,11 @@ namespace DealiiPoisson
 // @sect3{The main() function}
 //
 // Options first, then MPI and deal.II's threads (MPI_InitFinalize sets TBB's
-// thread limit), then the problem in the chosen dimension. tpmg's bridge runs
-// on one MPI rank; with more it refuses with a message (from
-// check_supported()). Errors from deal.II or tpmg end the program with exit
-// status 1 and their message on stderr.
+// thread limit), then the problem in the chosen dimension, on as many MPI
+// ranks as mpiexec starts (rank 0 reports; a mesh whose partition tpmg cannot
+// take is refused on every rank with a message saying what to change). Errors
+// from deal.II or tpmg end the program with exit status 1 and their message
+// on stderr, from every rank.
 int
 main(int argc, char **argv)
 {
