@@ -414,17 +414,17 @@ namespace DealiiPoisson
   void
   PoissonProblem<dim>::make_grid()
   {
+    std::vector<unsigned int> repetitions(dim, 1);
+    Point<dim>                lower, upper;
+    for (unsigned int d = 0; d < dim; ++d)
+      {
+        if (!prm.cells.empty())
+          repetitions[d] = prm.cells[d];
+        lower[d] = prm.box.empty() ? 0. : prm.box[2 * d];
+        upper[d] = prm.box.empty() ? 1. : prm.box[2 * d + 1];
+      }
     if (Utilities::MPI::n_mpi_processes(MPI_COMM_WORLD) > 1)
       {
-        std::vector<unsigned int> repetitions(dim, 1);
-        Point<dim>                lower, upper;
-        for (unsigned int d = 0; d < dim; ++d)
-          {
-            if (!prm.cells.empty())
-              repetitions[d] = prm.cells[d];
-            lower[d] = prm.box.empty() ? 0. : prm.box[2 * d];
-            upper[d] = prm.box.empty() ? 1. : prm.box[2 * d + 1];
-          }
         tpmg::dealii::make_slab_triangulation(
           triangulation, lower, upper, repetitions, prm.level);
         return;
@@ -432,21 +432,10 @@ namespace DealiiPoisson
     if (prm.cells.empty() && prm.box.empty())
       GridGenerator::hyper_cube(triangulation, 0., 1.);
     else
-      {
-        std::vector<unsigned int> repetitions(dim, 1);
-        Point<dim>                lower, upper;
-        for (unsigned int d = 0; d < dim; ++d)
-          {
-            if (!prm.cells.empty())
-              repetitions[d] = prm.cells[d];
-            lower[d] = prm.box.empty() ? 0. : prm.box[2 * d];
-            upper[d] = prm.box.empty() ? 1. : prm.box[2 * d + 1];
-          }
-        GridGenerator::subdivided_hyper_rectangle(triangulation,
-                                                  repetitions,
-                                                  lower,
-                                                  upper);
-      }
+      GridGenerator::subdivided_hyper_rectangle(triangulation,
+                                                repetitions,
+                                                lower,
+                                                upper);
     triangulation.refine_global(prm.level);
   }
 
