@@ -99,7 +99,8 @@
 
 // and the option parsing shared by tpmg's command-line programs, so that
 // every program spells and checks its options the same way.
-extern "C" {
+extern "C"
+{
 #include "tpmg-app-common.h"
 }
 
@@ -113,54 +114,68 @@ extern "C" {
 #include <string>
 #include <vector>
 
-namespace DealiiPoisson {
-using namespace dealii;
+namespace DealiiPoisson
+{
+  using namespace dealii;
 
-// @sect3{The options}
-//
-// Everything the command line can set, with the defaults of tpmg-poisson
-// where the two programs share an option: called without options, both
-// solve the same problem.
-enum class Mode {
-  multigrid,      // deal.II's Multigrid with tpmg's classes on the levels
-  preconditioner, // deal.II's Krylov solver, tpmg::dealii::GpuPreconditioner
-  solve           // tpmg::dealii::solve_on_gpu()
-};
+  // @sect3{The options}
+  //
+  // Everything the command line can set, with the defaults of tpmg-poisson
+  // where the two programs share an option: called without options, both
+  // solve the same problem.
+  enum class Mode
+  {
+    multigrid,      // deal.II's Multigrid with tpmg's classes on the levels
+    preconditioner, // deal.II's Krylov solver, tpmg::dealii::GpuPreconditioner
+    solve           // tpmg::dealii::solve_on_gpu()
+  };
 
-const char *const mode_names[] = {"multigrid", "preconditioner", "solve", nullptr};
+  const char *const mode_names[] = {"multigrid",
+                                    "preconditioner",
+                                    "solve",
+                                    nullptr};
 
-// The solver of the coarsest level in --mode multigrid.
-enum class Coarse {
-  tpmg,           // tpmg::dealii::CoarseSolver: tpmg's exact solve
-  trilinos_amg,   // TrilinosCoarseSolver: CG with ML's AMG
-  trilinos_direct // TrilinosCoarseSolver: Amesos KLU
-};
+  // The solver of the coarsest level in --mode multigrid.
+  enum class Coarse
+  {
+    tpmg,           // tpmg::dealii::CoarseSolver: tpmg's exact solve
+    trilinos_amg,   // TrilinosCoarseSolver: CG with ML's AMG
+    trilinos_direct // TrilinosCoarseSolver: Amesos KLU
+  };
 
-const char *const coarse_names[] = {"tpmg", "trilinos-amg", "trilinos-direct", nullptr};
+  const char *const coarse_names[] = {"tpmg",
+                                      "trilinos-amg",
+                                      "trilinos-direct",
+                                      nullptr};
 
-struct Parameters {
-  unsigned int dim = 3;
-  unsigned int degree = 3;
-  unsigned int level = 0;  // 0: the level nearest to 10^6 DoFs
-  std::vector<int> cells;  // empty: one coarse cell per direction
-  std::vector<double> box; // empty: the unit square or cube
-  tpmg_rhs rhs = TPMG_RHS_SINE;
-  Mode mode = Mode::multigrid;
-  Coarse coarse = Coarse::tpmg;
-  double coarse_tolerance = 1e-6; // trilinos-amg only
-  tpmg_solver_type solver = TPMG_SOLVER_GMRES;
-  double tolerance = 1e-9;
-  unsigned int max_iterations = 100;
-  unsigned int restart = 30;
-  const char *backend = "cpu";
-  unsigned int threads = 0; // 0: OpenMP's and TBB's defaults
-  std::string vtu_file;
-  std::string setup_file;
-  bool json = false;
-};
+  struct Parameters
+  {
+    unsigned int        dim    = 3;
+    unsigned int        degree = 3;
+    unsigned int        level  = 0; // 0: the level nearest to 10^6 DoFs
+    std::vector<int>    cells;      // empty: one coarse cell per direction
+    std::vector<double> box;        // empty: the unit square or cube
+    tpmg_rhs            rhs              = TPMG_RHS_SINE;
+    Mode                mode             = Mode::multigrid;
+    Coarse              coarse           = Coarse::tpmg;
+    double              coarse_tolerance = 1e-6; // trilinos-amg only
+    tpmg_solver_type    solver           = TPMG_SOLVER_GMRES;
+    double              tolerance        = 1e-9;
+    unsigned int        max_iterations   = 100;
+    unsigned int        restart          = 30;
+    const char         *backend          = "cpu";
+    unsigned int        threads          = 0; // 0: OpenMP's and TBB's defaults
+    std::string         vtu_file;
+    std::string         setup_file;
+    bool                json = false;
+  };
 
-void print_help() {
-  std::printf(
+
+
+  void
+  print_help()
+  {
+    std::printf(
       "Usage: dealii-poisson [options]\n"
       "Solve -Laplace(u) = f, u = g on the boundary, on an axis-parallel box with FE_Q(k)\n"
       "elements in deal.II, by a Krylov method preconditioned with deal.II's multigrid\n"
@@ -199,678 +214,920 @@ void print_help() {
       "  --json                      end the output with one line of JSON\n"
       "  --help                      print this help and exit\n"
       "\n"
+      "On P MPI ranks (mpirun -np P dealii-poisson ...) every rank owns a slab of coarse\n"
+      "cells along the last direction: give --cells with m P cells along it, m even with\n"
+      "up to 4 cells along the other directions (a multiple of 4 with up to 8, of 8 with\n"
+      "up to 16, ...), e.g. --cells 2,4 or 2,2,4 for P = 2; other meshes are refused.\n"
+      "\n"
       "Exit status: 0 solved (see 'converged'), 1 deal.II or tpmg error, 2 bad option.\n");
-}
-
-// The options are read before deal.II or MPI start, so that a bad option
-// ends the program at once, with one line on stderr and exit status 2
-// (app_usage_error()), as in tpmg-poisson.
-Parameters parse_options(int argc, char **argv) {
-  Parameters p;
-  app_problem problem = app_problem_default();
-  tpmg_solver_options solver = app_solver_default();
-  app_machine machine = app_machine_default();
-  const char *coarse_tolerance_text = nullptr;
-  for (int i = 1; i < argc; ++i) {
-    const char *arg = argv[i];
-    auto value = [&](const char *name) { return app_option_value(argc, argv, &i, name); };
-    // the solver options of tpmg-poisson that deal.II's solvers have
-    const bool krylov_option = app_option_is(arg, "--solver") || app_option_is(arg, "--tol") ||
-                               app_option_is(arg, "--max-iterations") ||
-                               app_option_is(arg, "--restart");
-    if (app_problem_option(argc, argv, &i, &problem) ||
-        (krylov_option && app_solver_option(argc, argv, &i, &solver)) ||
-        app_machine_option(argc, argv, &i, &machine))
-      continue;
-    if (app_option_is(arg, "--help")) {
-      print_help();
-      std::exit(0);
-    } else if (app_option_is(arg, "--json")) {
-      app_option_flag(arg, "--json");
-      p.json = true;
-    } else if (app_option_is(arg, "--mode"))
-      p.mode = static_cast<Mode>(app_parse_choice("--mode", value("--mode"), mode_names));
-    else if (app_option_is(arg, "--coarse"))
-      p.coarse = static_cast<Coarse>(app_parse_choice("--coarse", value("--coarse"), coarse_names));
-    else if (app_option_is(arg, "--coarse-tol")) {
-      const char *text = value("--coarse-tol");
-      p.coarse_tolerance = app_parse_open_interval("--coarse-tol", text, 0, 1);
-      coarse_tolerance_text = text;
-    } else if (app_option_is(arg, "--vtu"))
-      p.vtu_file = value("--vtu");
-    else if (app_option_is(arg, "--write-setup"))
-      p.setup_file = value("--write-setup");
-    else
-      app_usage_error("unknown option '%.200s' (see --help)", arg);
   }
 
-  // The checks that combine options, once all are known (the size of the
-  // coarse level is tpmg's limit: it is solved with a dense inverse), and
-  // what this program does not have.
-  app_problem_finish(&problem, 1e6);
-  app_solver_finish(&solver);
-  if (problem.rhs != TPMG_RHS_ONE && problem.rhs != TPMG_RHS_SINE)
-    app_usage_error("--rhs %s: expected one of one, sine", tpmg_rhs_name(problem.rhs));
-  if (solver.type != TPMG_SOLVER_GMRES && solver.type != TPMG_SOLVER_CG)
-    app_usage_error("--solver %s: expected one of gmres, cg", tpmg_solver_type_name(solver.type));
-  const char *coarse_name = coarse_names[static_cast<int>(p.coarse)];
-  if (p.coarse != Coarse::tpmg && p.mode != Mode::multigrid)
-    app_usage_error("--coarse %s: only with --mode multigrid (--mode %s "
-                    "runs tpmg's own V-cycle)",
-                    coarse_name, mode_names[static_cast<int>(p.mode)]);
-  if (p.coarse != Coarse::tpmg && !tpmg::dealii::TrilinosCoarseSolver<2, double>::is_available())
-    app_usage_error("--coarse %s: this build has no Trilinos (deal.II "
-                    "without Trilinos, or tpmg configured with "
-                    "-DTPMG_BRIDGE_TRILINOS=OFF)",
-                    coarse_name);
-  if (coarse_tolerance_text != nullptr && p.coarse != Coarse::trilinos_amg)
-    app_usage_error("--coarse-tol %s: only with --coarse trilinos-amg", coarse_tolerance_text);
 
-  p.dim = problem.dim;
-  p.degree = problem.degree;
-  p.level = problem.level;
-  p.cells.assign(problem.cells, problem.cells + problem.n_cells);
-  p.box.assign(problem.box, problem.box + problem.n_box);
-  p.rhs = problem.rhs;
-  p.solver = solver.type;
-  p.tolerance = solver.tolerance;
-  p.max_iterations = solver.max_iterations;
-  p.restart = solver.restart;
-  if (machine.backend != nullptr)
-    p.backend = machine.backend;
-  p.threads = machine.threads;
-  return p;
-}
 
-// @sect3{Right-hand side and boundary values}
-//
-// The manufactured solution u = prod_d sin(pi x_d) and its right-hand side
-// f = -Laplace(u) = dim pi^2 u; for the problem `one`, f = 1 and g = 0.
-template <int dim> class Solution : public Function<dim> {
-public:
-  virtual double value(const Point<dim> &p, const unsigned int = 0) const override {
-    double u = 1;
-    for (unsigned int d = 0; d < dim; ++d)
-      u *= std::sin(numbers::PI * p[d]);
-    return u;
-  }
-};
+  // The options are read before deal.II or MPI start, so that a bad option
+  // ends the program at once, with one line on stderr and exit status 2
+  // (app_usage_error()), as in tpmg-poisson.
+  Parameters
+  parse_options(int argc, char **argv)
+  {
+    Parameters          p;
+    app_problem         problem               = app_problem_default();
+    tpmg_solver_options solver                = app_solver_default();
+    app_machine         machine               = app_machine_default();
+    const char         *coarse_tolerance_text = nullptr;
+    for (int i = 1; i < argc; ++i)
+      {
+        const char *arg   = argv[i];
+        auto        value = [&](const char *name) {
+          return app_option_value(argc, argv, &i, name);
+        };
+        // the solver options of tpmg-poisson that deal.II's solvers have
+        const bool krylov_option = app_option_is(arg, "--solver") ||
+                                   app_option_is(arg, "--tol") ||
+                                   app_option_is(arg, "--max-iterations") ||
+                                   app_option_is(arg, "--restart");
+        if (app_problem_option(argc, argv, &i, &problem) ||
+            (krylov_option && app_solver_option(argc, argv, &i, &solver)) ||
+            app_machine_option(argc, argv, &i, &machine))
+          continue;
+        if (app_option_is(arg, "--help"))
+          {
+            print_help();
+            std::exit(0);
+          }
+        else if (app_option_is(arg, "--json"))
+          {
+            app_option_flag(arg, "--json");
+            p.json = true;
+          }
+        else if (app_option_is(arg, "--mode"))
+          p.mode = static_cast<Mode>(
+            app_parse_choice("--mode", value("--mode"), mode_names));
+        else if (app_option_is(arg, "--coarse"))
+          p.coarse = static_cast<Coarse>(
+            app_parse_choice("--coarse", value("--coarse"), coarse_names));
+        else if (app_option_is(arg, "--coarse-tol"))
+          {
+            const char *text = value("--coarse-tol");
+            p.coarse_tolerance =
+              app_parse_open_interval("--coarse-tol", text, 0, 1);
+            coarse_tolerance_text = text;
+          }
+        else if (app_option_is(arg, "--vtu"))
+          p.vtu_file = value("--vtu");
+        else if (app_option_is(arg, "--write-setup"))
+          p.setup_file = value("--write-setup");
+        else
+          app_usage_error("unknown option '%.200s' (see --help)", arg);
+      }
 
-template <int dim> class RightHandSide : public Function<dim> {
-public:
-  explicit RightHandSide(const tpmg_rhs rhs) : rhs(rhs) {}
+    // The checks that combine options, once all are known (the size of the
+    // coarse level is tpmg's limit: it is solved with a dense inverse), and
+    // what this program does not have.
+    app_problem_finish(&problem, 1e6);
+    app_solver_finish(&solver);
+    if (problem.rhs != TPMG_RHS_ONE && problem.rhs != TPMG_RHS_SINE)
+      app_usage_error("--rhs %s: expected one of one, sine",
+                      tpmg_rhs_name(problem.rhs));
+    if (solver.type != TPMG_SOLVER_GMRES && solver.type != TPMG_SOLVER_CG)
+      app_usage_error("--solver %s: expected one of gmres, cg",
+                      tpmg_solver_type_name(solver.type));
+    const char *coarse_name = coarse_names[static_cast<int>(p.coarse)];
+    if (p.coarse != Coarse::tpmg && p.mode != Mode::multigrid)
+      app_usage_error("--coarse %s: only with --mode multigrid (--mode %s "
+                      "runs tpmg's own V-cycle)",
+                      coarse_name,
+                      mode_names[static_cast<int>(p.mode)]);
+    if (p.coarse != Coarse::tpmg &&
+        !tpmg::dealii::TrilinosCoarseSolver<2, double>::is_available())
+      app_usage_error("--coarse %s: this build has no Trilinos (deal.II "
+                      "without Trilinos, or tpmg configured with "
+                      "-DTPMG_BRIDGE_TRILINOS=OFF)",
+                      coarse_name);
+    if (coarse_tolerance_text != nullptr && p.coarse != Coarse::trilinos_amg)
+      app_usage_error("--coarse-tol %s: only with --coarse trilinos-amg",
+                      coarse_tolerance_text);
 
-  virtual double value(const Point<dim> &p, const unsigned int = 0) const override {
-    if (rhs == TPMG_RHS_ONE)
-      return 1.;
-    return dim * numbers::PI * numbers::PI * Solution<dim>().value(p);
-  }
-
-private:
-  const tpmg_rhs rhs;
-};
-
-// @sect3{The coarse solver, timed}
-//
-// Multigrid calls its coarse solver once per V-cycle. This wrapper passes
-// the calls on and adds up their number and wall time (after the context
-// has finished its work, for a GPU backend) and, for trilinos-amg, the CG
-// iterations, which the report divides into per-V-cycle figures.
-template <int dim>
-class TimedCoarseSolver : public MGCoarseGridBase<LinearAlgebra::distributed::Vector<double>> {
-public:
-  using VectorType = LinearAlgebra::distributed::Vector<double>;
-
-  TimedCoarseSolver(const MGCoarseGridBase<VectorType> &solver,
-                    const tpmg::dealii::TrilinosCoarseSolver<dim, double> *trilinos,
-                    tpmg::dealii::Context &context)
-      : solver(solver), trilinos(trilinos), context(context) {}
-
-  void operator()(const unsigned int level, VectorType &dst, const VectorType &src) const override {
-    const double start = app_now();
-    solver(level, dst, src);
-    context.synchronize();
-    seconds += app_now() - start;
-    ++n_calls;
-    if (trilinos != nullptr)
-      n_iterations += trilinos->last_n_iterations();
-  }
-
-  const MGCoarseGridBase<VectorType> &solver;
-  const tpmg::dealii::TrilinosCoarseSolver<dim, double> *trilinos;
-  tpmg::dealii::Context &context;
-  mutable unsigned long long n_calls = 0;
-  mutable unsigned long long n_iterations = 0;
-  mutable double seconds = 0;
-};
-
-// @sect3{The PoissonProblem class}
-//
-// The structure of step-37's LaplaceProblem: make the mesh, set up the DoFs
-// and the multigrid levels, assemble the right-hand side, solve, and
-// evaluate. tpmg's classes hold pointers to the Hierarchy, which holds
-// pointers to the DoFHandler and the Context, so the members are declared in
-// the order in which they may be built and are destroyed in reverse.
-template <int dim> class PoissonProblem {
-public:
-  explicit PoissonProblem(const Parameters &parameters);
-
-  void run();
-
-private:
-  using VectorType = LinearAlgebra::distributed::Vector<double>;
-
-  void make_grid();
-  void setup_system();
-  void assemble_rhs();
-  void setup_multigrid();
-  void solve();
-  void output_results();
-
-  // Per V-cycle (per coarse solve): seconds, and CG iterations of
-  // trilinos-amg; NaN before the first.
-  double coarse_seconds_per_cycle() const {
-    return mg_coarse && mg_coarse->n_calls > 0 ? mg_coarse->seconds / mg_coarse->n_calls
-                                               : std::numeric_limits<double>::quiet_NaN();
-  }
-  double coarse_iterations_per_cycle() const {
-    return mg_coarse && mg_coarse->n_calls > 0
-               ? static_cast<double>(mg_coarse->n_iterations) / mg_coarse->n_calls
-               : std::numeric_limits<double>::quiet_NaN();
+    p.dim    = problem.dim;
+    p.degree = problem.degree;
+    p.level  = problem.level;
+    p.cells.assign(problem.cells, problem.cells + problem.n_cells);
+    p.box.assign(problem.box, problem.box + problem.n_box);
+    p.rhs            = problem.rhs;
+    p.solver         = solver.type;
+    p.tolerance      = solver.tolerance;
+    p.max_iterations = solver.max_iterations;
+    p.restart        = solver.restart;
+    if (machine.backend != nullptr)
+      p.backend = machine.backend;
+    p.threads = machine.threads;
+    return p;
   }
 
-  const Parameters prm;
 
-  parallel::distributed::Triangulation<dim> triangulation;
-  const FE_Q<dim> fe;
-  DoFHandler<dim> dof_handler;
 
-  AffineConstraints<double> constraints;
-  MGConstrainedDoFs mg_constrained_dofs;
+  // @sect3{Right-hand side and boundary values}
+  //
+  // The manufactured solution u = prod_d sin(pi x_d) and its right-hand side
+  // f = -Laplace(u) = dim pi^2 u; for the problem `one`, f = 1 and g = 0.
+  template <int dim>
+  class Solution : public Function<dim>
+  {
+  public:
+    virtual double
+    value(const Point<dim> &p, const unsigned int = 0) const override
+    {
+      double u = 1;
+      for (unsigned int d = 0; d < dim; ++d)
+        u *= std::sin(numbers::PI * p[d]);
+      return u;
+    }
+  };
 
-  tpmg::dealii::Context context;
-  std::unique_ptr<tpmg::dealii::Hierarchy<dim>> hierarchy;
-  tpmg::dealii::LaplaceOperator<dim, double> system_matrix;
-  MGLevelObject<tpmg::dealii::LaplaceOperator<dim, double>> mg_matrices;
-  std::unique_ptr<tpmg::dealii::PatchSmoother<dim, double>> mg_smoother;
-  std::unique_ptr<tpmg::dealii::CoarseSolver<dim, double>> tpmg_coarse;
-  std::unique_ptr<tpmg::dealii::TrilinosCoarseSolver<dim, double>> trilinos_coarse;
-  std::unique_ptr<TimedCoarseSolver<dim>> mg_coarse;
-  std::unique_ptr<MGTransferMatrixFree<dim, double>> mg_transfer;
-  std::unique_ptr<mg::Matrix<VectorType>> mg_matrix;
-  std::unique_ptr<Multigrid<VectorType>> mg;
-  std::unique_ptr<PreconditionMG<dim, VectorType, MGTransferMatrixFree<dim, double>>>
-      mg_preconditioner;
-  std::unique_ptr<tpmg::dealii::GpuPreconditioner<dim>> gpu_preconditioner;
 
-  VectorType solution;
-  VectorType system_rhs;
 
-  Timer timer;
-  double setup_time = 0, solve_time = 0, coarse_setup_time = 0;
-  unsigned int iterations = 0;
-  bool converged = false;
-  double residual_reduction = 0;
-  double l2_error = 0;
-};
+  template <int dim>
+  class RightHandSide : public Function<dim>
+  {
+  public:
+    explicit RightHandSide(const tpmg_rhs rhs)
+      : rhs(rhs)
+    {}
 
-// The constructor makes the mesh object as step-37 does: a
-// parallel::distributed::Triangulation (p4est) that keeps the multigrid
-// hierarchy; on one MPI rank it holds the whole mesh. The tpmg context
-// holds the backend and its threads.
-template <int dim>
-PoissonProblem<dim>::PoissonProblem(const Parameters &parameters)
-    : prm(parameters),
-      triangulation(MPI_COMM_WORLD, Triangulation<dim>::limit_level_difference_at_vertices,
-                    parallel::distributed::Triangulation<dim>::construct_multigrid_hierarchy),
-      fe(parameters.degree), dof_handler(triangulation),
-      context(parameters.backend, parameters.threads) {}
+    virtual double
+    value(const Point<dim> &p, const unsigned int = 0) const override
+    {
+      if (rhs == TPMG_RHS_ONE)
+        return 1.;
+      return dim * numbers::PI * numbers::PI * Solution<dim>().value(p);
+    }
 
-// @sect4{PoissonProblem::make_grid}
-//
-// One coarse cell (hyper_cube) by default, or n_0 x n_1 (x n_2) equal cells
-// of a box (subdivided_hyper_rectangle), refined globally `level` times.
-// All boundary faces get boundary id 0, the Dirichlet boundary.
-template <int dim> void PoissonProblem<dim>::make_grid() {
-  if (prm.cells.empty() && prm.box.empty())
-    GridGenerator::hyper_cube(triangulation, 0., 1.);
-  else {
+  private:
+    const tpmg_rhs rhs;
+  };
+
+
+
+  // @sect3{The coarse solver, timed}
+  //
+  // Multigrid calls its coarse solver once per V-cycle. This wrapper passes
+  // the calls on and adds up their number and wall time (after the context
+  // has finished its work, for a GPU backend) and, for trilinos-amg, the CG
+  // iterations, which the report divides into per-V-cycle figures.
+  template <int dim>
+  class TimedCoarseSolver
+    : public MGCoarseGridBase<LinearAlgebra::distributed::Vector<double>>
+  {
+  public:
+    using VectorType = LinearAlgebra::distributed::Vector<double>;
+
+    TimedCoarseSolver(
+      const MGCoarseGridBase<VectorType>                    &solver,
+      const tpmg::dealii::TrilinosCoarseSolver<dim, double> *trilinos,
+      tpmg::dealii::Context                                 &context)
+      : solver(solver)
+      , trilinos(trilinos)
+      , context(context)
+    {}
+
+    void
+    operator()(const unsigned int level,
+               VectorType        &dst,
+               const VectorType  &src) const override
+    {
+      const double start = app_now();
+      solver(level, dst, src);
+      context.synchronize();
+      seconds += app_now() - start;
+      ++n_calls;
+      if (trilinos != nullptr)
+        n_iterations += trilinos->last_n_iterations();
+    }
+
+    const MGCoarseGridBase<VectorType>                    &solver;
+    const tpmg::dealii::TrilinosCoarseSolver<dim, double> *trilinos;
+    tpmg::dealii::Context                                 &context;
+    mutable unsigned long long                             n_calls      = 0;
+    mutable unsigned long long                             n_iterations = 0;
+    mutable double                                         seconds      = 0;
+  };
+
+
+
+  // @sect3{The PoissonProblem class}
+  //
+  // The structure of step-37's LaplaceProblem: make the mesh, set up the DoFs
+  // and the multigrid levels, assemble the right-hand side, solve, and
+  // evaluate. tpmg's classes hold pointers to the Hierarchy, which holds
+  // pointers to the DoFHandler and the Context, so the members are declared in
+  // the order in which they may be built and are destroyed in reverse.
+  template <int dim>
+  class PoissonProblem
+  {
+  public:
+    explicit PoissonProblem(const Parameters &parameters);
+
+    void
+    run();
+
+  private:
+    using VectorType = LinearAlgebra::distributed::Vector<double>;
+
+    void
+    make_grid();
+    void
+    setup_system();
+    void
+    assemble_rhs();
+    void
+    setup_multigrid();
+    void
+    solve();
+    void
+    output_results();
+
+    // Per V-cycle (per coarse solve): seconds, and CG iterations of
+    // trilinos-amg; NaN before the first.
+    double
+    coarse_seconds_per_cycle() const
+    {
+      return mg_coarse && mg_coarse->n_calls > 0 ?
+               mg_coarse->seconds / mg_coarse->n_calls :
+               std::numeric_limits<double>::quiet_NaN();
+    }
+    double
+    coarse_iterations_per_cycle() const
+    {
+      return mg_coarse && mg_coarse->n_calls > 0 ?
+               static_cast<double>(mg_coarse->n_iterations) /
+                 mg_coarse->n_calls :
+               std::numeric_limits<double>::quiet_NaN();
+    }
+
+    const Parameters prm;
+
+    parallel::distributed::Triangulation<dim> triangulation;
+    const FE_Q<dim>                           fe;
+    DoFHandler<dim>                           dof_handler;
+
+    AffineConstraints<double> constraints;
+    MGConstrainedDoFs         mg_constrained_dofs;
+
+    tpmg::dealii::Context                                     context;
+    std::unique_ptr<tpmg::dealii::Hierarchy<dim>>             hierarchy;
+    tpmg::dealii::LaplaceOperator<dim, double>                system_matrix;
+    MGLevelObject<tpmg::dealii::LaplaceOperator<dim, double>> mg_matrices;
+    std::unique_ptr<tpmg::dealii::PatchSmoother<dim, double>> mg_smoother;
+    std::unique_ptr<tpmg::dealii::CoarseSolver<dim, double>>  tpmg_coarse;
+    std::unique_ptr<tpmg::dealii::TrilinosCoarseSolver<dim, double>>
+                                                       trilinos_coarse;
+    std::unique_ptr<TimedCoarseSolver<dim>>            mg_coarse;
+    std::unique_ptr<MGTransferMatrixFree<dim, double>> mg_transfer;
+    std::unique_ptr<mg::Matrix<VectorType>>            mg_matrix;
+    std::unique_ptr<Multigrid<VectorType>>             mg;
+    std::unique_ptr<
+      PreconditionMG<dim, VectorType, MGTransferMatrixFree<dim, double>>>
+                                                          mg_preconditioner;
+    std::unique_ptr<tpmg::dealii::GpuPreconditioner<dim>> gpu_preconditioner;
+
+    VectorType solution;
+    VectorType system_rhs;
+
+    Timer        timer;
+    double       setup_time = 0, solve_time = 0, coarse_setup_time = 0;
+    unsigned int iterations         = 0;
+    bool         converged          = false;
+    double       residual_reduction = 0;
+    double       l2_error           = 0;
+  };
+
+
+
+  // The constructor makes the mesh object as step-37 does: a
+  // parallel::distributed::Triangulation (p4est) that keeps the multigrid
+  // hierarchy; on one MPI rank it holds the whole mesh. The tpmg context
+  // holds the backend and its threads.
+  template <int dim>
+  PoissonProblem<dim>::PoissonProblem(const Parameters &parameters)
+    : prm(parameters)
+    , triangulation(MPI_COMM_WORLD,
+                    Triangulation<dim>::limit_level_difference_at_vertices,
+                    parallel::distributed::Triangulation<
+                      dim>::construct_multigrid_hierarchy)
+    , fe(parameters.degree)
+    , dof_handler(triangulation)
+    , context(MPI_COMM_WORLD, parameters.backend, parameters.threads)
+  {}
+
+
+
+  // @sect4{PoissonProblem::make_grid}
+  //
+  // One coarse cell (hyper_cube) by default, or n_0 x n_1 (x n_2) equal cells
+  // of a box (subdivided_hyper_rectangle), refined globally `level` times.
+  // All boundary faces get boundary id 0, the Dirichlet boundary.
+  //
+  // On P MPI ranks tpmg needs each rank to own a slab of whole coarse cells
+  // along the last direction: tpmg::dealii::make_slab_triangulation() makes
+  // the same box and refuses (on every rank, saying what to change) coarse
+  // meshes that p4est would not cut into slabs, e.g. --cells 2,4 (2D) or
+  // --cells 2,2,4 (3D) for two ranks.
+  template <int dim>
+  void
+  PoissonProblem<dim>::make_grid()
+  {
     std::vector<unsigned int> repetitions(dim, 1);
-    Point<dim> lower, upper;
-    for (unsigned int d = 0; d < dim; ++d) {
-      if (!prm.cells.empty())
-        repetitions[d] = prm.cells[d];
-      lower[d] = prm.box.empty() ? 0. : prm.box[2 * d];
-      upper[d] = prm.box.empty() ? 1. : prm.box[2 * d + 1];
-    }
-    GridGenerator::subdivided_hyper_rectangle(triangulation, repetitions, lower, upper);
-  }
-  triangulation.refine_global(prm.level);
-}
-
-// @sect4{PoissonProblem::setup_system}
-//
-// DoFs on the active mesh and on every level, as for any multigrid program.
-// Then the step that tpmg adds: renumber_lexicographic() puts the active and
-// the level DoFs into tpmg's order (and throws if the mesh or element is
-// outside what tpmg supports). Everything that stores DoF indices comes
-// after it: the constraints, MGConstrainedDoFs and the tpmg Hierarchy.
-//
-// The AffineConstraints object holds the Dirichlet values g: it lifts them
-// into the right-hand side and sets them in the start vector. The operators
-// take their Dirichlet DoFs from MGConstrainedDoFs and from tpmg's grid,
-// which cross_check() compares.
-template <int dim> void PoissonProblem<dim>::setup_system() {
-  dof_handler.distribute_dofs(fe);
-  dof_handler.distribute_mg_dofs();
-  tpmg::dealii::renumber_lexicographic(dof_handler);
-
-  constraints.clear();
-#if DEAL_II_VERSION_GTE(9, 6, 0)
-  // the one-argument reinit() is deprecated from deal.II 9.6 on
-  constraints.reinit(dof_handler.locally_owned_dofs(),
-                     DoFTools::extract_locally_relevant_dofs(dof_handler));
-#else
-  constraints.reinit(DoFTools::extract_locally_relevant_dofs(dof_handler));
-#endif
-  if (prm.rhs == TPMG_RHS_SINE)
-    VectorTools::interpolate_boundary_values(dof_handler, 0, Solution<dim>(), constraints);
-  else
-    VectorTools::interpolate_boundary_values(dof_handler, 0, Functions::ZeroFunction<dim>(),
-                                             constraints);
-  constraints.close();
-
-  mg_constrained_dofs.initialize(dof_handler);
-  mg_constrained_dofs.make_zero_boundary_constraints(dof_handler, {types::boundary_id(0)});
-
-  hierarchy = std::make_unique<tpmg::dealii::Hierarchy<dim>>(dof_handler, context);
-  hierarchy->cross_check(mg_constrained_dofs);
-
-  system_matrix.initialize(*hierarchy);
-  system_matrix.initialize_dof_vector(solution);
-  system_matrix.initialize_dof_vector(system_rhs);
-}
-
-// @sect4{PoissonProblem::assemble_rhs}
-//
-// The right-hand side of tpmg's linear system. tpmg's operator has the
-// Dirichlet DoFs eliminated (an identity row for each, zero columns), so the
-// boundary values g enter the right-hand side twice: interior entries are
-// b_I = F_I - A_IB g_B (the load vector minus the lifting), Dirichlet
-// entries are b_B = g_B. AffineConstraints does exactly this:
-// distribute_local_to_global() with the cell matrix subtracts the lifting,
-// and distribute() then writes g into the constrained entries.
-//
-// The quadrature is Gauss with k+2 points per direction, tpmg's own choice
-// in tpmg_problem_rhs(), so that the two right-hand sides agree to
-// rounding. Every cell of the mesh is a translate of every other (tpmg
-// admits nothing else), so the cell matrix is computed once; only the
-// load vector differs from cell to cell.
-template <int dim> void PoissonProblem<dim>::assemble_rhs() {
-  const QGauss<dim> quadrature(fe.degree + 2);
-  FEValues<dim> fe_values(fe, quadrature,
-                          update_values | update_gradients | update_quadrature_points |
-                              update_JxW_values);
-  const RightHandSide<dim> right_hand_side(prm.rhs);
-
-  const unsigned int dofs_per_cell = fe.n_dofs_per_cell();
-  FullMatrix<double> cell_matrix(dofs_per_cell, dofs_per_cell);
-  Vector<double> cell_rhs(dofs_per_cell);
-  std::vector<types::global_dof_index> local_dof_indices(dofs_per_cell);
-  std::vector<double> f_values(quadrature.size());
-  bool have_cell_matrix = false;
-
-  system_rhs = 0;
-  for (const auto &cell : dof_handler.active_cell_iterators())
-    if (cell->is_locally_owned()) {
-      fe_values.reinit(cell);
-      if (!have_cell_matrix) {
-        cell_matrix = 0;
-        for (const unsigned int q : fe_values.quadrature_point_indices())
-          for (const unsigned int i : fe_values.dof_indices())
-            for (const unsigned int j : fe_values.dof_indices())
-              cell_matrix(i, j) +=
-                  fe_values.shape_grad(i, q) * fe_values.shape_grad(j, q) * fe_values.JxW(q);
-        have_cell_matrix = true;
+    Point<dim>                lower, upper;
+    for (unsigned int d = 0; d < dim; ++d)
+      {
+        if (!prm.cells.empty())
+          repetitions[d] = prm.cells[d];
+        lower[d] = prm.box.empty() ? 0. : prm.box[2 * d];
+        upper[d] = prm.box.empty() ? 1. : prm.box[2 * d + 1];
       }
-      right_hand_side.value_list(fe_values.get_quadrature_points(), f_values);
-      cell_rhs = 0;
-      for (const unsigned int q : fe_values.quadrature_point_indices())
-        for (const unsigned int i : fe_values.dof_indices())
-          cell_rhs(i) += fe_values.shape_value(i, q) * f_values[q] * fe_values.JxW(q);
-      cell->get_dof_indices(local_dof_indices);
-      constraints.distribute_local_to_global(cell_rhs, local_dof_indices, system_rhs, cell_matrix);
-    }
-  system_rhs.compress(VectorOperation::add);
-  constraints.distribute(system_rhs);
-}
-
-// @sect4{PoissonProblem::setup_multigrid}
-//
-// The level objects of deal.II's Multigrid, as in step-37, but tpmg's: one
-// LaplaceOperator per level, one PatchSmoother for all levels above the
-// coarsest, and the coarse solver on level 0 (--coarse: tpmg's
-// CoarseSolver, or TrilinosCoarseSolver on the matrix deal.II assembles
-// with the Dirichlet DoFs of MGConstrainedDoFs). The smoother is both pre- and
-// post-smoother: deal.II's Multigrid calls apply() to pre-smooth and
-// smooth() to post-smooth. For CG, smooth() visits the colours in reverse
-// order, which makes the V-cycle symmetric; for GMRES, which does not need
-// that, in the same order as apply(): that V-cycle contracts faster. tpmg's
-// own solver makes the same choice, so the two take the same iterations.
-// The transfer is deal.II's MGTransferMatrixFree, built with the level
-// layouts of tpmg's operators so that the transfer's level vectors fit
-// them.
-//
-// With --mode preconditioner the V-cycle is instead tpmg's own, run by
-// GpuPreconditioner in the context's backend, with the same choice of
-// colour order; --mode solve needs nothing here.
-template <int dim> void PoissonProblem<dim>::setup_multigrid() {
-  if (prm.mode == Mode::multigrid) {
-    const unsigned int n_levels = triangulation.n_global_levels();
-    mg_matrices.resize(0, n_levels - 1);
-    for (unsigned int level = 0; level < n_levels; ++level)
-      mg_matrices[level].initialize(*hierarchy, level);
-    typename tpmg::dealii::PatchSmoother<dim, double>::AdditionalData smoother_data;
-    smoother_data.symmetric = prm.solver == TPMG_SOLVER_CG;
-    mg_smoother =
-        std::make_unique<tpmg::dealii::PatchSmoother<dim, double>>(*hierarchy, smoother_data);
-    // The coarse solver (--coarse) on deal.II's level min_level(),
-    // tpmg's level 0, timed on its own.
-    context.synchronize();
-    const double coarse_start = app_now();
-    if (prm.coarse == Coarse::tpmg)
-      tpmg_coarse = std::make_unique<tpmg::dealii::CoarseSolver<dim, double>>(*hierarchy);
-    else
-      trilinos_coarse = std::make_unique<tpmg::dealii::TrilinosCoarseSolver<dim, double>>(
-          dof_handler, mg_constrained_dofs, hierarchy->min_level(),
-          typename tpmg::dealii::TrilinosCoarseSolver<dim, double>::AdditionalData(
-              prm.coarse == Coarse::trilinos_amg ? tpmg::dealii::TrilinosCoarseMethod::amg
-                                                 : tpmg::dealii::TrilinosCoarseMethod::direct,
-              prm.coarse_tolerance));
-    context.synchronize();
-    coarse_setup_time = app_now() - coarse_start;
-    if (tpmg_coarse)
-      mg_coarse = std::make_unique<TimedCoarseSolver<dim>>(*tpmg_coarse, nullptr, context);
-    else
-      mg_coarse = std::make_unique<TimedCoarseSolver<dim>>(*trilinos_coarse, trilinos_coarse.get(),
-                                                           context);
-    mg_transfer = std::make_unique<MGTransferMatrixFree<dim, double>>(mg_constrained_dofs);
-    mg_transfer->build(dof_handler, hierarchy->get_level_partitioners());
-
-    mg_matrix = std::make_unique<mg::Matrix<VectorType>>(mg_matrices);
-    mg = std::make_unique<Multigrid<VectorType>>(*mg_matrix, *mg_coarse, *mg_transfer, *mg_smoother,
-                                                 *mg_smoother);
-    mg_preconditioner =
-        std::make_unique<PreconditionMG<dim, VectorType, MGTransferMatrixFree<dim, double>>>(
-            dof_handler, *mg, *mg_transfer);
-  } else if (prm.mode == Mode::preconditioner) {
-    tpmg_multigrid_options options = tpmg_multigrid_options_default();
-    options.symmetric = prm.solver == TPMG_SOLVER_CG;
-    gpu_preconditioner =
-        std::make_unique<tpmg::dealii::GpuPreconditioner<dim>>(*hierarchy, context, options);
-  }
-}
-
-// @sect4{PoissonProblem::solve}
-//
-// deal.II's Krylov solvers stop when the residual norm falls below an
-// absolute tolerance, tpmg's at tol ||b||: the program asks for
-// tol ||b||. GMRES is right-preconditioned, so that the norm it monitors is
-// the true residual's, as in tpmg's flexible GMRES; with a restart length
-// of m it keeps m + 2 vectors.
-//
-// The start vector is zero on the interior and g on the Dirichlet DoFs
-// (constraints.distribute()), so the first residual vanishes on the
-// boundary, where tpmg's V-cycle returns zero, and stays so.
-//
-// With --mode solve, solve_on_gpu() does everything in one call, so the
-// solve time includes what it sets up: tpmg's solver with its V-cycle
-// hierarchy and vectors, and the copies of b and x.
-template <int dim> void PoissonProblem<dim>::solve() {
-  const double rhs_norm = system_rhs.l2_norm();
-  solution = 0;
-  constraints.distribute(solution);
-
-  context.synchronize();
-  timer.restart();
-  if (prm.mode == Mode::solve) {
-    tpmg_solver_options options = tpmg_solver_options_default();
-    options.type = prm.solver;
-    options.tolerance = prm.tolerance;
-    options.max_iterations = prm.max_iterations;
-    options.restart = prm.restart;
-    const tpmg_solver_result result =
-        tpmg::dealii::solve_on_gpu(*hierarchy, context, system_rhs, solution, options);
-    iterations = result.iterations;
-    converged = result.converged != 0;
-  } else {
-    SolverControl control(prm.max_iterations, prm.tolerance * rhs_norm);
-    auto run_solver = [&](const auto &preconditioner) {
-      if (prm.solver == TPMG_SOLVER_GMRES) {
-#if DEAL_II_VERSION_GTE(9, 6, 0)
-        // From deal.II 9.6 on the first argument is the size of the
-        // Arnoldi basis (the restart length), no longer the number of
-        // temporary vectors (basis size + 2), and the default
-        // orthogonalization is delayed classical Gram-Schmidt: keep
-        // modified Gram-Schmidt, as deal.II < 9.6 and tpmg's GMRES.
-        typename SolverGMRES<VectorType>::AdditionalData gmres_data(prm.restart, true);
-        gmres_data.orthogonalization_strategy =
-            LinearAlgebra::OrthogonalizationStrategy::modified_gram_schmidt;
-        SolverGMRES<VectorType> gmres(control, gmres_data);
-#else
-        const unsigned int n_vectors = prm.restart + 2;
-        SolverGMRES<VectorType> gmres(
-            control, typename SolverGMRES<VectorType>::AdditionalData(n_vectors, true));
-#endif
-        gmres.solve(system_matrix, solution, system_rhs, preconditioner);
-      } else {
-        SolverCG<VectorType> cg(control);
-        cg.solve(system_matrix, solution, system_rhs, preconditioner);
+    if (Utilities::MPI::n_mpi_processes(MPI_COMM_WORLD) > 1)
+      {
+        tpmg::dealii::make_slab_triangulation(
+          triangulation, lower, upper, repetitions, prm.level);
+        return;
       }
-    };
-    try {
-      if (prm.mode == Mode::multigrid)
-        run_solver(*mg_preconditioner);
-      else
-        run_solver(*gpu_preconditioner);
-      converged = true;
-    } catch (const SolverControl::NoConvergence &) {
-      converged = false;
-    }
-    iterations = control.last_step();
-  }
-  context.synchronize();
-  solve_time = timer.wall_time();
-
-  // The residual the solve reached, recomputed with tpmg's operator.
-  VectorType residual;
-  system_matrix.initialize_dof_vector(residual);
-  system_matrix.vmult(residual, solution);
-  residual.sadd(-1., 1., system_rhs);
-  residual_reduction = residual.l2_norm() / rhs_norm;
-}
-
-// @sect4{PoissonProblem::output_results}
-//
-// The L2 error against the manufactured solution, by deal.II's
-// VectorTools::integrate_difference() with Gauss quadrature of k+2 points
-// (tpmg_problem_l2_error() uses the same), and optionally the solution as
-// VTU for ParaView or VisIt.
-template <int dim> void PoissonProblem<dim>::output_results() {
-  solution.update_ghost_values();
-  if (prm.rhs == TPMG_RHS_SINE) {
-    Vector<float> cell_errors(triangulation.n_active_cells());
-    VectorTools::integrate_difference(dof_handler, solution, Solution<dim>(), cell_errors,
-                                      QGauss<dim>(fe.degree + 2), VectorTools::L2_norm);
-    l2_error = VectorTools::compute_global_error(triangulation, cell_errors, VectorTools::L2_norm);
-  }
-  if (!prm.vtu_file.empty()) {
-    DataOut<dim> data_out;
-    data_out.attach_dof_handler(dof_handler);
-    data_out.add_data_vector(solution, "solution");
-    data_out.build_patches(fe.degree);
-    std::ofstream out(prm.vtu_file);
-    data_out.write_vtu(out);
-    AssertThrow(out, ExcIO());
-  }
-  solution.zero_out_ghost_values();
-}
-
-// @sect4{PoissonProblem::run}
-//
-// The steps in order, the set-up timed as one (mesh, DoFs, renumbering,
-// tpmg's hierarchy and level objects, the right-hand side), and a report
-// in the form of tpmg-poisson's, with the same JSON field names where the
-// two programs share a quantity.
-template <int dim> void PoissonProblem<dim>::run() {
-  timer.restart();
-  make_grid();
-  setup_system();
-  setup_multigrid();
-  assemble_rhs();
-  if (!prm.setup_file.empty())
-    hierarchy->write_setup(prm.setup_file, prm.rhs, &system_rhs);
-  context.synchronize();
-  setup_time = timer.wall_time();
-
-  const types::global_dof_index n_dofs = dof_handler.n_dofs();
-  char group[32], nonzeros[32];
-  std::printf("dealii-poisson: %dD Q%u, level %u, %s DoFs, mode %s, %s backend, "
-              "%u thread%s (tpmg: OpenMP, deal.II: TBB)\n",
-              dim, prm.degree, prm.level, app_group(n_dofs, group),
-              mode_names[static_cast<int>(prm.mode)], prm.backend, context.n_threads(),
-              context.n_threads() == 1 ? "" : "s");
-  std::printf("solver %s", tpmg_solver_type_name(prm.solver));
-  if (prm.solver == TPMG_SOLVER_GMRES)
-    std::printf("(%u)", prm.restart);
-  std::printf(", rhs %s, tolerance %.1e\n", tpmg_rhs_name(prm.rhs), prm.tolerance);
-  if (prm.mode == Mode::multigrid) {
-    std::printf("coarse solver %s", coarse_names[static_cast<int>(prm.coarse)]);
-    if (prm.coarse == Coarse::trilinos_amg)
-      std::printf(" (tolerance %.1e)", prm.coarse_tolerance);
-    if (trilinos_coarse)
-      std::printf(
-          ", %s DoFs, %s nonzeros", app_group(trilinos_coarse->m(), group),
-          app_group(static_cast<long long>(trilinos_coarse->n_nonzero_elements()), nonzeros));
-    std::printf(", setup %.4f s\n", coarse_setup_time);
-  }
-  std::printf("setup %.3f s\n", setup_time);
-  std::fflush(stdout);
-
-  solve();
-  output_results();
-
-  std::printf("%s in %u iteration%s, residual reduction %.3e\n",
-              converged ? "converged" : "NOT converged", iterations, iterations == 1 ? "" : "s",
-              residual_reduction);
-  std::printf("solve %.4f s, %.3f MDoF/s\n", solve_time, n_dofs / solve_time * 1e-6);
-  if (mg_coarse) {
-    std::printf("coarse solves %llu, %.4f s, %.3f ms per V-cycle", mg_coarse->n_calls,
-                mg_coarse->seconds, coarse_seconds_per_cycle() * 1e3);
-    if (prm.coarse == Coarse::trilinos_amg)
-      std::printf(", %.1f CG iterations per solve", coarse_iterations_per_cycle());
-    std::printf("\n");
-  }
-  if (prm.rhs == TPMG_RHS_SINE)
-    std::printf("L2 error %.3e\n", l2_error);
-  if (!prm.vtu_file.empty())
-    std::printf("wrote %s\n", prm.vtu_file.c_str());
-  if (!prm.setup_file.empty())
-    std::printf("wrote %s\n", prm.setup_file.c_str());
-
-  if (prm.json) {
-    const tpmg_grid_options &grid = hierarchy->get_grid_options();
-    app_json j;
-    app_json_begin(&j);
-    app_json_string(&j, "program", "dealii-poisson");
-    app_json_problem(&j, &grid, static_cast<tpmg_index>(n_dofs));
-    app_json_string(&j, "mode", mode_names[static_cast<int>(prm.mode)]);
-    app_json_string(&j, "solver", tpmg_solver_type_name(prm.solver));
-    app_json_string(&j, "rhs", tpmg_rhs_name(prm.rhs));
-    app_json_string(&j, "backend", prm.backend);
-    // the coarse solver and its times (--mode multigrid only)
-    app_json_string(&j, "coarse", coarse_names[static_cast<int>(prm.coarse)]);
-    if (prm.coarse == Coarse::trilinos_amg)
-      app_json_number(&j, "coarse_tolerance", prm.coarse_tolerance);
+    if (prm.cells.empty() && prm.box.empty())
+      GridGenerator::hyper_cube(triangulation, 0., 1.);
     else
-      app_json_null(&j, "coarse_tolerance");
-    if (mg_coarse) {
-      app_json_number(&j, "coarse_setup_seconds", coarse_setup_time);
-      app_json_int(&j, "coarse_solves", static_cast<long long>(mg_coarse->n_calls));
-      app_json_number(&j, "coarse_seconds", mg_coarse->seconds);
-      app_json_number(&j, "coarse_seconds_per_cycle", coarse_seconds_per_cycle());
-    } else
-      for (const char *key :
-           {"coarse_setup_seconds", "coarse_solves", "coarse_seconds", "coarse_seconds_per_cycle"})
-        app_json_null(&j, key);
-    if (prm.coarse == Coarse::trilinos_amg)
-      app_json_number(&j, "coarse_iterations_per_cycle", coarse_iterations_per_cycle());
-    else
-      app_json_null(&j, "coarse_iterations_per_cycle");
-    app_json_int(&j, "threads", context.n_threads());
-    app_json_number(&j, "tolerance", prm.tolerance);
-    app_json_int(&j, "max_iterations", prm.max_iterations);
-    app_json_int(&j, "iterations", iterations);
-    app_json_bool(&j, "converged", converged);
-    app_json_number(&j, "residual_reduction", residual_reduction);
-    app_json_number(&j, "setup_seconds", setup_time);
-    app_json_number(&j, "solve_seconds", solve_time);
-    app_json_number(&j, "dofs_per_second", n_dofs / solve_time);
-    app_json_number(&j, "l2_error",
-                    prm.rhs == TPMG_RHS_SINE ? l2_error : std::numeric_limits<double>::quiet_NaN());
-    app_json_int(&j, "memory_bytes", static_cast<long long>(context.memory_consumption()));
-    app_json_end(&j);
+      GridGenerator::subdivided_hyper_rectangle(triangulation,
+                                                repetitions,
+                                                lower,
+                                                upper);
+    triangulation.refine_global(prm.level);
   }
-}
 
-// An exception as one line on stderr: deal.II's exceptions print several
-// lines, with the place they were thrown from; their message is what the
-// user needs.
-std::string one_line(const std::exception &exc) {
-  std::ostringstream text;
-  if (const auto *e = dynamic_cast<const ExceptionBase *>(&exc)) {
-    e->print_info(text);
-    if (text.str().find_first_not_of(" \n") == std::string::npos)
-      text << e->get_exc_name();
-  } else
-    text << exc.what();
-  std::string line, word;
-  std::istringstream words(text.str());
-  while (words >> word)
-    line += (line.empty() ? "" : " ") + word;
-  return line;
-}
+
+
+  // @sect4{PoissonProblem::setup_system}
+  //
+  // DoFs on the active mesh and on every level, as for any multigrid program.
+  // Then the step that tpmg adds: renumber_lexicographic() puts the active and
+  // the level DoFs into tpmg's order (and throws if the mesh or element is
+  // outside what tpmg supports). Everything that stores DoF indices comes
+  // after it: the constraints, MGConstrainedDoFs and the tpmg Hierarchy.
+  //
+  // The AffineConstraints object holds the Dirichlet values g: it lifts them
+  // into the right-hand side and sets them in the start vector. The operators
+  // take their Dirichlet DoFs from MGConstrainedDoFs and from tpmg's grid,
+  // which cross_check() compares.
+  template <int dim>
+  void
+  PoissonProblem<dim>::setup_system()
+  {
+    dof_handler.distribute_dofs(fe);
+    dof_handler.distribute_mg_dofs();
+    tpmg::dealii::renumber_lexicographic(dof_handler);
+
+    constraints.clear();
+#if DEAL_II_VERSION_GTE(9, 6, 0)
+    // the one-argument reinit() is deprecated from deal.II 9.6 on
+    constraints.reinit(dof_handler.locally_owned_dofs(),
+                       DoFTools::extract_locally_relevant_dofs(dof_handler));
+#else
+    constraints.reinit(DoFTools::extract_locally_relevant_dofs(dof_handler));
+#endif
+    if (prm.rhs == TPMG_RHS_SINE)
+      VectorTools::interpolate_boundary_values(dof_handler,
+                                               0,
+                                               Solution<dim>(),
+                                               constraints);
+    else
+      VectorTools::interpolate_boundary_values(dof_handler,
+                                               0,
+                                               Functions::ZeroFunction<dim>(),
+                                               constraints);
+    constraints.close();
+
+    mg_constrained_dofs.initialize(dof_handler);
+    mg_constrained_dofs.make_zero_boundary_constraints(dof_handler,
+                                                       {types::boundary_id(0)});
+
+    hierarchy =
+      std::make_unique<tpmg::dealii::Hierarchy<dim>>(dof_handler, context);
+    hierarchy->cross_check(mg_constrained_dofs);
+
+    system_matrix.initialize(*hierarchy);
+    system_matrix.initialize_dof_vector(solution);
+    system_matrix.initialize_dof_vector(system_rhs);
+  }
+
+
+
+  // @sect4{PoissonProblem::assemble_rhs}
+  //
+  // The right-hand side of tpmg's linear system. tpmg's operator has the
+  // Dirichlet DoFs eliminated (an identity row for each, zero columns), so the
+  // boundary values g enter the right-hand side twice: interior entries are
+  // b_I = F_I - A_IB g_B (the load vector minus the lifting), Dirichlet
+  // entries are b_B = g_B. AffineConstraints does exactly this:
+  // distribute_local_to_global() with the cell matrix subtracts the lifting,
+  // and distribute() then writes g into the constrained entries.
+  //
+  // The quadrature is Gauss with k+2 points per direction, tpmg's own choice
+  // in tpmg_problem_rhs(), so that the two right-hand sides agree to
+  // rounding. Every cell of the mesh is a translate of every other (tpmg
+  // admits nothing else), so the cell matrix is computed once; only the
+  // load vector differs from cell to cell.
+  template <int dim>
+  void
+  PoissonProblem<dim>::assemble_rhs()
+  {
+    const QGauss<dim>        quadrature(fe.degree + 2);
+    FEValues<dim>            fe_values(fe,
+                            quadrature,
+                            update_values | update_gradients |
+                              update_quadrature_points | update_JxW_values);
+    const RightHandSide<dim> right_hand_side(prm.rhs);
+
+    const unsigned int dofs_per_cell = fe.n_dofs_per_cell();
+    FullMatrix<double> cell_matrix(dofs_per_cell, dofs_per_cell);
+    Vector<double>     cell_rhs(dofs_per_cell);
+    std::vector<types::global_dof_index> local_dof_indices(dofs_per_cell);
+    std::vector<double>                  f_values(quadrature.size());
+    bool                                 have_cell_matrix = false;
+
+    system_rhs = 0;
+    for (const auto &cell : dof_handler.active_cell_iterators())
+      if (cell->is_locally_owned())
+        {
+          fe_values.reinit(cell);
+          if (!have_cell_matrix)
+            {
+              cell_matrix = 0;
+              for (const unsigned int q : fe_values.quadrature_point_indices())
+                for (const unsigned int i : fe_values.dof_indices())
+                  for (const unsigned int j : fe_values.dof_indices())
+                    cell_matrix(i, j) += fe_values.shape_grad(i, q) *
+                                         fe_values.shape_grad(j, q) *
+                                         fe_values.JxW(q);
+              have_cell_matrix = true;
+            }
+          right_hand_side.value_list(fe_values.get_quadrature_points(),
+                                     f_values);
+          cell_rhs = 0;
+          for (const unsigned int q : fe_values.quadrature_point_indices())
+            for (const unsigned int i : fe_values.dof_indices())
+              cell_rhs(i) +=
+                fe_values.shape_value(i, q) * f_values[q] * fe_values.JxW(q);
+          cell->get_dof_indices(local_dof_indices);
+          constraints.distribute_local_to_global(cell_rhs,
+                                                 local_dof_indices,
+                                                 system_rhs,
+                                                 cell_matrix);
+        }
+    system_rhs.compress(VectorOperation::add);
+    constraints.distribute(system_rhs);
+  }
+
+
+
+  // @sect4{PoissonProblem::setup_multigrid}
+  //
+  // The level objects of deal.II's Multigrid, as in step-37, but tpmg's: one
+  // LaplaceOperator per level, one PatchSmoother for all levels above the
+  // coarsest, and the coarse solver on level 0 (--coarse: tpmg's
+  // CoarseSolver, or TrilinosCoarseSolver on the matrix deal.II assembles
+  // with the Dirichlet DoFs of MGConstrainedDoFs). The smoother is both pre-
+  // and post-smoother: deal.II's Multigrid calls apply() to pre-smooth and
+  // smooth() to post-smooth. For CG, smooth() visits the colours in reverse
+  // order, which makes the V-cycle symmetric; for GMRES, which does not need
+  // that, in the same order as apply(): that V-cycle contracts faster. tpmg's
+  // own solver makes the same choice, so the two take the same iterations.
+  // The transfer is deal.II's MGTransferMatrixFree, built with the level
+  // layouts of tpmg's operators so that the transfer's level vectors fit
+  // them.
+  //
+  // With --mode preconditioner the V-cycle is instead tpmg's own, run by
+  // GpuPreconditioner in the context's backend, with the same choice of
+  // colour order; --mode solve needs nothing here.
+  template <int dim>
+  void
+  PoissonProblem<dim>::setup_multigrid()
+  {
+    if (prm.mode == Mode::multigrid)
+      {
+        const unsigned int n_levels = triangulation.n_global_levels();
+        mg_matrices.resize(0, n_levels - 1);
+        for (unsigned int level = 0; level < n_levels; ++level)
+          mg_matrices[level].initialize(*hierarchy, level);
+        typename tpmg::dealii::PatchSmoother<dim, double>::AdditionalData
+          smoother_data;
+        smoother_data.symmetric = prm.solver == TPMG_SOLVER_CG;
+        mg_smoother =
+          std::make_unique<tpmg::dealii::PatchSmoother<dim, double>>(
+            *hierarchy, smoother_data);
+        // The coarse solver (--coarse) on deal.II's level min_level(),
+        // tpmg's level 0, timed on its own.
+        context.synchronize();
+        const double coarse_start = app_now();
+        if (prm.coarse == Coarse::tpmg)
+          tpmg_coarse =
+            std::make_unique<tpmg::dealii::CoarseSolver<dim, double>>(
+              *hierarchy);
+        else
+          trilinos_coarse =
+            std::make_unique<tpmg::dealii::TrilinosCoarseSolver<dim, double>>(
+              dof_handler,
+              mg_constrained_dofs,
+              hierarchy->min_level(),
+              typename tpmg::dealii::TrilinosCoarseSolver<dim, double>::
+                AdditionalData(prm.coarse == Coarse::trilinos_amg ?
+                                 tpmg::dealii::TrilinosCoarseMethod::amg :
+                                 tpmg::dealii::TrilinosCoarseMethod::direct,
+                               prm.coarse_tolerance));
+        context.synchronize();
+        coarse_setup_time = app_now() - coarse_start;
+        if (tpmg_coarse)
+          mg_coarse = std::make_unique<TimedCoarseSolver<dim>>(*tpmg_coarse,
+                                                               nullptr,
+                                                               context);
+        else
+          mg_coarse =
+            std::make_unique<TimedCoarseSolver<dim>>(*trilinos_coarse,
+                                                     trilinos_coarse.get(),
+                                                     context);
+        mg_transfer = std::make_unique<MGTransferMatrixFree<dim, double>>(
+          mg_constrained_dofs);
+        mg_transfer->build(dof_handler, hierarchy->get_level_partitioners());
+
+        mg_matrix = std::make_unique<mg::Matrix<VectorType>>(mg_matrices);
+        mg        = std::make_unique<Multigrid<VectorType>>(
+          *mg_matrix, *mg_coarse, *mg_transfer, *mg_smoother, *mg_smoother);
+        mg_preconditioner = std::make_unique<
+          PreconditionMG<dim, VectorType, MGTransferMatrixFree<dim, double>>>(
+          dof_handler, *mg, *mg_transfer);
+      }
+    else if (prm.mode == Mode::preconditioner)
+      {
+        tpmg_multigrid_options options = tpmg_multigrid_options_default();
+        options.symmetric              = prm.solver == TPMG_SOLVER_CG;
+        gpu_preconditioner =
+          std::make_unique<tpmg::dealii::GpuPreconditioner<dim>>(*hierarchy,
+                                                                 context,
+                                                                 options);
+      }
+  }
+
+
+
+  // @sect4{PoissonProblem::solve}
+  //
+  // deal.II's Krylov solvers stop when the residual norm falls below an
+  // absolute tolerance, tpmg's at tol ||b||: the program asks for
+  // tol ||b||. GMRES is right-preconditioned, so that the norm it monitors is
+  // the true residual's, as in tpmg's flexible GMRES; with a restart length
+  // of m it keeps m + 2 vectors.
+  //
+  // The start vector is zero on the interior and g on the Dirichlet DoFs
+  // (constraints.distribute()), so the first residual vanishes on the
+  // boundary, where tpmg's V-cycle returns zero, and stays so.
+  //
+  // With --mode solve, solve_on_gpu() does everything in one call, so the
+  // solve time includes what it sets up: tpmg's solver with its V-cycle
+  // hierarchy and vectors, and the copies of b and x.
+  template <int dim>
+  void
+  PoissonProblem<dim>::solve()
+  {
+    const double rhs_norm = system_rhs.l2_norm();
+    solution              = 0;
+    constraints.distribute(solution);
+
+    context.synchronize();
+    timer.restart();
+    if (prm.mode == Mode::solve)
+      {
+        tpmg_solver_options options     = tpmg_solver_options_default();
+        options.type                    = prm.solver;
+        options.tolerance               = prm.tolerance;
+        options.max_iterations          = prm.max_iterations;
+        options.restart                 = prm.restart;
+        const tpmg_solver_result result = tpmg::dealii::solve_on_gpu(
+          *hierarchy, context, system_rhs, solution, options);
+        iterations = result.iterations;
+        converged  = result.converged != 0;
+      }
+    else
+      {
+        SolverControl control(prm.max_iterations, prm.tolerance * rhs_norm);
+        auto          run_solver = [&](const auto &preconditioner) {
+          if (prm.solver == TPMG_SOLVER_GMRES)
+            {
+#if DEAL_II_VERSION_GTE(9, 6, 0)
+              // From deal.II 9.6 on the first argument is the size of the
+              // Arnoldi basis (the restart length), no longer the number of
+              // temporary vectors (basis size + 2), and the default
+              // orthogonalization is delayed classical Gram-Schmidt: keep
+              // modified Gram-Schmidt, as deal.II < 9.6 and tpmg's GMRES.
+              typename SolverGMRES<VectorType>::AdditionalData gmres_data(
+                prm.restart, true);
+              gmres_data.orthogonalization_strategy =
+                LinearAlgebra::OrthogonalizationStrategy::modified_gram_schmidt;
+              SolverGMRES<VectorType> gmres(control, gmres_data);
+#else
+              const unsigned int      n_vectors = prm.restart + 2;
+              SolverGMRES<VectorType> gmres(
+                control,
+                typename SolverGMRES<VectorType>::AdditionalData(n_vectors,
+                                                                 true));
+#endif
+              gmres.solve(system_matrix, solution, system_rhs, preconditioner);
+            }
+          else
+            {
+              SolverCG<VectorType> cg(control);
+              cg.solve(system_matrix, solution, system_rhs, preconditioner);
+            }
+        };
+        try
+          {
+            if (prm.mode == Mode::multigrid)
+              run_solver(*mg_preconditioner);
+            else
+              run_solver(*gpu_preconditioner);
+            converged = true;
+          }
+        catch (const SolverControl::NoConvergence &)
+          {
+            converged = false;
+          }
+        iterations = control.last_step();
+      }
+    context.synchronize();
+    solve_time = timer.wall_time();
+
+    // The residual the solve reached, recomputed with tpmg's operator.
+    VectorType residual;
+    system_matrix.initialize_dof_vector(residual);
+    system_matrix.vmult(residual, solution);
+    residual.sadd(-1., 1., system_rhs);
+    residual_reduction = residual.l2_norm() / rhs_norm;
+  }
+
+
+
+  // @sect4{PoissonProblem::output_results}
+  //
+  // The L2 error against the manufactured solution, by deal.II's
+  // VectorTools::integrate_difference() with Gauss quadrature of k+2 points
+  // (tpmg_problem_l2_error() uses the same), and optionally the solution as
+  // VTU for ParaView or VisIt.
+  template <int dim>
+  void
+  PoissonProblem<dim>::output_results()
+  {
+    solution.update_ghost_values();
+    if (prm.rhs == TPMG_RHS_SINE)
+      {
+        Vector<float> cell_errors(triangulation.n_active_cells());
+        VectorTools::integrate_difference(dof_handler,
+                                          solution,
+                                          Solution<dim>(),
+                                          cell_errors,
+                                          QGauss<dim>(fe.degree + 2),
+                                          VectorTools::L2_norm);
+        l2_error = VectorTools::compute_global_error(triangulation,
+                                                     cell_errors,
+                                                     VectorTools::L2_norm);
+      }
+    if (!prm.vtu_file.empty())
+      {
+        DataOut<dim> data_out;
+        data_out.attach_dof_handler(dof_handler);
+        data_out.add_data_vector(solution, "solution");
+        data_out.build_patches(fe.degree);
+        // one file, written by the ranks together
+        data_out.write_vtu_in_parallel(prm.vtu_file, MPI_COMM_WORLD);
+      }
+    solution.zero_out_ghost_values();
+  }
+
+
+
+  // @sect4{PoissonProblem::run}
+  //
+  // The steps in order, the set-up timed as one (mesh, DoFs, renumbering,
+  // tpmg's hierarchy and level objects, the right-hand side), and a report
+  // in the form of tpmg-poisson's, with the same JSON field names where the
+  // two programs share a quantity.
+  template <int dim>
+  void
+  PoissonProblem<dim>::run()
+  {
+    timer.restart();
+    make_grid();
+    setup_system();
+    setup_multigrid();
+    assemble_rhs();
+    if (!prm.setup_file.empty())
+      hierarchy->write_setup(prm.setup_file, prm.rhs, &system_rhs);
+    context.synchronize();
+    setup_time = timer.wall_time();
+
+    // on P ranks rank 0 reports
+    const bool report = Utilities::MPI::this_mpi_process(MPI_COMM_WORLD) == 0;
+    const types::global_dof_index n_dofs = dof_handler.n_dofs();
+    char                          group[32], nonzeros[32];
+    if (report)
+      {
+        std::printf(
+          "dealii-poisson: %dD Q%u, level %u, %s DoFs, mode %s, %s backend, "
+          "%u thread%s (tpmg: OpenMP, deal.II: TBB)\n",
+          dim,
+          prm.degree,
+          prm.level,
+          app_group(n_dofs, group),
+          mode_names[static_cast<int>(prm.mode)],
+          prm.backend,
+          context.n_threads(),
+          context.n_threads() == 1 ? "" : "s");
+        std::printf("solver %s", tpmg_solver_type_name(prm.solver));
+        if (prm.solver == TPMG_SOLVER_GMRES)
+          std::printf("(%u)", prm.restart);
+        std::printf(", rhs %s, tolerance %.1e\n",
+                    tpmg_rhs_name(prm.rhs),
+                    prm.tolerance);
+        if (prm.mode == Mode::multigrid)
+          {
+            std::printf("coarse solver %s",
+                        coarse_names[static_cast<int>(prm.coarse)]);
+            if (prm.coarse == Coarse::trilinos_amg)
+              std::printf(" (tolerance %.1e)", prm.coarse_tolerance);
+            if (trilinos_coarse)
+              std::printf(", %s DoFs, %s nonzeros",
+                          app_group(trilinos_coarse->m(), group),
+                          app_group(static_cast<long long>(
+                                      trilinos_coarse->n_nonzero_elements()),
+                                    nonzeros));
+            std::printf(", setup %.4f s\n", coarse_setup_time);
+          }
+        std::printf("setup %.3f s\n", setup_time);
+        std::fflush(stdout);
+      }
+
+    solve();
+    output_results();
+    if (!report)
+      return;
+
+    std::printf("%s in %u iteration%s, residual reduction %.3e\n",
+                converged ? "converged" : "NOT converged",
+                iterations,
+                iterations == 1 ? "" : "s",
+                residual_reduction);
+    std::printf("solve %.4f s, %.3f MDoF/s\n",
+                solve_time,
+                n_dofs / solve_time * 1e-6);
+    if (mg_coarse)
+      {
+        std::printf("coarse solves %llu, %.4f s, %.3f ms per V-cycle",
+                    mg_coarse->n_calls,
+                    mg_coarse->seconds,
+                    coarse_seconds_per_cycle() * 1e3);
+        if (prm.coarse == Coarse::trilinos_amg)
+          std::printf(", %.1f CG iterations per solve",
+                      coarse_iterations_per_cycle());
+        std::printf("\n");
+      }
+    if (prm.rhs == TPMG_RHS_SINE)
+      std::printf("L2 error %.3e\n", l2_error);
+    if (!prm.vtu_file.empty())
+      std::printf("wrote %s\n", prm.vtu_file.c_str());
+    if (!prm.setup_file.empty())
+      std::printf("wrote %s\n", prm.setup_file.c_str());
+
+    if (prm.json)
+      {
+        const tpmg_grid_options &grid = hierarchy->get_grid_options();
+        app_json                 j;
+        app_json_begin(&j);
+        app_json_string(&j, "program", "dealii-poisson");
+        app_json_problem(&j, &grid, static_cast<tpmg_index>(n_dofs));
+        app_json_string(&j, "mode", mode_names[static_cast<int>(prm.mode)]);
+        app_json_string(&j, "solver", tpmg_solver_type_name(prm.solver));
+        app_json_string(&j, "rhs", tpmg_rhs_name(prm.rhs));
+        app_json_string(&j, "backend", prm.backend);
+        // the coarse solver and its times (--mode multigrid only)
+        app_json_string(&j,
+                        "coarse",
+                        coarse_names[static_cast<int>(prm.coarse)]);
+        if (prm.coarse == Coarse::trilinos_amg)
+          app_json_number(&j, "coarse_tolerance", prm.coarse_tolerance);
+        else
+          app_json_null(&j, "coarse_tolerance");
+        if (mg_coarse)
+          {
+            app_json_number(&j, "coarse_setup_seconds", coarse_setup_time);
+            app_json_int(&j,
+                         "coarse_solves",
+                         static_cast<long long>(mg_coarse->n_calls));
+            app_json_number(&j, "coarse_seconds", mg_coarse->seconds);
+            app_json_number(&j,
+                            "coarse_seconds_per_cycle",
+                            coarse_seconds_per_cycle());
+          }
+        else
+          for (const char *key : {"coarse_setup_seconds",
+                                  "coarse_solves",
+                                  "coarse_seconds",
+                                  "coarse_seconds_per_cycle"})
+            app_json_null(&j, key);
+        if (prm.coarse == Coarse::trilinos_amg)
+          app_json_number(&j,
+                          "coarse_iterations_per_cycle",
+                          coarse_iterations_per_cycle());
+        else
+          app_json_null(&j, "coarse_iterations_per_cycle");
+        app_json_int(&j, "threads", context.n_threads());
+        app_json_number(&j, "tolerance", prm.tolerance);
+        app_json_int(&j, "max_iterations", prm.max_iterations);
+        app_json_int(&j, "iterations", iterations);
+        app_json_bool(&j, "converged", converged);
+        app_json_number(&j, "residual_reduction", residual_reduction);
+        app_json_number(&j, "setup_seconds", setup_time);
+        app_json_number(&j, "solve_seconds", solve_time);
+        app_json_number(&j, "dofs_per_second", n_dofs / solve_time);
+        app_json_number(&j,
+                        "l2_error",
+                        prm.rhs == TPMG_RHS_SINE ?
+                          l2_error :
+                          std::numeric_limits<double>::quiet_NaN());
+        app_json_int(&j,
+                     "memory_bytes",
+                     static_cast<long long>(context.memory_consumption()));
+        app_json_end(&j);
+      }
+  }
+
+
+
+  // An exception as one line on stderr: deal.II's exceptions print several
+  // lines, with the place they were thrown from; their message is what the
+  // user needs.
+  std::string
+  one_line(const std::exception &exc)
+  {
+    std::ostringstream text;
+    if (const auto *e = dynamic_cast<const ExceptionBase *>(&exc))
+      {
+        e->print_info(text);
+        if (text.str().find_first_not_of(" \n") == std::string::npos)
+          text << e->get_exc_name();
+      }
+    else
+      text << exc.what();
+    std::string        line, word;
+    std::istringstream words(text.str());
+    while (words >> word)
+      line += (line.empty() ? "" : " ") + word;
+    return line;
+  }
 } // namespace DealiiPoisson
+
+
 
 // @sect3{The main() function}
 //
 // Options first, then MPI and deal.II's threads (MPI_InitFinalize sets TBB's
-// thread limit), then the problem in the chosen dimension. tpmg's bridge runs
-// on one MPI rank; with more it refuses with a message (from
-// check_supported()). Errors from deal.II or tpmg end the program with exit
-// status 1 and their message on stderr.
-int main(int argc, char **argv) {
+// thread limit), then the problem in the chosen dimension, on as many MPI
+// ranks as mpiexec starts (rank 0 reports; a mesh whose partition tpmg cannot
+// take is refused on every rank with a message saying what to change). Errors
+// from deal.II or tpmg end the program with exit status 1 and their message
+// on stderr, from every rank.
+int
+main(int argc, char **argv)
+{
   using namespace DealiiPoisson;
   app_set_program("dealii-poisson");
   const Parameters prm = parse_options(argc, argv);
 
-  try {
-    // deal.II forwards its arguments to PETSc and Kokkos (9.6: Kokkos
-    // rejects --threads, PETSc reports options it left unused): they get
-    // only the program's name, the options are ours.
-    int mpi_argc = 1;
-    char *mpi_args[] = {argv[0], nullptr};
-    char **mpi_argv = mpi_args;
-    Utilities::MPI::MPI_InitFinalize mpi_init(
-        mpi_argc, mpi_argv, prm.threads > 0 ? prm.threads : numbers::invalid_unsigned_int);
-    if (prm.dim == 2)
-      PoissonProblem<2>(prm).run();
-    else
-      PoissonProblem<3>(prm).run();
-  } catch (const std::exception &exc) {
-    std::fflush(stdout);
-    std::fprintf(stderr, "dealii-poisson: %s\n", one_line(exc).c_str());
-    return APP_EXIT_LIBRARY;
-  }
+  try
+    {
+      // deal.II forwards its arguments to PETSc and Kokkos (9.6: Kokkos
+      // rejects --threads, PETSc reports options it left unused): they get
+      // only the program's name, the options are ours.
+      int                              mpi_argc   = 1;
+      char                            *mpi_args[] = {argv[0], nullptr};
+      char                           **mpi_argv   = mpi_args;
+      Utilities::MPI::MPI_InitFinalize mpi_init(
+        mpi_argc,
+        mpi_argv,
+        prm.threads > 0 ? prm.threads : numbers::invalid_unsigned_int);
+      if (prm.dim == 2)
+        PoissonProblem<2>(prm).run();
+      else
+        PoissonProblem<3>(prm).run();
+    }
+  catch (const std::exception &exc)
+    {
+      std::fflush(stdout);
+      std::fprintf(stderr, "dealii-poisson: %s\n", one_line(exc).c_str());
+      return APP_EXIT_LIBRARY;
+    }
   return 0;
 }

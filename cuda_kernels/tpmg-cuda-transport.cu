@@ -96,7 +96,8 @@ tpmg_status connect(tpmg_context *ctx, const char **name) {
   tpmg_status status = activate(ctx);
   cudaDeviceProp prop;
   cudaError_t error = cudaSuccess;
-  if (status == TPMG_SUCCESS && (error = cudaGetDeviceProperties(&prop, data->device)) != cudaSuccess)
+  if (status == TPMG_SUCCESS &&
+      (error = cudaGetDeviceProperties(&prop, data->device)) != cudaSuccess)
     status = cuda_error(ctx, error, "cudaGetDeviceProperties", __FILE__, __LINE__);
   if (status == TPMG_SUCCESS)
     memcpy(mine.uuid, &prop.uuid, sizeof mine.uuid);
@@ -176,7 +177,8 @@ tpmg_status staged(tpmg_context *ctx, backend_data *data, int n, const tpmg_mess
     TPMG_CUDA_CALL(ctx, cudaMallocHost(&data->staging, bytes));
     data->staging_bytes = bytes;
   }
-  tpmg_message few[4], *host = n <= 4 ? few : static_cast<tpmg_message *>(malloc(sizeof(*host) * size_t(n)));
+  tpmg_message few[4],
+      *host = n <= 4 ? few : static_cast<tpmg_message *>(malloc(sizeof(*host) * size_t(n)));
   TPMG_CHECK(ctx, host, TPMG_ERROR_MEMORY, "%d staged messages", n);
   char *at = static_cast<char *>(data->staging);
   cudaError_t error = cudaSuccess;
@@ -184,8 +186,7 @@ tpmg_status staged(tpmg_context *ctx, backend_data *data, int n, const tpmg_mess
     host[i] = m[i];
     host[i].send = at;
     if (m[i].send_bytes > 0 && error == cudaSuccess)
-      error = cudaMemcpyAsync(at, m[i].send, m[i].send_bytes, cudaMemcpyDeviceToHost,
-                              data->stream);
+      error = cudaMemcpyAsync(at, m[i].send, m[i].send_bytes, cudaMemcpyDeviceToHost, data->stream);
     at += m[i].send_bytes;
     host[i].recv = at;
     at += m[i].recv_bytes;

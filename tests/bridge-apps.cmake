@@ -17,6 +17,8 @@
 #               header and ROWS rows of its width
 #   MODE cuda   exit status 2 naming --backend cuda (no usable GPU), or MODE json
 #               (a GPU is present)
+#   MODE ranks  a nonzero exit status and RANKS lines on stderr matching EXPECT (a
+#               refusal that every rank of an mpiexec run reports)
 #
 # A check is "key op value": op one of == != < <= > >= ~= (~=: relative 1e-6);
 # key a top-level field, or "method.field" for the entry of the "methods" array
@@ -256,6 +258,24 @@ if(CMAKE_SCRIPT_MODE_FILE)
     else()
       json_output(json)
       check_all("${json}")
+    endif()
+  elseif(MODE STREQUAL "ranks")
+    run_program("${PROGRAM}" "${ARGS}")
+    if(rc STREQUAL "0")
+      fail("expected a nonzero exit status\nstdout: ${out}\nstderr: ${err}")
+    endif()
+    # semicolons would split the lines as a CMake list
+    string(REPLACE ";" "," text "${err}")
+    string(REGEX REPLACE "\n$" "" text "${text}")
+    string(REPLACE "\n" ";" lines "${text}")
+    set(n_matching 0)
+    foreach(line IN LISTS lines)
+      if(line MATCHES "${EXPECT}")
+        math(EXPR n_matching "${n_matching} + 1")
+      endif()
+    endforeach()
+    if(NOT n_matching EQUAL RANKS)
+      fail("expected ${RANKS} lines on stderr matching '${EXPECT}', got ${n_matching}:\n${err}")
     endif()
   elseif(MODE STREQUAL "pair")
     run_program("${PROGRAM}" "${ARGS}")
@@ -543,4 +563,61 @@ else()
                        ARGS --dim 2 --degree 2 --level 2 --methods tpmg-in-dealii,tpmg-cpu --json
                        CHECKS "tpmg-in-dealii.iterations == tpmg-cpu.iterations"
                        CSV ${out}/bridge-compare.csv ROWS 2)
+
+  # dealii-poisson on P MPI ranks (labels bridge and mpi): the one-rank
+  # iterations and L2 error, on meshes whose coarse level tpmg distributes
+  # (--cells 2,12: 3D 1,2,6) and keeps whole (2,8: its hidden level below has
+  # 4 cells along y), through Multigrid, GpuPreconditioner and solve_on_gpu;
+  # a mesh p4est does not cut into slabs is refused by every rank.
+  if(TPMG_HAVE_MPI AND MPIEXEC_EXECUTABLE)
+    function(tpmg_bridge_mpi_app_test name ranks)
+      cmake_parse_arguments(t "" "MODE;EXPECT" "ARGS;ARGS2;CHECKS;SAME;CLOSE" ${ARGN})
+      set(launch ${MPIEXEC_NUMPROC_FLAG} ${ranks} ${tpmg_bridge_mpiexec_flags}
+                 $<TARGET_FILE:dealii-poisson>)
+      foreach(list ARGS ARGS2 CHECKS SAME CLOSE)
+        string(REPLACE ";" "|" ${list} "${t_${list}}")
+      endforeach()
+      string(REPLACE ";" "|" launch "${launch}")
+      if(NOT ARGS2)
+        set(ARGS2 "${ARGS}")
+      endif()
+      add_test(NAME bridge-${name}
+               COMMAND ${CMAKE_COMMAND} "-DPROGRAM=${MPIEXEC_EXECUTABLE}" "-DMODE=${t_MODE}"
+                       "-DARGS=${launch}|${ARGS}" "-DEXPECT=${t_EXPECT}" "-DRANKS=${ranks}"
+                       "-DCHECKS=${CHECKS}" "-DPROGRAM2=$<TARGET_FILE:dealii-poisson>"
+                       "-DARGS2=${ARGS2}" "-DSAME=${SAME}" "-DCLOSE=${CLOSE}"
+                       -P "${tpmg_bridge_apps_driver}")
+      set_tests_properties(bridge-${name} PROPERTIES LABELS "bridge;mpi" TIMEOUT 600
+                           PROCESSORS ${ranks}
+                           ENVIRONMENT "OMP_NUM_THREADS=1;OMP_WAIT_POLICY=PASSIVE")
+    endfunction()
+    tpmg_bridge_mpi_app_test(dealii-poisson-np2-gmres 2 MODE pair
+                             ARGS --dim 2 --degree 3 --level 3 --cells 2,12 --box 0,1,0,6
+                                  --threads 1 --json
+                             CHECKS "converged == true" "residual_reduction <= 1e-9"
+                             SAME n_dofs iterations converged CLOSE l2_error)
+    tpmg_bridge_mpi_app_test(dealii-poisson-np3-cg-3d 3 MODE pair
+                             ARGS --dim 3 --degree 2 --level 2 --cells 1,2,6 --box 0,1,0,2,0,6
+                                  --solver cg --threads 1 --json
+                             CHECKS "converged == true" "solver == cg"
+                             SAME n_dofs iterations converged CLOSE l2_error)
+    tpmg_bridge_mpi_app_test(dealii-poisson-np4-whole-coarse 4 MODE pair
+                             ARGS --dim 2 --degree 3 --level 3 --cells 2,8 --box 0,1,0,4
+                                  --threads 1 --json
+                             CHECKS "converged == true"
+                             SAME n_dofs iterations converged CLOSE l2_error)
+    foreach(mode preconditioner solve)
+      tpmg_bridge_mpi_app_test(dealii-poisson-np2-mode-${mode} 2 MODE pair
+                               ARGS --dim 3 --degree 2 --level 3 --cells 2,2,4 --solver cg
+                                    --mode ${mode} --threads 1 --json
+                               ARGS2 --dim 3 --degree 2 --level 3 --cells 2,2,4 --solver cg
+                                     --threads 1 --json
+                               CHECKS "converged == true" "mode == ${mode}"
+                               SAME n_dofs iterations CLOSE l2_error)
+    endforeach()
+    tpmg_bridge_mpi_app_test(dealii-poisson-np2-refused 2 MODE ranks
+                             ARGS --dim 2 --degree 2 --level 2 --cells 6,4 --box 0,3,0,2
+                                  --threads 1
+                             EXPECT "^dealii-poisson: .*rank [0-9] of 2: .*outside its slab.*make_slab_triangulation")
+  endif()
 endif()

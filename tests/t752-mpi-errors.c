@@ -1,8 +1,8 @@
 /* Bad input on P ranks ends with the same error on every rank, never a hang
  * (ctest's timeout would catch one): options that differ between ranks, a
  * mesh the ranks cannot split, a bad argument or a failed allocation on one
- * rank only, contexts whose ranks name different backends. After each, the
- * objects still work. */
+ * rank only, contexts whose ranks name different backends or different
+ * whole_level_dofs. After each, the objects still work. */
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -158,10 +158,25 @@ int main(int argc, char **argv) {
     tpmg_status s = tpmg_context_create(&co, &bad);
     REF_CHECK(s == TPMG_ERROR_ARGUMENT && bad == NULL,
               "different backends: expected TPMG_ERROR_ARGUMENT, got %d", (int)s);
-    co.backend = "cuda";
+    /* the partition depends on whole_level_dofs: alike on every rank */
+    co.backend = "cpu";
+    co.whole_level_dofs = rank == size - 1 ? 1000 : -1;
     s = tpmg_context_create(&co, &bad);
-    REF_CHECK(s == TPMG_ERROR_UNSUPPORTED && bad == NULL,
-              "cuda on %d ranks: expected TPMG_ERROR_UNSUPPORTED, got %d", size, (int)s);
+    REF_CHECK(s == TPMG_ERROR_ARGUMENT && bad == NULL,
+              "different whole_level_dofs: expected TPMG_ERROR_ARGUMENT, got %d", (int)s);
+    co.whole_level_dofs = -1;
+    /* cuda where some rank has no GPU: refused on every rank (t850 runs it
+     * where every rank has one) */
+    int available = 0, all = 0;
+    tpmg_backend_available("cuda", &available);
+    MPI_Allreduce(&available, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (!all) {
+      co.backend = "cuda";
+      s = tpmg_context_create(&co, &bad);
+      REF_CHECK(s == TPMG_ERROR_UNSUPPORTED && bad == NULL,
+                "cuda on %d ranks without a GPU: expected TPMG_ERROR_UNSUPPORTED, got %d", size,
+                (int)s);
+    }
   }
   int code = mref_exit_code("t752-mpi-errors");
   MPI_Finalize();

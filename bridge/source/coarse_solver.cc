@@ -77,12 +77,13 @@ namespace tpmg::dealii
                   "coarsest level " +
                   std::to_string(hierarchy->min_level()) +
                   " (give Multigrid that minlevel)"));
-    const tpmg_index n   = hierarchy->n_dofs(level);
-    const void      *in  = staging->input(0, src, n);
-    void            *out = staging->output(1, dst, n, false);
+    const internal::VectorLayout &layout =
+      staging->layout_of(*hierarchy, level);
+    const void                  *in  = staging->input(0, src, layout);
+    void                        *out = staging->output(1, dst, layout, false);
     hierarchy->get_context().check(tpmg_coarse_apply(coarse, in, out),
                                    "tpmg_coarse_apply");
-    staging->finish_output(1, dst, n);
+    staging->finish_output(1, dst, layout);
   }
 
 

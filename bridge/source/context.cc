@@ -32,12 +32,14 @@ namespace tpmg::dealii
     tpmg_context_options
     make_options(const std::string &backend,
                  const unsigned int n_threads,
-                 const int          device)
+                 const int          device,
+                 const MPI_Comm    *communicator = nullptr)
     {
       tpmg_context_options options = tpmg_context_options_default();
       options.backend              = backend.c_str();
       options.n_threads            = static_cast<int>(n_threads);
       options.device               = device;
+      options.mpi_comm             = communicator;
       return options;
     }
   } // namespace
@@ -48,6 +50,24 @@ namespace tpmg::dealii
                    const unsigned int n_threads,
                    const int          device)
     : Context(make_options(backend, n_threads, device))
+  {}
+
+
+
+  Context::Context(const MPI_Comm     communicator,
+                   const std::string &backend,
+                   const unsigned int n_threads,
+                   const int          device)
+    // one rank: a context of this process alone, which a tpmg built
+    // without MPI has too
+    : Context(make_options(backend,
+                           n_threads,
+                           device,
+                           ::dealii::Utilities::MPI::job_supports_mpi() &&
+                               ::dealii::Utilities::MPI::n_mpi_processes(
+                                 communicator) > 1 ?
+                             &communicator :
+                             nullptr))
   {}
 
 
@@ -93,6 +113,16 @@ namespace tpmg::dealii
     int n = 0;
     check(tpmg_context_threads(context, &n), "tpmg_context_threads");
     return static_cast<unsigned int>(n);
+  }
+
+
+
+  unsigned int
+  Context::n_ranks() const
+  {
+    int rank = 0, size = 1;
+    check(tpmg_context_ranks(context, &rank, &size), "tpmg_context_ranks");
+    return static_cast<unsigned int>(size);
   }
 
 

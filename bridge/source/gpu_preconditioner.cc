@@ -22,6 +22,12 @@ namespace tpmg::dealii
                     tpmg_grid           **own)
     {
       *own = nullptr;
+      AssertThrow(context.n_ranks() == hierarchy.get_context().n_ranks(),
+                  ExcUnsupported(
+                    "a Context of " + std::to_string(context.n_ranks()) +
+                    " ranks for a Hierarchy on " +
+                    std::to_string(hierarchy.get_context().n_ranks()) +
+                    ": create it with the triangulation's communicator"));
       if (hierarchy.get_context().get() == context.get())
         return hierarchy.get_grid();
       context.check(tpmg_grid_create(context.get(),
@@ -42,14 +48,17 @@ namespace tpmg::dealii
     : context(&context)
     , own_grid(nullptr)
     , multigrid(nullptr)
-    , n_dofs(hierarchy.n_dofs())
   {
     // host vectors are always copied into the context's memory, on the CPU
     // backend too, so that CI runs the code a GPU runs
     staging = std::make_unique<internal::Staging>(context.get(), true);
-    tpmg_grid        *grid = grid_in_context(hierarchy, context, &own_grid);
-    const tpmg_status status =
-      tpmg_multigrid_create(grid, &options, &multigrid);
+    tpmg_grid  *grid = grid_in_context(hierarchy, context, &own_grid);
+    tpmg_status status =
+      tpmg_grid_level_layout(grid,
+                             hierarchy.get_grid_options().fine_level,
+                             &layout);
+    if (status == TPMG_SUCCESS)
+      status = tpmg_multigrid_create(grid, &options, &multigrid);
     if (status != TPMG_SUCCESS)
       {
         const std::string message = tpmg_context_last_error(context.get());
@@ -78,11 +87,12 @@ namespace tpmg::dealii
     LinearAlgebra::distributed::Vector<double, MemorySpace>       &dst,
     const LinearAlgebra::distributed::Vector<double, MemorySpace> &src) const
   {
-    const void *r = staging->input(0, src, n_dofs);
-    void       *z = staging->output(1, dst, n_dofs, false);
+    const internal::VectorLayout fine(layout);
+    const void                  *r = staging->input(0, src, fine);
+    void                        *z = staging->output(1, dst, fine, false);
     context->check(tpmg_multigrid_precondition(multigrid, TPMG_DOUBLE, r, z),
                    "tpmg_multigrid_precondition");
-    staging->finish_output(1, dst, n_dofs);
+    staging->finish_output(1, dst, fine);
   }
 
 
@@ -124,15 +134,22 @@ namespace tpmg::dealii
     } resources{ctx};
 
     tpmg_grid *grid = grid_in_context(hierarchy, context, &resources.own_grid);
-    const tpmg_index n = hierarchy.n_dofs();
+    tpmg_level_layout fine_layout;
+    context.check(
+      tpmg_grid_level_layout(grid,
+                             hierarchy.get_grid_options().fine_level,
+                             &fine_layout),
+      "tpmg_grid_level_layout");
+    const internal::VectorLayout fine(fine_layout);
+    const tpmg_index             n = fine.n_box;
     if (solution.size() != rhs.size() ||
         solution.locally_owned_size() != rhs.locally_owned_size())
       solution.reinit(rhs, true);
 
     // the right-hand side in, once; x = 0 (the solver sets x_B = b_B)
     internal::Staging staging(ctx, true);
-    const void       *b = staging.input(0, rhs, n);
-    void             *x = staging.output(1, solution, n, false);
+    const void       *b = staging.input(0, rhs, fine);
+    void             *x = staging.output(1, solution, fine, false);
     context.check(tpmg_vector_set(ctx, TPMG_DOUBLE, n, 0.0, x),
                   "tpmg_vector_set");
     const bool in_float = options.mode == TPMG_MODE_FLOAT;
@@ -164,7 +181,7 @@ namespace tpmg::dealii
                     "tpmg_vector_convert");
 
     // the solution out, once
-    staging.finish_output(1, solution, n);
+    staging.finish_output(1, solution, fine);
     return result;
   }
 

@@ -8,6 +8,7 @@
 #include <deal.II/lac/full_matrix.h>
 
 #include <tpmg/dealii/hierarchy.h>
+#include <tpmg/dealii/renumbering.h>
 
 #include <algorithm>
 #include <array>
@@ -112,6 +113,16 @@ namespace tpmg::dealii
         grid_options.box[2 * d]     = mesh.lower[d];
         grid_options.box[2 * d + 1] = mesh.upper[d];
       }
+    const MPI_Comm     comm    = get_communicator();
+    const unsigned int n_ranks = Utilities::MPI::job_supports_mpi() ?
+                                   Utilities::MPI::n_mpi_processes(comm) :
+                                   1;
+    AssertThrow(context.n_ranks() == n_ranks,
+                ExcUnsupported(
+                  "a Context of " + std::to_string(context.n_ranks()) +
+                  " ranks for a Triangulation on " + std::to_string(n_ranks) +
+                  ": create the Context with the triangulation's communicator "
+                  "(Context(communicator, backend))"));
     context.check(tpmg_grid_create(context.get(), &grid_options, &grid),
                   "tpmg_grid_create");
 
@@ -122,12 +133,40 @@ namespace tpmg::dealii
                   "the active DoFs are not in tpmg's lexicographic order: call "
                   "renumber_lexicographic() after distributing the DoFs"));
 
-#if DEAL_II_VERSION_GTE(9, 7, 0)
-    // get_communicator() is deprecated in deal.II 9.7
-    const MPI_Comm comm = dof_handler.get_mpi_communicator();
-#else
-    const MPI_Comm comm = dof_handler.get_communicator();
-#endif
+    // tpmg's owned planes are deal.II's locally owned DoFs: the bridge's
+    // copies rely on it
+    std::string difference;
+    const auto  compare = [&](const unsigned int level, const IndexSet &owned) {
+      const tpmg_level_layout       layout = get_layout(level);
+      const types::global_dof_index first  = layout.owned_first * layout.plane,
+                                    end    = layout.owned_end * layout.plane;
+      // a level tpmg keeps whole on every rank (one below the first level
+      // with 2P cells along the last direction) takes any contiguous owned
+      // range: the bridge gathers it (internal::VectorLayout)
+      const bool whole = !layout.distributed && n_ranks > 1;
+      if (difference.empty() &&
+          !((whole || owned.n_elements() == end - first) &&
+            (owned.n_elements() == 0 ||
+             (owned.is_contiguous() && (whole || *owned.begin() == first)))))
+        difference = std::string(level == numbers::invalid_unsigned_int ?
+                                   "the active DoFs" :
+                                   "level " + std::to_string(level)) +
+                     ": this rank owns " + std::to_string(owned.n_elements()) +
+                     " DoFs in deal.II" +
+                     (owned.n_elements() > 0 ?
+                         " from " + std::to_string(*owned.begin()) +
+                          (owned.is_contiguous() ? "" : ", not contiguous") :
+                         std::string()) +
+                     ", where tpmg owns the DoFs " + std::to_string(first) +
+                     ".." + std::to_string(end) +
+                     " (exclusive): the partition is not tpmg's";
+    };
+    compare(numbers::invalid_unsigned_int, dof_handler.locally_owned_dofs());
+    if (dof_handler.has_level_dofs())
+      for (unsigned int level = min_level; level <= mesh.n_refinements; ++level)
+        compare(level, dof_handler.locally_owned_mg_dofs(level));
+    internal::agree_on_mismatch(comm, difference);
+
     active_partitioner  = std::make_shared<const Utilities::MPI::Partitioner>(
       dof_handler.locally_owned_dofs(),
       DoFTools::extract_locally_relevant_dofs(dof_handler),
@@ -164,25 +203,82 @@ namespace tpmg::dealii
                   "MGConstrainedDoFs has no boundary indices: call "
                   "make_zero_boundary_constraints() for every boundary id"));
 
+    // collective first: whether every level is numbered lexicographically
+    std::vector<bool> lexicographic(mesh.n_refinements + 1, true);
+    for (unsigned int level = coarse_level; level <= mesh.n_refinements;
+         ++level)
+      lexicographic[level] =
+        internal::is_lexicographic(*dof_handler, mesh, level);
+
+    // then each rank on its owned DoFs, every rank throwing if one fails
+    std::string difference;
+    try
+      {
+        cross_check_levels(mg_constrained_dofs, lexicographic);
+      }
+    catch (const ExcHierarchyMismatch &e)
+      {
+        difference = e.get_message();
+      }
+    internal::agree_on_mismatch(get_communicator(), difference);
+    if (context->n_ranks() > 1)
+      {
+        // the prolongation is the same on every partition: checked on a
+        // grid of the same description on each rank alone (the same result
+        // on every rank)
+        Context self(MPI_COMM_SELF, context->backend(), context->n_threads());
+        tpmg_grid *serial = nullptr;
+        self.check(tpmg_grid_create(self.get(), &grid_options, &serial),
+                   "tpmg_grid_create");
+        try
+          {
+            cross_check_prolongation(self, serial);
+          }
+        catch (...)
+          {
+            tpmg_grid_destroy(&serial);
+            throw;
+          }
+        tpmg_grid_destroy(&serial);
+      }
+    else
+      cross_check_prolongation(*context, grid);
+  }
+
+
+
+  template <int dim>
+  void
+  Hierarchy<dim>::cross_check_levels(
+    const MGConstrainedDoFs &mg_constrained_dofs,
+    const std::vector<bool> &lexicographic) const
+  {
     for (unsigned int level = coarse_level; level <= mesh.n_refinements;
          ++level)
       {
         const std::string where  = "level " + std::to_string(level) + ": ";
-        tpmg_index        n_dofs = 0, n_1d[3] = {1, 1, 1};
-        context->check(
-          tpmg_grid_level_size(grid, tpmg_level(level), &n_dofs, n_1d),
-          "tpmg_grid_level_size");
+        const tpmg_level_layout layout  = get_layout(level);
+        const tpmg_index        n_1d[3] = {layout.n_global[0],
+                                           layout.n_global[1],
+                                           layout.n_global[2]};
+        const tpmg_index        n_dofs  = n_1d[0] * n_1d[1] * n_1d[2];
         AssertThrow(dof_handler->n_dofs(level) ==
                       static_cast<types::global_dof_index>(n_dofs),
                     ExcHierarchyMismatch(
                       where + "deal.II has " +
                       std::to_string(dof_handler->n_dofs(level)) +
                       " DoFs, tpmg " + std::to_string(n_dofs)));
-        AssertThrow(internal::is_lexicographic(*dof_handler, mesh, level),
+        AssertThrow(lexicographic[level],
                     ExcHierarchyMismatch(
                       where + "the level DoFs are not in tpmg's lexicographic "
                               "order: call renumber_lexicographic() after "
                               "distribute_mg_dofs()"));
+        // deal.II's owned range: tpmg's where tpmg distributes the level
+        // (checked by the constructor), a part where it keeps it whole
+        const IndexSet  &owned = dof_handler->locally_owned_mg_dofs(level);
+        const tpmg_index owned_first =
+          owned.n_elements() > 0 ? *owned.begin() : 0;
+        const tpmg_index owned_end = owned_first + owned.n_elements();
 
         // Dirichlet DoFs: exactly the DoFs with an index 0 or N_d - 1
         tpmg_index n_interior = 1;
@@ -190,8 +286,13 @@ namespace tpmg::dealii
           n_interior *= n_1d[d] - 2;
         const IndexSet &boundary =
           mg_constrained_dofs.get_boundary_indices(level);
+        tpmg_index n_owned_boundary = 0;
         for (const types::global_dof_index index : boundary)
           {
+            if (static_cast<tpmg_index>(index) < owned_first ||
+                static_cast<tpmg_index>(index) >= owned_end)
+              continue;
+            ++n_owned_boundary;
             const auto i = lattice_point(index, n_1d);
             AssertThrow(on_boundary(i, n_1d, dim),
                         ExcHierarchyMismatch(
@@ -202,9 +303,9 @@ namespace tpmg::dealii
                           "boundary in tpmg's numbering: initialize "
                           "MGConstrainedDoFs after renumber_lexicographic()"));
           }
-        if (boundary.n_elements() !=
-            static_cast<types::global_dof_index>(n_dofs - n_interior))
-          for (tpmg_index index = 0; index < n_dofs; ++index)
+        if (owned_end - owned_first != n_dofs ||
+            n_owned_boundary != n_dofs - n_interior)
+          for (tpmg_index index = owned_first; index < owned_end; ++index)
             {
               const auto i = lattice_point(index, n_1d);
               AssertThrow(!on_boundary(i, n_1d, dim) ||
@@ -218,7 +319,15 @@ namespace tpmg::dealii
                             "for every boundary id)"));
             }
       }
+  }
 
+
+
+  template <int dim>
+  void
+  Hierarchy<dim>::cross_check_prolongation(Context   &context,
+                                           tpmg_grid *grid) const
+  {
     // The prolongation of the first level pair whose coarse level has at
     // least two cells per direction (so that the columns of vertex DoFs are
     // interior and visible), or the finest pair
@@ -228,10 +337,10 @@ namespace tpmg::dealii
       *std::min_element(grid_options.cells, grid_options.cells + dim) >= 2 ? 1 :
                                                                              2);
     tpmg_index n_coarse = 0, n_fine = 0, nc[3] = {1, 1, 1}, nf[3] = {1, 1, 1};
-    context->check(tpmg_grid_level_size(grid, fine_level - 1, &n_coarse, nc),
-                   "tpmg_grid_level_size");
-    context->check(tpmg_grid_level_size(grid, fine_level, &n_fine, nf),
-                   "tpmg_grid_level_size");
+    context.check(tpmg_grid_level_size(grid, fine_level - 1, &n_coarse, nc),
+                  "tpmg_grid_level_size");
+    context.check(tpmg_grid_level_size(grid, fine_level, &n_fine, nf),
+                  "tpmg_grid_level_size");
     for (int d = 0; d < dim; ++d)
       if (nc[d] < 3)
         return; // no interior coarse DoF: nothing is prolongated
@@ -239,7 +348,7 @@ namespace tpmg::dealii
     for (int d = 0; d < dim; ++d)
       P[d] = prolongation_1d(k, (nc[d] - 1) / k);
 
-    tpmg_context  *ctx      = context->get();
+    tpmg_context  *ctx      = context.get();
     tpmg_transfer *transfer = nullptr;
     void          *coarse = nullptr, *fine = nullptr;
     std::string    difference;
@@ -317,16 +426,26 @@ namespace tpmg::dealii
     const tpmg_rhs                                    rhs,
     const LinearAlgebra::distributed::Vector<double> *right_hand_side) const
   {
-    const double *b = nullptr;
+    const double       *b = nullptr;
+    std::vector<double> box;
     if (right_hand_side != nullptr)
       {
-        AssertThrow(right_hand_side->locally_owned_size() == n_dofs(),
+        // tpmg takes this rank's box and writes its owned planes
+        const tpmg_level_layout layout = get_layout();
+        const std::size_t       n_owned =
+          (layout.owned_end - layout.owned_first) * layout.plane;
+        AssertThrow(right_hand_side->locally_owned_size() == n_owned,
                     ExcUnsupported(
                       "a right-hand side with " +
                       std::to_string(right_hand_side->locally_owned_size()) +
-                      " locally owned entries for " + std::to_string(n_dofs()) +
-                      " active DoFs"));
-        b = right_hand_side->get_values();
+                      " locally owned entries for " + std::to_string(n_owned) +
+                      " active DoFs that this rank owns"));
+        box.assign(layout.count * layout.plane, 0.0);
+        std::copy(right_hand_side->begin(),
+                  right_hand_side->begin() + n_owned,
+                  box.begin() +
+                    (layout.owned_first - layout.first) * layout.plane);
+        b = box.data();
       }
     context->check(tpmg_setup_write(grid, rhs, b, filename.c_str()),
                    "tpmg_setup_write");
@@ -427,13 +546,24 @@ namespace tpmg::dealii
 
 
   template <int dim>
+  tpmg_level_layout
+  Hierarchy<dim>::get_layout(const unsigned int level) const
+  {
+    tpmg_level_layout layout;
+    context->check(tpmg_grid_level_layout(grid, tpmg_level(level), &layout),
+                   "tpmg_grid_level_layout");
+    return layout;
+  }
+
+
+
+  template <int dim>
   types::global_dof_index
   Hierarchy<dim>::n_dofs(const unsigned int level) const
   {
-    tpmg_index n = 0;
-    context->check(tpmg_grid_level_size(grid, tpmg_level(level), &n, nullptr),
-                   "tpmg_grid_level_size");
-    return static_cast<types::global_dof_index>(n);
+    const tpmg_level_layout layout = get_layout(level);
+    return static_cast<types::global_dof_index>(layout.n_global[0]) *
+           layout.n_global[1] * layout.n_global[2];
   }
 
 

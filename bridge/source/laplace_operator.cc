@@ -110,12 +110,13 @@ namespace tpmg::dealii
                                                    const VectorType &src) const
   {
     AssertThrow(op != nullptr, ExcNotInitialized());
-    const tpmg_index n   = m();
-    const void      *in  = staging->input(0, src, n);
-    void            *out = staging->output(1, dst, n, false);
+    const internal::VectorLayout &layout =
+      staging->layout_of(*hierarchy, level);
+    const void                  *in  = staging->input(0, src, layout);
+    void                        *out = staging->output(1, dst, layout, false);
     hierarchy->get_context().check(tpmg_operator_apply(op, in, out),
                                    "tpmg_operator_apply");
-    staging->finish_output(1, dst, n);
+    staging->finish_output(1, dst, layout);
   }
 
 
@@ -172,32 +173,42 @@ namespace tpmg::dealii
   LaplaceOperator<dim, Number, MemorySpace>::compute_diagonal()
   {
     AssertThrow(op != nullptr, ExcNotInitialized());
-    Context         &context   = hierarchy->get_context();
-    const tpmg_index n         = m();
-    const auto       precision = internal::precision_of<Number>();
+    Context                     &context = hierarchy->get_context();
+    const internal::VectorLayout &layout =
+      staging->layout_of(*hierarchy, level);
+    const tpmg_index             n         = layout.n_owned;
+    const auto                   precision = internal::precision_of<Number>();
 
     // the core writes the diagonal where the context can reach the vector;
     // its inverse is formed on the host and copied back the same way, which
     // works for host and device vectors alike
     diagonal = std::make_shared<DiagonalMatrix<VectorType>>();
     initialize_dof_vector(diagonal->get_vector());
-    void *values = staging->output(1, diagonal->get_vector(), n, false);
+    void *values = staging->output(1, diagonal->get_vector(), layout, false);
     context.check(tpmg_operator_diagonal(op, values), "tpmg_operator_diagonal");
     std::vector<Number> host(n);
-    context.check(
-      tpmg_vector_download(context.get(), precision, n, values, host.data()),
-      "tpmg_vector_download");
-    staging->finish_output(1, diagonal->get_vector(), n);
+    context.check(tpmg_vector_download(
+                    context.get(),
+                    precision,
+                    n,
+                    internal::Staging::owned_part(values, precision, layout),
+                    host.data()),
+                  "tpmg_vector_download");
+    staging->finish_output(1, diagonal->get_vector(), layout);
 
     for (Number &value : host)
       value = Number(1) / value;
     inverse_diagonal = std::make_shared<DiagonalMatrix<VectorType>>();
     initialize_dof_vector(inverse_diagonal->get_vector());
-    values = staging->output(1, inverse_diagonal->get_vector(), n, false);
-    context.check(
-      tpmg_vector_upload(context.get(), precision, n, host.data(), values),
-      "tpmg_vector_upload");
-    staging->finish_output(1, inverse_diagonal->get_vector(), n);
+    values = staging->output(1, inverse_diagonal->get_vector(), layout, false);
+    context.check(tpmg_vector_upload(
+                    context.get(),
+                    precision,
+                    n,
+                    host.data(),
+                    internal::Staging::owned_part(values, precision, layout)),
+                  "tpmg_vector_upload");
+    staging->finish_output(1, inverse_diagonal->get_vector(), layout);
   }
 
 

@@ -93,20 +93,21 @@ namespace tpmg::dealii
                      " (the coarsest level is solved by CoarseSolver)"));
     Context         &context  = hierarchy->get_context();
     tpmg_smoother   *smoother = smoothers[hierarchy->tpmg_level(level)];
-    const tpmg_index n        = hierarchy->n_dofs(level);
-    const void      *b        = staging->input(0, rhs, n);
-    void            *x        = staging->output(1, u, n, !from_zero);
+    const internal::VectorLayout &layout =
+      staging->layout_of(*hierarchy, level);
+    const void                  *b = staging->input(0, rhs, layout);
+    void                        *x = staging->output(1, u, layout, !from_zero);
     if (from_zero)
       context.check(tpmg_vector_set(context.get(),
                                     internal::precision_of<Number>(),
-                                    n,
+                                    layout.n_box,
                                     0.0,
                                     x),
                     "tpmg_vector_set");
     for (unsigned int step = 0; step < data.n_steps; ++step)
       context.check(tpmg_smoother_apply(smoother, reverse ? 1 : 0, b, x),
                     "tpmg_smoother_apply");
-    staging->finish_output(1, u, n);
+    staging->finish_output(1, u, layout);
   }
 
 

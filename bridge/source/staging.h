@@ -6,15 +6,21 @@
 #include <deal.II/base/config.h>
 
 #include <deal.II/base/exceptions.h>
+#include <deal.II/base/index_set.h>
 #include <deal.II/base/memory_space.h>
+#include <deal.II/base/mpi.h>
 
 #include <deal.II/lac/la_parallel_vector.h>
 
 #include <tpmg.h>
 #include <tpmg/dealii/exceptions.h>
+#include <tpmg/dealii/hierarchy.h>
 
+#include <limits>
+#include <map>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #if DEAL_II_VERSION_GTE(9, 5, 0)
 #  include <Kokkos_Core.hpp>
@@ -55,16 +61,84 @@ namespace tpmg::dealii::internal
 
 
   /**
+   * How a deal.II vector's locally owned entries sit in a tpmg level vector
+   * of this rank (tpmg_grid_level_layout): tpmg's vector holds n_box entries
+   * (the rank's slab and its ghost planes, lexicographic), the owned ones
+   * from entry `offset` on, n_owned of them, in the order of deal.II's owned
+   * range. On one rank n_box = n_owned and offset = 0.
+   */
+  struct VectorLayout
+  {
+    tpmg_index n_box   = 0;
+    tpmg_index offset  = 0;
+    tpmg_index n_owned = 0;
+
+    /**
+     * A level that tpmg keeps whole on every rank while deal.II distributes
+     * it (the coarse levels up to the first one with 2P cells along the
+     * last direction, where that is not the bottom level): the copy in
+     * gathers every rank's owned entries (MPI_Allgatherv over comm, the
+     * ranks' counts at their offsets in the whole level), the copy out
+     * takes this rank's.
+     */
+    bool             gather = false;
+    MPI_Comm         comm   = MPI_COMM_SELF;
+    std::vector<int> counts, offsets;
+
+    VectorLayout() = default;
+
+    /** The layout of a distributed level, or of any level on one rank. */
+    explicit VectorLayout(const tpmg_level_layout &layout)
+      : n_box(layout.count * layout.plane)
+      , offset((layout.owned_first - layout.first) * layout.plane)
+      , n_owned((layout.owned_end - layout.owned_first) * layout.plane)
+    {}
+
+    /**
+     * The layout of deal.II's vectors with locally owned DoFs @p owned
+     * (contiguous, checked by the Hierarchy) in tpmg's @p layout, on the
+     * ranks of @p comm. Collective where tpmg keeps the level whole on
+     * P > 1 ranks.
+     */
+    VectorLayout(const tpmg_level_layout  &layout,
+                 const ::dealii::IndexSet &owned,
+                 const MPI_Comm            comm)
+      : VectorLayout(layout)
+    {
+      if (layout.distributed || !::dealii::Utilities::MPI::job_supports_mpi() ||
+          ::dealii::Utilities::MPI::n_mpi_processes(comm) == 1)
+        return;
+      gather     = true;
+      this->comm = comm;
+      n_owned    = owned.n_elements();
+      offset     = n_owned > 0 ? *owned.begin() : 0;
+      AssertThrow(n_box <= std::numeric_limits<int>::max(),
+                  ExcUnsupported("a coarse level of " + std::to_string(n_box) +
+                                 " DoFs that tpmg keeps whole on every rank: "
+                                 "more than MPI's int counts"));
+      counts  = ::dealii::Utilities::MPI::all_gather(comm, int(n_owned));
+      offsets = ::dealii::Utilities::MPI::all_gather(comm, int(offset));
+    }
+  };
+
+
+
+  /**
    * How the core reaches the values of deal.II vectors: in place where the
    * vector's memory is the context's (host vectors with the CPU backend,
-   * device vectors with the CUDA backend), else through buffers in the
-   * context's memory, filled by tpmg_vector_upload and emptied by
-   * tpmg_vector_download (host vectors with the CUDA backend). Device
-   * vectors with the CPU backend are refused.
+   * device vectors with the CUDA backend) and its owned entries are all of
+   * tpmg's level vector (one rank), else through buffers in the context's
+   * memory: the owned entries are copied in at the layout's offset by
+   * tpmg_vector_upload and out by tpmg_vector_download (device vectors on
+   * P ranks: tpmg_vector_convert within the device), one copy each way per
+   * call; tpmg makes the ghost planes current itself. Device vectors
+   * with the CPU backend are refused.
    *
    * Vectors are read afresh through get_values() at every call: deal.II may
-   * reallocate them in between. Their locally owned entries come first; on
-   * one rank these are all DoFs of the level, in lexicographic order.
+   * reallocate them in between. Their locally owned entries come first; they
+   * are the rank's owned range of the level in lexicographic order. A vector
+   * written through output() has its ghost entries zeroed
+   * (zero_out_ghost_values()): deal.II updates them where it reads them.
    */
   class Staging
   {
@@ -94,56 +168,45 @@ namespace tpmg::dealii::internal
     operator=(const Staging &) = delete;
 
     /**
-     * A pointer the context can read holding the @p n values of @p vector;
-     * uses buffer @p slot (0..2) where the values must be copied.
+     * A pointer the context can read holding the values of @p vector in
+     * tpmg's layout @p layout; uses buffer @p slot (0..2) where the values
+     * must be copied.
      */
     template <typename Number, typename MemorySpace>
     const void *
     input(
       const unsigned int slot,
       const ::dealii::LinearAlgebra::distributed::Vector<Number, MemorySpace>
-                      &vector,
-      const tpmg_index n)
+                         &vector,
+      const VectorLayout &layout)
     {
-      check_vector<MemorySpace>(vector.locally_owned_size(), n);
-      if (!staged<MemorySpace>())
+      check_vector<MemorySpace>(vector.locally_owned_size(), layout);
+      if (!staged<MemorySpace>(layout))
         return vector.get_values();
-      void *buffer = get(slot, precision_of<Number>(), n);
-      check_status(tpmg_vector_upload(context,
-                                      precision_of<Number>(),
-                                      n,
-                                      vector.get_values(),
-                                      buffer),
-                   context,
-                   "tpmg_vector_upload");
+      void *buffer = get(slot, precision_of<Number>(), layout.n_box);
+      upload(vector, layout, buffer);
       return buffer;
     }
 
     /**
-     * A pointer the context can write for the @p n values of @p vector,
-     * holding its current values if @p read is set; finish_output() puts the
-     * result into the vector.
+     * A pointer the context can write for the values of @p vector in tpmg's
+     * layout @p layout, holding its current values if @p read is set;
+     * finish_output() puts the result into the vector.
      */
     template <typename Number, typename MemorySpace>
     void *
     output(
       const unsigned int                                                 slot,
       ::dealii::LinearAlgebra::distributed::Vector<Number, MemorySpace> &vector,
-      const tpmg_index                                                   n,
+      const VectorLayout                                                &layout,
       const bool                                                         read)
     {
-      check_vector<MemorySpace>(vector.locally_owned_size(), n);
-      if (!staged<MemorySpace>())
+      check_vector<MemorySpace>(vector.locally_owned_size(), layout);
+      if (!staged<MemorySpace>(layout))
         return vector.get_values();
-      void *buffer = get(slot, precision_of<Number>(), n);
+      void *buffer = get(slot, precision_of<Number>(), layout.n_box);
       if (read)
-        check_status(tpmg_vector_upload(context,
-                                        precision_of<Number>(),
-                                        n,
-                                        vector.get_values(),
-                                        buffer),
-                     context,
-                     "tpmg_vector_upload");
+        upload(vector, layout, buffer);
       return buffer;
     }
 
@@ -153,48 +216,163 @@ namespace tpmg::dealii::internal
     finish_output(
       const unsigned int                                                 slot,
       ::dealii::LinearAlgebra::distributed::Vector<Number, MemorySpace> &vector,
-      const tpmg_index                                                   n)
+      const VectorLayout                                                &layout)
     {
-      if (!staged<MemorySpace>())
-        return;
-      check_status(tpmg_vector_download(context,
-                                        precision_of<Number>(),
-                                        n,
-                                        slots[slot].pointer,
-                                        vector.get_values()),
-                   context,
-                   "tpmg_vector_download");
+      const tpmg_precision precision = precision_of<Number>();
+      if (staged<MemorySpace>(layout))
+        {
+          const void *owned =
+            owned_part(slots[slot].pointer, precision, layout);
+          if (is_host_memory_space<MemorySpace>::value)
+            check_status(tpmg_vector_download(context,
+                                              precision,
+                                              layout.n_owned,
+                                              owned,
+                                              vector.get_values()),
+                         context,
+                         "tpmg_vector_download");
+          else
+            check_status(tpmg_vector_convert(context,
+                                             layout.n_owned,
+                                             precision,
+                                             owned,
+                                             precision,
+                                             vector.get_values()),
+                         context,
+                         "tpmg_vector_convert");
+        }
+      vector.zero_out_ghost_values();
+    }
+
+    /** The owned entries of tpmg's vector @p v of @p layout. */
+    static void *
+    owned_part(void                *v,
+               const tpmg_precision precision,
+               const VectorLayout  &layout)
+    {
+      return static_cast<char *>(v) +
+             static_cast<std::size_t>(layout.offset) *
+               (precision == TPMG_DOUBLE ? sizeof(double) : sizeof(float));
     }
 
     /** Whether vectors of MemorySpace go through buffers. */
     template <typename MemorySpace>
     bool
-    staged() const
+    staged(const VectorLayout &layout) const
     {
       if (is_host_memory_space<MemorySpace>::value)
-        return memory != TPMG_MEMORY_HOST || always_stage;
+        return memory != TPMG_MEMORY_HOST || always_stage ||
+               layout.n_box != layout.n_owned || layout.gather;
       AssertThrow(
         memory == TPMG_MEMORY_DEVICE,
         ExcUnsupported(
           "a vector in device memory with a tpmg context whose vectors live "
           "in host memory: create the Context on a GPU backend (\"cuda\"), "
           "or use host vectors (MemorySpace::Host)"));
-      return false;
+      return layout.n_box != layout.n_owned || layout.gather;
+    }
+
+    /**
+     * The layout of deal.II level @p level (numbers::invalid_unsigned_int:
+     * the active DoFs) of @p hierarchy, computed at the first call (which is
+     * collective where it gathers) and kept.
+     */
+    template <int dim>
+    const VectorLayout &
+    layout_of(const Hierarchy<dim> &hierarchy, const unsigned int level)
+    {
+      const auto found = layouts.find(level);
+      if (found != layouts.end())
+        return found->second;
+      const auto &dof_handler = hierarchy.get_dof_handler();
+      return layouts
+        .emplace(level,
+                 VectorLayout(hierarchy.get_layout(level),
+                              level == ::dealii::numbers::invalid_unsigned_int ?
+                                dof_handler.locally_owned_dofs() :
+                                dof_handler.locally_owned_mg_dofs(level),
+                              hierarchy.get_communicator()))
+        .first->second;
     }
 
   private:
+    template <typename Number, typename MemorySpace>
+    void
+    upload(
+      const ::dealii::LinearAlgebra::distributed::Vector<Number, MemorySpace>
+                         &vector,
+      const VectorLayout &layout,
+      void               *buffer)
+    {
+      const tpmg_precision precision = precision_of<Number>();
+      if (layout.gather)
+        {
+          // every rank's owned entries into the whole level, through host
+          // memory where the context's is the device's
+          AssertThrow(is_host_memory_space<MemorySpace>::value,
+                      ExcUnsupported(
+                        "a vector in device memory on a coarse level that "
+                        "tpmg keeps whole on every rank: use host vectors "
+                        "on the coarse levels, or a coarse mesh with 2P "
+                        "cells along the last direction below every even "
+                        "halving"));
+          std::vector<Number> whole(memory == TPMG_MEMORY_HOST ? 0 :
+                                                                 layout.n_box);
+          void *target = memory == TPMG_MEMORY_HOST ? buffer : whole.data();
+          const MPI_Datatype type =
+            std::is_same_v<Number, double> ? MPI_DOUBLE : MPI_FLOAT;
+          const int ierr = MPI_Allgatherv(vector.get_values(),
+                                          static_cast<int>(layout.n_owned),
+                                          type,
+                                          target,
+                                          layout.counts.data(),
+                                          layout.offsets.data(),
+                                          type,
+                                          layout.comm);
+          AssertThrow(ierr == MPI_SUCCESS, ::dealii::ExcMPI(ierr));
+          if (memory != TPMG_MEMORY_HOST)
+            check_status(tpmg_vector_upload(
+                           context, precision, layout.n_box, target, buffer),
+                         context,
+                         "tpmg_vector_upload");
+          return;
+        }
+      void *owned = owned_part(buffer, precision, layout);
+      if (is_host_memory_space<MemorySpace>::value)
+        check_status(tpmg_vector_upload(context,
+                                        precision,
+                                        layout.n_owned,
+                                        vector.get_values(),
+                                        owned),
+                     context,
+                     "tpmg_vector_upload");
+      else
+        // a device vector in a device context, staged on P ranks: a copy
+        // within the device's memory
+        check_status(tpmg_vector_convert(context,
+                                         layout.n_owned,
+                                         precision,
+                                         vector.get_values(),
+                                         precision,
+                                         owned),
+                     context,
+                     "tpmg_vector_convert");
+    }
+
     template <typename MemorySpace>
     void
-    check_vector(const std::size_t locally_owned_size, const tpmg_index n) const
+    check_vector(const std::size_t   locally_owned_size,
+                 const VectorLayout &layout) const
     {
-      staged<MemorySpace>();
-      AssertThrow(static_cast<tpmg_index>(locally_owned_size) == n,
+      staged<MemorySpace>(layout);
+      AssertThrow(static_cast<tpmg_index>(locally_owned_size) == layout.n_owned,
                   ExcUnsupported(
                     "a vector with " + std::to_string(locally_owned_size) +
-                    " locally owned entries where the level has " +
-                    std::to_string(n) +
-                    " DoFs: tpmg needs vectors holding every DoF of the level "
-                    "(initialize them with initialize_dof_vector())"));
+                    " locally owned entries where this rank owns " +
+                    std::to_string(layout.n_owned) +
+                    " DoFs of the level: tpmg needs vectors with the "
+                    "level's layout (initialize them with "
+                    "initialize_dof_vector())"));
     }
 
     /** Buffer @p slot with room for n values of @p precision. */
@@ -225,10 +403,11 @@ namespace tpmg::dealii::internal
       tpmg_index     n         = 0;
     };
 
-    tpmg_context *context;
-    bool          always_stage;
+    tpmg_context    *context;
+    bool             always_stage;
     tpmg_memory_type memory = TPMG_MEMORY_HOST;
-    Slot          slots[3];
+    Slot             slots[3];
+    std::map<unsigned int, VectorLayout> layouts;
   };
 } // namespace tpmg::dealii::internal
 

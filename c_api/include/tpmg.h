@@ -416,8 +416,10 @@ tpmg_grid_options tpmg_grid_options_default(void);
  *  cells along it is cut into nearly equal slabs, and every finer level is cut
  *  where those cuts refine to; coarser levels are kept whole on every rank. A
  *  rank's level vector holds its slab and up to two ghost cells on each side
- *  (tpmg_grid_level_layout); it owns the DoF planes from its slab's lower face
- *  up to its upper face, exclusive, the last rank also the top face. Ghost
+ *  (tpmg_grid_level_layout); it owns the DoF planes above its slab's lower
+ *  face up to its upper face, inclusive, the first rank also the bottom face
+ *  (as deal.II gives a DoF on the interface of two subdomains to the lower
+ *  one). Ghost
  *  entries are the library's: any call may overwrite them, and results are
  *  defined on the owned entries. Results equal the one-process results up to
  *  the order of the sums in dot products.

@@ -19,16 +19,21 @@
 #include <mpi-ext.h> /* MPIX_Query_cuda_support */
 #endif
 #define COMM(ctx) (*(MPI_Comm *)(ctx)->comm)
+
+/* MPI is initialized and not finalized: collective calls may be made. */
+static int mpi_running(void) {
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  return initialized && !finalized;
+}
 #endif
 
 tpmg_status tpmg_comm_local_rank(const void *comm, int *local) {
   *local = 0;
   if (!comm) return TPMG_SUCCESS;
 #ifdef TPMG_HAVE_MPI
-  int initialized = 0, finalized = 0;
-  MPI_Initialized(&initialized);
-  MPI_Finalized(&finalized);
-  if (!initialized || finalized) return TPMG_ERROR_ARGUMENT;
+  if (!mpi_running()) return TPMG_ERROR_ARGUMENT;
   MPI_Comm node;
   if (MPI_Comm_split_type(*(const MPI_Comm *)comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL,
                           &node) != MPI_SUCCESS)
@@ -47,10 +52,7 @@ tpmg_status tpmg_comm_create(tpmg_context *ctx, const void *comm) {
   ctx->comm = NULL;
   if (!comm) return TPMG_SUCCESS;
 #ifdef TPMG_HAVE_MPI
-  int initialized = 0, finalized = 0;
-  MPI_Initialized(&initialized);
-  MPI_Finalized(&finalized);
-  if (!initialized || finalized) return TPMG_ERROR_ARGUMENT;
+  if (!mpi_running()) return TPMG_ERROR_ARGUMENT;
   MPI_Comm *dup = malloc(sizeof(*dup));
   if (!dup) return TPMG_ERROR_MEMORY;
   if (MPI_Comm_dup(*(const MPI_Comm *)comm, dup) != MPI_SUCCESS) {
@@ -81,10 +83,8 @@ void tpmg_comm_destroy(tpmg_context *ctx) {
 tpmg_status tpmg_comm_status(const void *comm, tpmg_status status) {
 #ifdef TPMG_HAVE_MPI
   if (comm) {
-    int initialized = 0, finalized = 0, mine = (int)status, worst = 0;
-    MPI_Initialized(&initialized);
-    MPI_Finalized(&finalized);
-    if (!initialized || finalized) return TPMG_ERROR_ARGUMENT;
+    int mine = (int)status, worst = 0;
+    if (!mpi_running()) return TPMG_ERROR_ARGUMENT;
     MPI_Allreduce(&mine, &worst, 1, MPI_INT, MPI_MAX, *(const MPI_Comm *)comm);
     return (tpmg_status)worst;
   }

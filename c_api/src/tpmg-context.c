@@ -101,6 +101,9 @@ tpmg_status tpmg_context_create(const tpmg_context_options *options, tpmg_contex
     status = tpmg_comm_status(opts.mpi_comm, status);
     if (status == TPMG_SUCCESS)
       status = tpmg_comm_same(c, c->backend, sizeof(c->backend), "the backend names");
+    if (status == TPMG_SUCCESS) /* the partition follows it */
+      status = tpmg_comm_same(c, &c->whole_level_dofs, sizeof(c->whole_level_dofs),
+                              "the levels kept whole (whole_level_dofs)");
     if (status == TPMG_SUCCESS && c->size > 1 && !c->ops->messages)
       status = TPMG_ERROR_UNSUPPORTED; /* the same backend on every rank: the same answer */
     if (status == TPMG_SUCCESS && c->size > 1) {

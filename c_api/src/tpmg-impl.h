@@ -45,9 +45,10 @@ struct tpmg_context {
  * along their last direction D (y in 2D, z in 3D) into slabs of whole cells,
  * one per rank in rank order; a rank stores its slab and two more cells on
  * each side where there are cells (ghosts), as a lexicographic box of planes
- * (a plane: the DoFs with one index along D). It owns the planes from its
- * first cell's lower face up to, not including, its last cell's upper face,
- * and the last rank also the top plane. With one rank, or on levels too
+ * (a plane: the DoFs with one index along D). It owns the planes above its
+ * first cell's lower face up to and including its last cell's upper face,
+ * and the first rank also the bottom plane (deal.II's owner of an interface
+ * DoF: the lower subdomain id). With one rank, or on levels too
  * coarse to split (each rank keeps the whole level), stored = owned = all. */
 typedef struct {
   int distributed;                    /* split among the ranks */

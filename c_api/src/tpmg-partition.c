@@ -7,10 +7,14 @@
  * neighbours that own them). A rank stores its slab plus two ghost cells on
  * each side, a box the backends treat as a level of its own: they read the
  * box's outer planes as Dirichlet (zero), which two ghost cells keep away from
- * every value the rank owns. The operator and the smoother at owned DoFs read
- * the ghost cell next to the slab (its k planes below, k + 1 above), which
- * one exchange with each neighbour makes current; restriction reads two ghost
- * cells below. Prolongation and restriction run between the slab boxes of two
+ * every value the rank owns. A rank owns the planes above its slab's lower
+ * face up to and including its upper face (the first rank also the bottom
+ * face): deal.II's rule for the DoFs on the interface of two subdomains,
+ * which go to the lower subdomain id, so that a deal.II vector's owned range
+ * is tpmg's. The operator and the smoother at owned DoFs read the ghost cell
+ * next to the slab (its k + 1 planes below, k above), which one exchange with
+ * each neighbour makes current; restriction reads two ghost cells above (2k
+ * planes) and one plane below. Prolongation and restriction run between the slab boxes of two
  * levels through a view: the coarse box's planes from one cell under the slab
  * to one over it are, refined, exactly the fine box.
  *
@@ -39,14 +43,15 @@ static void owned_cells(const tpmg_grid *grid, int l, int rank, tpmg_index *firs
   *end = (cells * (rank + 1) / P) << (l - ref);
 }
 
-/* The planes `rank` owns on distributed level l. */
+/* The planes `rank` owns on distributed level l: above its lower face (the
+ * first rank: from it) up to its upper face, inclusive. */
 static void owned_planes(const tpmg_grid *grid, int l, int rank, tpmg_index *first,
                          tpmg_index *end) {
   tpmg_index c0, c1;
   owned_cells(grid, l, rank, &c0, &c1);
   int k = grid->options.degree;
-  *first = c0 * k;
-  *end = c1 * k + (rank == grid->ctx->size - 1);
+  *first = c0 * k + (rank > 0);
+  *end = c1 * k + 1;
 }
 
 tpmg_status tpmg_partition_create(tpmg_grid *grid) {
@@ -189,7 +194,7 @@ tpmg_status tpmg_partition_laplace(const tpmg_grid *grid, int l, tpmg_precision 
   tpmg_context *ctx = grid->ctx;
   int k = grid->options.degree;
   /* the ghosts of src are the library's to overwrite (tpmg.h) */
-  TPMG_CALL(tpmg_partition_exchange(grid, l, p, (void *)src, k, k + 1));
+  TPMG_CALL(tpmg_partition_exchange(grid, l, p, (void *)src, k + 1, k));
   return ctx->ops->laplace(ctx, &grid->levels[l], p, src, dst);
 }
 
@@ -232,7 +237,7 @@ tpmg_status tpmg_partition_restrict(const tpmg_grid *grid, int fine, tpmg_precis
     TPMG_CALL(tpmg_partition_gather(grid, fine, p, f, scratch));
     return ctx->ops->restrict_(ctx, &grid->levels[fine - 1], &grid->global[fine], p, scratch, c);
   }
-  TPMG_CALL(tpmg_partition_exchange(grid, fine, p, (void *)f, 2 * k, 1));
+  TPMG_CALL(tpmg_partition_exchange(grid, fine, p, (void *)f, 1, 2 * k));
   tpmg_index offset;
   tpmg_level coarse = coarse_view(grid, fine, &offset);
   return ctx->ops->restrict_(ctx, &coarse, &grid->levels[fine], p, f, at(c, offset, p));
@@ -244,7 +249,7 @@ tpmg_status tpmg_partition_prolongate_add(const tpmg_grid *grid, int fine, tpmg_
   int k = grid->options.degree;
   if (!grid->part[fine].distributed)
     return ctx->ops->prolongate_add(ctx, &grid->levels[fine - 1], &grid->levels[fine], p, c, f);
-  TPMG_CALL(tpmg_partition_exchange(grid, fine - 1, p, (void *)c, k, k + 1));
+  TPMG_CALL(tpmg_partition_exchange(grid, fine - 1, p, (void *)c, k + 1, k));
   tpmg_index offset;
   tpmg_level coarse = coarse_view(grid, fine, &offset);
   return ctx->ops->prolongate_add(ctx, &coarse, &grid->levels[fine], p, at(c, offset, p), f);

@@ -104,24 +104,24 @@ tpmg_status tpmg_smoother_sweep(tpmg_smoother *smoother, int reverse, const void
   tpmg_precision p = smoother->precision;
   int l = smoother->l, k = lvl->degree;
   int n_colours = 1 << lvl->dim;
-  TPMG_CALL(tpmg_partition_exchange(grid, l, p, (void *)b, k, k + 1));
+  TPMG_CALL(tpmg_partition_exchange(grid, l, p, (void *)b, k + 1, k));
   for (int step = 0; step < n_colours; ++step) {
     int colour = tpmg_partition_colour(grid, l, reverse ? n_colours - 1 - step : step);
     switch (smoother->options.variant) {
     case TPMG_SMOOTHER_GLOBAL:
       TPMG_CALL(tpmg_partition_laplace(grid, l, p, x, smoother->residual));
       TPMG_CALL(ctx->ops->axpby(ctx, p, lvl->n_dofs, 1.0, b, -1.0, smoother->residual));
-      TPMG_CALL(tpmg_partition_exchange(grid, l, p, smoother->residual, k, k + 1));
+      TPMG_CALL(tpmg_partition_exchange(grid, l, p, smoother->residual, k + 1, k));
       TPMG_CALL(ctx->ops->patch_solve(ctx, lvl, p, colour, smoother->residual, x));
       break;
     case TPMG_SMOOTHER_SEPARATE:
-      TPMG_CALL(tpmg_partition_exchange(grid, l, p, x, k, k + 1));
+      TPMG_CALL(tpmg_partition_exchange(grid, l, p, x, k + 1, k));
       TPMG_CALL(ctx->ops->patch_residual(ctx, lvl, p, colour, b, x, smoother->residual));
       TPMG_CALL(ctx->ops->patch_solve(ctx, lvl, p, colour, smoother->residual, x));
       break;
     case TPMG_SMOOTHER_FUSED:
     case TPMG_SMOOTHER_BOUNDARY:
-      TPMG_CALL(tpmg_partition_exchange(grid, l, p, x, k, k + 1));
+      TPMG_CALL(tpmg_partition_exchange(grid, l, p, x, k + 1, k));
       TPMG_CALL(ctx->ops->patch_fused(ctx, lvl, p, colour,
                                       smoother->options.variant == TPMG_SMOOTHER_BOUNDARY, b, x));
       break;

@@ -4,6 +4,8 @@
 
 #include <deal.II/base/config.h>
 
+#include <deal.II/base/mpi.h>
+
 // deal.II 9.7 renamed Subscriptor to EnableObserverPointer and SmartPointer to
 // ObserverPointer (new headers; the old names are deprecated aliases, due for
 // removal after 9.8). The bridge names them through the aliases below.
@@ -88,6 +90,19 @@ namespace tpmg::dealii
                      const unsigned int n_threads = 0,
                      const int          device    = 0);
 
+    /**
+     * Create a context spanning the ranks of @p communicator (collective;
+     * tpmg duplicates it), on the backend @p backend with @p n_threads CPU
+     * threads per rank (0: OpenMP's default) and GPU @p device. Give it the
+     * communicator of the Triangulation whose Hierarchy it will hold; on a
+     * communicator of one rank (or without MPI initialized) it is the
+     * context of this process alone.
+     */
+    Context(const MPI_Comm     communicator,
+            const std::string &backend,
+            const unsigned int n_threads = 0,
+            const int          device    = 0);
+
     /** Destroy the context. */
     ~Context() override;
 
@@ -106,6 +121,10 @@ namespace tpmg::dealii
     /** Where the context's vectors live: TPMG_MEMORY_HOST or TPMG_MEMORY_DEVICE. */
     tpmg_memory_type
     memory_type() const;
+
+    /** The number of MPI ranks the context spans. */
+    unsigned int
+    n_ranks() const;
 
     /** The CPU threads the context uses. */
     unsigned int

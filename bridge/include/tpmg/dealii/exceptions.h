@@ -88,8 +88,9 @@ namespace tpmg::dealii
   /**
    * Something tpmg does not solve: a mesh that is not a globally refined
    * subdivided_hyper_rectangle, an element other than a scalar FE_Q(k) in the
-   * supported range, more than one MPI rank, a vector in a memory space the
-   * context cannot read. The message says what is unsupported and why.
+   * supported range, a partition among MPI ranks that is not tpmg's slabs, a
+   * vector in a memory space the context cannot read. The message says what is
+   * unsupported and why.
    */
   class ExcUnsupported : public ::dealii::ExceptionBase
   {
@@ -103,6 +104,13 @@ namespace tpmg::dealii
     {
       out << "    tpmg::dealii does not support this: " << what_is_unsupported
           << std::endl;
+    }
+
+    /** What is unsupported, as given to the constructor. */
+    const std::string &
+    get_message() const
+    {
+      return what_is_unsupported;
     }
 
   private:
@@ -127,6 +135,13 @@ namespace tpmg::dealii
     print_info(std::ostream &out) const override
     {
       out << "    tpmg and deal.II disagree: " << difference << std::endl;
+    }
+
+    /** The difference, as given to the constructor. */
+    const std::string &
+    get_message() const
+    {
+      return difference;
     }
 
   private:

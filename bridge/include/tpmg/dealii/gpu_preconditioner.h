@@ -80,7 +80,7 @@ namespace tpmg::dealii
     internal::ObserverPointer<Context>         context;
     tpmg_grid                                 *own_grid;
     tpmg_multigrid                            *multigrid;
-    tpmg_index                                 n_dofs;
+    tpmg_level_layout                          layout;
     mutable std::unique_ptr<internal::Staging> staging;
   };
 

@@ -53,6 +53,13 @@ namespace tpmg::dealii
      * whose vectors would overflow tpmg_index; coarse meshes of any size are
      * taken), and
      * ExcHierarchyMismatch if the DoFs are not numbered lexicographically.
+     *
+     * On P ranks (a parallel::distributed::Triangulation whose partition
+     * check_supported() accepts) @p context must span the triangulation's
+     * communicator (Context(communicator, backend)); the constructor is then
+     * collective and checks on every rank that tpmg's owned planes of every
+     * level are deal.II's locally owned DoFs, throwing ExcHierarchyMismatch
+     * on every rank where one rank finds a difference.
      */
     Hierarchy(const ::dealii::DoFHandler<dim> &dof_handler,
               Context                         &context,
@@ -76,7 +83,10 @@ namespace tpmg::dealii
      *   product of the 1D prolongation FE_Q<1>(k).get_prolongation_matrix().
      *
      * @p mg_constrained_dofs must have been initialized after
-     * renumber_lexicographic().
+     * renumber_lexicographic(). On P ranks each rank checks its owned DoFs
+     * (collective; every rank throws if one finds a difference), and the
+     * prolongation, the same on every partition, is checked by a grid of
+     * the same description on each rank alone.
      */
     void
     cross_check(const ::dealii::MGConstrainedDoFs &mg_constrained_dofs) const;
@@ -85,7 +95,8 @@ namespace tpmg::dealii
      * Write the problem as a tpmg setup file (tpmg_setup_write): the grid, the
      * manufactured problem @p rhs, and optionally the finest-level right-hand
      * side @p right_hand_side (all DoFs, Dirichlet entries holding g, in this
-     * DoFHandler's lexicographic numbering). `tpmg-poisson --setup FILE`
+     * DoFHandler's lexicographic numbering; on P ranks each rank passes its
+     * owned entries; collective). `tpmg-poisson --setup FILE`
      * solves it without deal.II.
      */
     void
@@ -134,7 +145,17 @@ namespace tpmg::dealii
     tpmg_level(const unsigned int level) const;
 
     /**
-     * The number of DoFs on @p level, Dirichlet DoFs included
+     * How tpmg stores @p level on this rank (numbers::invalid_unsigned_int:
+     * the active DoFs): its slab and ghost planes, and the owned planes,
+     * which are deal.II's locally owned DoFs of the level (checked by the
+     * constructor).
+     */
+    tpmg_level_layout
+    get_layout(
+      const unsigned int level = ::dealii::numbers::invalid_unsigned_int) const;
+
+    /**
+     * The number of DoFs on @p level over all ranks, Dirichlet DoFs included
      * (numbers::invalid_unsigned_int: the active DoFs).
      */
     ::dealii::types::global_dof_index
@@ -159,6 +180,15 @@ namespace tpmg::dealii
     get_level_partitioners() const;
 
   private:
+    /** cross_check() on this rank's owned DoFs of every level. */
+    void
+    cross_check_levels(const ::dealii::MGConstrainedDoFs &mg_constrained_dofs,
+                       const std::vector<bool>           &lexicographic) const;
+
+    /** cross_check() of the prolongation, on @p grid in @p context. */
+    void
+    cross_check_prolongation(Context &context, tpmg_grid *grid) const;
+
     internal::ObserverPointer<const ::dealii::DoFHandler<dim>> dof_handler;
     internal::ObserverPointer<Context>                         context;
     MeshDescription<dim>                                    mesh;

@@ -3,10 +3,16 @@
 #define tpmg_dealii_renumbering_h
 
 #include <deal.II/base/numbers.h>
+#include <deal.II/base/point.h>
+
+#include <deal.II/distributed/tria.h>
 
 #include <deal.II/dofs/dof_handler.h>
 
 #include <tpmg/dealii/exceptions.h>
+
+#include <string>
+#include <vector>
 
 namespace tpmg::dealii
 {
@@ -32,7 +38,9 @@ namespace tpmg::dealii
    * ExcUnsupported with a message naming what is unsupported otherwise.
    *
    * Supported are
-   * - a (serial or parallel::distributed) Triangulation on one MPI rank,
+   * - a (serial or parallel::distributed) Triangulation on one MPI rank, or
+   *   a parallel::distributed::Triangulation on P ranks whose partition is
+   *   tpmg's (see below),
    * - made by GridGenerator::subdivided_hyper_rectangle (or hyper_cube,
    *   hyper_rectangle) and refined globally: level 0 is a lattice of n_0 x n_1
    *   (x n_2) equal axis-parallel cells in deal.II's standard orientation, and
@@ -42,12 +50,46 @@ namespace tpmg::dealii
    * - a scalar FE_Q(k) with Gauss-Lobatto support points (FE_Q's default),
    *   k = 1..10 in 2D and 1..8 in 3D, the same on every cell.
    *
-   * With more than one MPI rank it throws: the distributed version is not
-   * there yet.
+   * On P > 1 ranks each rank must own a slab of whole coarse cells along the
+   * last direction (y in 2D, z in 3D) and all their children, on every level
+   * and among the active cells: with n_z = m P coarse cells along it (m >= 2),
+   * rank r owns the coarse cells [r m, (r + 1) m) along it. This is tpmg's
+   * partition (tpmg_grid_create), and deal.II's rule for DoFs on the
+   * interface of two subdomains (the lower subdomain id owns them) matches
+   * tpmg's ownership of DoF planes, so that each rank's owned DoFs are one
+   * contiguous range of the lexicographic numbering. p4est hands each rank
+   * whole coarse cells in deal.II's coarse-cell order
+   * (SparsityTools::reorder_hierarchical, a Z-like order), which cuts slabs
+   * where m is a multiple of 2^a >= 2 with 2^(a+1) >= the coarse cells
+   * along every other direction (m = 2 for up to 4 cells across, m = 4 for
+   * up to 8; found by trying P = 2..8), and not otherwise.
+   * make_slab_triangulation() makes such a mesh. Every rank checks its own
+   * cells; if one finds a difference, every rank throws ExcUnsupported with
+   * the message of the lowest such rank, saying what to change. Collective
+   * on the triangulation's communicator.
    */
   template <int dim>
   MeshDescription<dim>
   check_supported(const ::dealii::DoFHandler<dim> &dof_handler);
+
+  /**
+   * Make on @p tria (empty, on any number P of ranks; on P > 1 built with
+   * parallel::distributed::Triangulation::construct_multigrid_hierarchy) the
+   * box [@p lower, @p upper] of @p repetitions coarse cells per direction
+   * (GridGenerator::subdivided_hyper_rectangle), refined globally
+   * @p n_refinements times, and check that its partition is tpmg's slabs
+   * (check_supported()). The last direction needs m P coarse cells, m >= 2;
+   * throws ExcUnsupported on every rank, saying what to change, where it has
+   * not or where p4est's partition is not slabs. Collective.
+   */
+  template <int dim>
+  void
+  make_slab_triangulation(
+    ::dealii::parallel::distributed::Triangulation<dim> &tria,
+    const ::dealii::Point<dim>                          &lower,
+    const ::dealii::Point<dim>                          &upper,
+    const std::vector<unsigned int>                     &repetitions,
+    const unsigned int                                   n_refinements);
 
   /**
    * Renumber the active DoFs and, where distributed, the DoFs of every level
@@ -58,6 +100,9 @@ namespace tpmg::dealii
    * position on the refined lattice, exact integer arithmetic), not by
    * DoFRenumbering::downstream, which does not order Gauss-Lobatto points
    * reliably. Calls check_supported() first.
+   *
+   * On P ranks each rank numbers its locally owned DoFs, which are then one
+   * contiguous range (check_supported()); collective.
    *
    * @note Renumber before anything that stores DoF indices is built: initialize
    * MGConstrainedDoFs, AffineConstraints, sparsity patterns, MatrixFree and
@@ -70,7 +115,8 @@ namespace tpmg::dealii
   /**
    * Whether the DoFs of @p level (the active DoFs for the default
    * numbers::invalid_unsigned_int) are in tpmg's lexicographic order, judged
-   * from the support points of every cell.
+   * from the support points of every cell (on P ranks: of every rank's own
+   * cells, with the same answer on every rank; collective).
    */
   template <int dim>
   bool
@@ -80,6 +126,14 @@ namespace tpmg::dealii
 
   namespace internal
   {
+    /**
+     * Collective on @p comm: if @p difference is non-empty on any rank,
+     * throw ExcHierarchyMismatch on every rank with the difference of the
+     * lowest such rank (prefixed "rank R of P: " on P > 1 ranks).
+     */
+    void
+    agree_on_mismatch(const MPI_Comm comm, const std::string &difference);
+
     /**
      * is_lexicographic() for a mesh that check_supported() has described as
      * @p mesh, without checking it again.
