@@ -615,6 +615,18 @@ else()
                                CHECKS "converged == true" "mode == ${mode}"
                                SAME n_dofs iterations CLOSE l2_error)
     endforeach()
+    # TrilinosCoarseSolver on 2 ranks (ML distributed over them, KLU
+    # gathered): the one-rank solve with the same coarse solver
+    if(TPMG_HAVE_TRILINOS)
+      foreach(coarse trilinos-amg trilinos-direct)
+        tpmg_bridge_mpi_app_test(dealii-poisson-np2-${coarse} 2 MODE pair
+                                 ARGS --dim 2 --degree 3 --level 1 --cells 8,32 --box 0,1,0,4
+                                      --coarse ${coarse} --threads 1 --json
+                                 CHECKS "converged == true" "coarse == ${coarse}"
+                                        "residual_reduction <= 1e-9"
+                                 SAME n_dofs iterations converged CLOSE l2_error)
+      endforeach()
+    endif()
     tpmg_bridge_mpi_app_test(dealii-poisson-np2-refused 2 MODE ranks
                              ARGS --dim 2 --degree 2 --level 2 --cells 6,4 --box 0,3,0,2
                                   --threads 1
