@@ -169,6 +169,18 @@ tpmg_status tpmg_smoother_sweep(tpmg_smoother *smoother, int reverse, const void
 tpmg_status tpmg_multigrid_apply(tpmg_multigrid *mg, tpmg_precision precision, const void *r,
                                  void *z);
 
+/* tpmg_multigrid_fmg without its argument checks (for the solvers). b and x in
+ * double on a float hierarchy (mixed FMG): work is a double vector of the
+ * finest level's length the call may overwrite, or NULL for the hierarchy's
+ * own (made by the first such call). */
+tpmg_status tpmg_multigrid_fmg_work(tpmg_multigrid *mg, tpmg_precision precision, const void *b,
+                                    void *x, void *work);
+
+/* Makes the double level vectors of mixed FMG (and with `work` its own work
+ * vector) now rather than at the first mixed FMG; nothing for a double
+ * hierarchy. Collective. */
+tpmg_status tpmg_multigrid_reserve_fmg(tpmg_multigrid *mg, int work);
+
 /* tpmg_coarse_apply without its argument checks (for the multigrid). */
 tpmg_status tpmg_coarse_solve(tpmg_coarse *coarse, const void *b, void *x);
 

@@ -204,6 +204,9 @@ tpmg_status tpmg_solver_create(tpmg_grid *grid, const tpmg_solver_options *optio
                                        opts.smoother, opts.type == TPMG_SOLVER_CG};
   size_t before = ctx->bytes;
   tpmg_status status = tpmg_multigrid_create(grid, &mg_options, &s->mg);
+  /* mixed FMG's double level vectors (its work vector is z) */
+  if (status == TPMG_SUCCESS && opts.type == TPMG_SOLVER_FMG && opts.mode == TPMG_MODE_MIXED)
+    status = tpmg_multigrid_reserve_fmg(s->mg, 0);
   if (status == TPMG_SUCCESS)
     s->bytes = ctx->bytes - before;
   size_t bytes = vector_bytes(s);
@@ -521,7 +524,7 @@ tpmg_status tpmg_solver_solve(tpmg_solver *solver, const void *b, void *x,
   void *r = s->vectors[0];
 
   if (type == TPMG_SOLVER_FMG)
-    TPMG_CALL(tpmg_multigrid_fmg(s->mg, s->q, b, x));
+    TPMG_CALL(tpmg_multigrid_fmg_work(s->mg, s->q, b, x, s->vectors[1]));
   else if (type == TPMG_SOLVER_VCYCLE)
     TPMG_CALL(ctx->ops->set(ctx, s->q, n, 0.0, x));
   TPMG_CALL(ctx->ops->copy_boundary(ctx, s->level, s->q, b, x));
