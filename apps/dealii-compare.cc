@@ -66,7 +66,7 @@
  * than one), tpmg with as many OpenMP threads. Step-37 is run with one rank
  * per core and one thread each: on 2 cores,
  *
- *   mpirun -np 2 dealii-compare --cells 1,1,2 --threads 1
+ *   mpirun -np 2 dealii-compare --cells 1,1,4 --box 0,1,0,1,0,4 --threads 1
  *
  * Times are those of the slowest rank (the ranks start after a barrier),
  * memory is the sum over the ranks; rank 0 prints the table, the JSON line
@@ -241,8 +241,8 @@ namespace DealiiCompare
       "along it, m even with up to 4 cells along the other directions (a multiple of 4\n"
       "with up to 8, ...), e.g. --cells 2,4 or 2,2,4 for P = 2; other meshes are\n"
       "refused. deal.II's step-37 runs one rank per core with one thread each: on 2\n"
-      "cores, mpirun -np 2 dealii-compare --cells 1,1,2 --threads 1. Times are those of\n"
-      "the slowest rank, memory the sum over the ranks.\n"
+      "cores, mpirun -np 2 dealii-compare --cells 1,1,4 --box 0,1,0,1,0,4 --threads 1.\n"
+      "Times are those of the slowest rank, memory the sum over the ranks.\n"
       "\n"
       "Exit status: 0 after the solves, 1 deal.II or tpmg error, 2 bad option.\n");
   }
