@@ -54,10 +54,30 @@
  * memory numbers run one method per process (--methods), as
  * doc/comparison.sh does.
  *
- * Threads: deal.II runs with TBB threads (MultithreadInfo's limit, set from
- * --threads; MatrixFree with its task-parallel scheme partition_partition),
- * tpmg with the same number of OpenMP threads. The program runs on one MPI
- * rank.
+ * Ranks and threads: the program runs on P MPI ranks (mpirun -np P), every
+ * method but (b) on all of them; (b) needs serial SparseMatrix objects, has
+ * no distributed counterpart in deal.II and reports "skipped (ranks)" on
+ * P > 1. On P ranks the mesh is made by tpmg::dealii::make_slab_triangulation
+ * (a slab of coarse cells along the last direction per rank, which tpmg
+ * needs; deal.II's methods take any partition), and refused on every rank
+ * where p4est would not cut it into slabs. Each rank runs with --threads
+ * threads: deal.II with TBB threads (MultithreadInfo's limit; MatrixFree
+ * with its task-parallel scheme partition_partition where there is more
+ * than one), tpmg with as many OpenMP threads. Step-37 is run with one rank
+ * per core and one thread each: on 2 cores,
+ *
+ *   mpirun -np 2 dealii-compare --cells 1,1,4 --box 0,1,0,1,0,4 --threads 1
+ *
+ * Times are those of the slowest rank (the ranks start after a barrier),
+ * memory is the sum over the ranks; rank 0 prints the table, the JSON line
+ * and the CSV rows.
+ *
+ * Precision (--precision): with `mixed`, the default, the multigrid levels
+ * of (a) and (c) work in float, as in step-37 (level operators, smoothers,
+ * coarse solve and transfer on LinearAlgebra::distributed::Vector<float>),
+ * and (d) runs tpmg's TPMG_MODE_MIXED (the V-cycle in float); the Krylov
+ * method, its vectors and the active operator stay in double. With `double`
+ * everything is double. (b) is always double.
  */
 
 #include <deal.II/base/function.h>
@@ -117,6 +137,8 @@ extern "C"
 }
 
 #include <malloc.h>
+#include <mpi.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <climits>
@@ -127,6 +149,7 @@ extern "C"
 #include <limits>
 #include <sstream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace DealiiCompare
@@ -164,15 +187,14 @@ namespace DealiiCompare
     double              tolerance         = 1e-9;
     unsigned int        max_iterations    = 100;
     unsigned int        restart           = 30;
-    unsigned int        threads           = 2;
+    unsigned int        threads           = 2;    // per MPI rank
+    bool                mixed             = true; // float multigrid levels
     unsigned int        repeat            = 1;
     double              block_sor_max_mib = 2048;
     bool                run[n_methods]    = {true, true, true, true, true};
     std::string         csv_file;
     bool                json = false;
   };
-
-
 
   void
   print_help()
@@ -196,8 +218,11 @@ namespace DealiiCompare
       "  --tol t                     relative residual to reach, in (0, 1) (default 1e-9)\n"
       "  --max-iterations n          iteration limit, >= 1 (default 100)\n"
       "  --restart n                 GMRES restart length, 1..1000 (default 30)\n"
-      "  --threads n                 TBB threads of deal.II and OpenMP threads of tpmg\n"
-      "                              (default 2)\n"
+      "  --threads n                 TBB threads of deal.II and OpenMP threads of tpmg,\n"
+      "                              per MPI rank (default 2)\n"
+      "  --precision double|mixed    the multigrid levels in double, or in float as in\n"
+      "                              step-37 (tpmg: --precision mixed); the Krylov method\n"
+      "                              stays in double (default mixed)\n"
       "  --repeat n                  solve n times from the start vector, report the\n"
       "                              fastest (default 1)\n"
       "  --methods m1,m2,...         which methods to run, of dealii-chebyshev,\n"
@@ -210,10 +235,17 @@ namespace DealiiCompare
       "  --json                      end the output with one line of JSON\n"
       "  --help                      print this help and exit\n"
       "\n"
+      "On P MPI ranks (mpirun -np P dealii-compare ...) every method but\n"
+      "dealii-block-sor (serial matrices: skipped) runs on all ranks, and every rank owns\n"
+      "a slab of coarse cells along the last direction: give --cells with m P cells\n"
+      "along it, m even with up to 4 cells along the other directions (a multiple of 4\n"
+      "with up to 8, ...), e.g. --cells 2,4 or 2,2,4 for P = 2; other meshes are\n"
+      "refused. deal.II's step-37 runs one rank per core with one thread each: on 2\n"
+      "cores, mpirun -np 2 dealii-compare --cells 1,1,4 --box 0,1,0,1,0,4 --threads 1.\n"
+      "Times are those of the slowest rank, memory the sum over the ranks.\n"
+      "\n"
       "Exit status: 0 after the solves, 1 deal.II or tpmg error, 2 bad option.\n");
   }
-
-
 
   Parameters
   parse_options(int argc, char **argv)
@@ -255,6 +287,13 @@ namespace DealiiCompare
           {
             p.target_dofs = app_parse_positive("--dofs", value("--dofs"));
             have_dofs     = true;
+          }
+        else if (app_option_is(arg, "--precision"))
+          {
+            const char *const precisions[] = {"double", "mixed", nullptr};
+            p.mixed                        = app_parse_choice("--precision",
+                                       value("--precision"),
+                                       precisions) == 1;
           }
         else if (app_option_is(arg, "--repeat"))
           p.repeat = app_parse_int("--repeat", value("--repeat"), 1, INT_MAX);
@@ -311,8 +350,6 @@ namespace DealiiCompare
     return p;
   }
 
-
-
   // @sect3{The exact solution and the right-hand side}
   template <int dim>
   class Solution : public Function<dim>
@@ -328,8 +365,6 @@ namespace DealiiCompare
     }
   };
 
-
-
   template <int dim>
   class RightHandSide : public Function<dim>
   {
@@ -341,13 +376,12 @@ namespace DealiiCompare
     }
   };
 
-
-
   // @sect3{What a method reports}
   struct Result
   {
     Method       method;
-    std::string  status             = "ok"; // or "skipped (...)"
+    std::string  status             = "ok";  // or "skipped (...)"
+    bool         mixed              = false; // float multigrid levels
     unsigned int iterations         = 0;
     bool         converged          = false;
     double       setup_seconds      = 0;
@@ -356,8 +390,6 @@ namespace DealiiCompare
     double       l2_error           = 0;
     double       memory_bytes       = 0;
   };
-
-
 
   // The wall clock.
   double
@@ -368,7 +400,40 @@ namespace DealiiCompare
       .count();
   }
 
+  // On P MPI ranks every method runs on all of them; rank 0 reports.
+  unsigned int
+  n_ranks()
+  {
+    return Utilities::MPI::n_mpi_processes(MPI_COMM_WORLD);
+  }
 
+  bool
+  is_root()
+  {
+    return Utilities::MPI::this_mpi_process(MPI_COMM_WORLD) == 0;
+  }
+
+  // A time as the table reports it: the ranks start together (after a
+  // barrier), and the slowest rank's wall time counts. Collective.
+  class Stopwatch
+  {
+  public:
+    Stopwatch()
+    {
+      const int ierr = MPI_Barrier(MPI_COMM_WORLD);
+      AssertThrowMPI(ierr);
+      start = now();
+    }
+
+    double
+    seconds() const
+    {
+      return Utilities::MPI::max(now() - start, MPI_COMM_WORLD);
+    }
+
+  private:
+    double start;
+  };
 
   // @sect3{Measuring memory}
   //
@@ -377,7 +442,8 @@ namespace DealiiCompare
   // the peak to the present size when "5" is written to /proc/self/clear_refs;
   // where that fails the peak of earlier methods may hide a later method's,
   // which the table then shows as a lower bound. malloc_trim() hands memory
-  // freed by the previous method back to the system first.
+  // freed by the previous method back to the system first. On P ranks the
+  // growth is summed over the ranks (growth_bytes() is collective).
   class MemoryProbe
   {
   public:
@@ -396,14 +462,15 @@ namespace DealiiCompare
     {
       Utilities::System::MemoryStats stats;
       Utilities::System::get_memory_stats(stats);
-      return 1024. * (stats.VmHWM > start_kib ? stats.VmHWM - start_kib : 0);
+      return Utilities::MPI::sum(1024. * (stats.VmHWM > start_kib ?
+                                            stats.VmHWM - start_kib :
+                                            0),
+                                 MPI_COMM_WORLD);
     }
 
   private:
     unsigned long int start_kib;
   };
-
-
 
   // @sect3{The common problem}
   //
@@ -440,8 +507,6 @@ namespace DealiiCompare
     double                                    setup_seconds;
   };
 
-
-
   template <int dim>
   Problem<dim>::Problem(const Parameters &prm)
     : prm(prm)
@@ -452,7 +517,7 @@ namespace DealiiCompare
     , fe(prm.degree)
     , dof_handler(triangulation)
   {
-    const double              start_time = now();
+    const Stopwatch           setup_timer;
     std::vector<unsigned int> repetitions(dim, 1);
     Point<dim>                lower, upper;
     for (unsigned int d = 0; d < dim; ++d)
@@ -462,11 +527,22 @@ namespace DealiiCompare
         lower[d] = prm.box.empty() ? 0. : prm.box[2 * d];
         upper[d] = prm.box.empty() ? 1. : prm.box[2 * d + 1];
       }
-    GridGenerator::subdivided_hyper_rectangle(triangulation,
-                                              repetitions,
-                                              lower,
-                                              upper);
-    triangulation.refine_global(prm.level);
+    // On P ranks tpmg needs a slab of whole coarse cells per rank along the
+    // last direction: make_slab_triangulation() makes the same mesh and
+    // refuses, on every rank and saying what to change, one that p4est does
+    // not cut into slabs. deal.II's methods work on any partition; this one
+    // serves them all.
+    if (n_ranks() > 1)
+      tpmg::dealii::make_slab_triangulation(
+        triangulation, lower, upper, repetitions, prm.level);
+    else
+      {
+        GridGenerator::subdivided_hyper_rectangle(triangulation,
+                                                  repetitions,
+                                                  lower,
+                                                  upper);
+        triangulation.refine_global(prm.level);
+      }
 
     dof_handler.distribute_dofs(fe);
     dof_handler.distribute_mg_dofs();
@@ -547,10 +623,8 @@ namespace DealiiCompare
 
     start.reinit(rhs);
     constraints.distribute(start);
-    setup_seconds = now() - start_time;
+    setup_seconds = setup_timer.seconds();
   }
-
-
 
   // The L2 error of a solution in the DoFHandler's numbering, by Gauss
   // quadrature with k+2 points, as tpmg_problem_l2_error().
@@ -574,16 +648,15 @@ namespace DealiiCompare
                                              VectorTools::L2_norm);
   }
 
-
-
   // @sect3{The Krylov solve shared by (a), (b) and (c)}
   //
   // deal.II's solvers stop at an absolute residual norm: tol ||b||. GMRES is
   // right-preconditioned, so that it monitors the true residual as tpmg's
   // flexible GMRES does, and keeps restart + 2 vectors (a restart length of
-  // `restart`). The solve is repeated --repeat times from the start vector
-  // and the fastest counts. The residual reduction is recomputed with the
-  // method's own operator.
+  // `restart`); with float levels it is deal.II's flexible GMRES,
+  // SolverFGMRES, of the same restart length. The solve is repeated --repeat
+  // times from the start vector and the fastest counts. The residual reduction
+  // is recomputed with the method's own operator.
   template <typename VectorType,
             typename MatrixType,
             typename PreconditionerType>
@@ -601,11 +674,32 @@ namespace DealiiCompare
     for (unsigned int r = 0; r < prm.repeat; ++r)
       {
         solution = start;
-        SolverControl control(prm.max_iterations, prm.tolerance * rhs_norm);
-        const double  start_time = now();
+        SolverControl   control(prm.max_iterations, prm.tolerance * rhs_norm);
+        const Stopwatch solve_timer;
         try
           {
-            if (prm.solver == TPMG_SOLVER_GMRES)
+            if (prm.solver == TPMG_SOLVER_GMRES && result.mixed)
+              {
+                // Float levels make the V-cycle a preconditioner that is not
+                // one linear operator in double: SolverGMRES, which applies
+                // it once more to the final combination of the basis, would
+                // miss the tolerance by the float rounding times the
+                // condition number (2D Q3, 625 DoFs: ||r|| / ||b|| = 4e-5
+                // instead of 1e-9). SolverFGMRES keeps the preconditioned
+                // vectors, as tpmg's flexible GMRES does.
+#if DEAL_II_VERSION_GTE(9, 6, 0)
+                typename SolverFGMRES<VectorType>::AdditionalData fgmres_data(
+                  prm.restart,
+                  LinearAlgebra::OrthogonalizationStrategy::
+                    modified_gram_schmidt);
+#else
+                typename SolverFGMRES<VectorType>::AdditionalData fgmres_data(
+                  prm.restart);
+#endif
+                SolverFGMRES<VectorType> fgmres(control, fgmres_data);
+                fgmres.solve(system_matrix, solution, rhs, preconditioner);
+              }
+            else if (prm.solver == TPMG_SOLVER_GMRES)
               {
 #if DEAL_II_VERSION_GTE(9, 6, 0)
                 // From deal.II 9.6 on the first argument is the size of the
@@ -639,7 +733,7 @@ namespace DealiiCompare
             result.converged = false;
           }
         result.solve_seconds =
-          std::min(result.solve_seconds, now() - start_time);
+          std::min(result.solve_seconds, solve_timer.seconds());
         result.iterations = control.last_step();
       }
     VectorType residual(rhs);
@@ -648,35 +742,39 @@ namespace DealiiCompare
     result.residual_reduction = residual.l2_norm() / rhs_norm;
   }
 
-
-
   // @sect3{(a) deal.II's matrix-free multigrid with a Chebyshev smoother}
   //
   // This is step-37's multigrid, with the same operators, transfer,
   // smoother settings and coarse solve, and like step-37 for a compile-time
   // degree (deal.II 9.4's run-time-degree kernels, fe_degree = -1, are
-  // slower, and crash for 3D degrees above 6). Two things differ from
-  // step-37: the level operators are in double, like the other methods here
-  // (step-37 uses float), and there are no interface (edge) matrices, since
-  // the mesh is refined globally and has no refinement edges.
-  template <int dim, int fe_degree>
+  // slower, and crash for 3D degrees above 6). As in step-37 the level
+  // operators, the transfer and the smoother work in LevelNumber, float with
+  // --precision mixed (the default), while the outer Krylov method and the
+  // active operator stay in double: PreconditionMG converts at the finest
+  // level. One difference from step-37: there are no interface (edge)
+  // matrices, since the mesh is refined globally and has no refinement
+  // edges.
+  template <int dim, int fe_degree, typename LevelNumber>
   Result
   run_chebyshev(const Problem<dim> &problem)
   {
     using VectorType       = LinearAlgebra::distributed::Vector<double>;
+    using LevelVectorType  = LinearAlgebra::distributed::Vector<LevelNumber>;
     using SystemMatrixType = MatrixFreeOperators::
       LaplaceOperator<dim, fe_degree, fe_degree + 1, 1, VectorType>;
-    using LevelMatrixType = SystemMatrixType;
+    using LevelMatrixType = MatrixFreeOperators::
+      LaplaceOperator<dim, fe_degree, fe_degree + 1, 1, LevelVectorType>;
 
     const Parameters &prm = problem.prm;
     Result            result;
     result.method = dealii_chebyshev;
+    result.mixed  = std::is_same_v<LevelNumber, float>;
     const MemoryProbe memory;
-    const double      start_time = now();
+    const Stopwatch   setup_timer;
 
     // MatrixFree distributes cells to TBB tasks with its default scheme when
     // there are threads to use; step-37 turns tasks off since it runs with
-    // one MPI rank per core.
+    // one MPI rank per core and one thread.
     typename MatrixFree<dim, double>::AdditionalData data;
     data.tasks_parallel_scheme =
       MultithreadInfo::n_threads() > 1 ?
@@ -712,9 +810,14 @@ namespace DealiiCompare
         level_constraints.add_lines(
           problem.mg_constrained_dofs.get_boundary_indices(level));
         level_constraints.close();
-        typename MatrixFree<dim, double>::AdditionalData level_data = data;
-        level_data.mg_level                                         = level;
-        auto level_mf = std::make_shared<MatrixFree<dim, double>>();
+        typename MatrixFree<dim, LevelNumber>::AdditionalData level_data;
+        level_data.tasks_parallel_scheme =
+          MultithreadInfo::n_threads() > 1 ?
+            MatrixFree<dim, LevelNumber>::AdditionalData::partition_partition :
+            MatrixFree<dim, LevelNumber>::AdditionalData::none;
+        level_data.mapping_update_flags = data.mapping_update_flags;
+        level_data.mg_level             = level;
+        auto level_mf = std::make_shared<MatrixFree<dim, LevelNumber>>();
         level_mf->reinit(problem.mapping,
                          problem.dof_handler,
                          level_constraints,
@@ -725,16 +828,18 @@ namespace DealiiCompare
                                       level);
       }
 
-    MGTransferMatrixFree<dim, double> mg_transfer(problem.mg_constrained_dofs);
+    MGTransferMatrixFree<dim, LevelNumber> mg_transfer(
+      problem.mg_constrained_dofs);
     mg_transfer.build(problem.dof_handler);
 
     // step-37's smoother: on each level above the coarsest, Chebyshev of
     // degree 5 on the range [lambda_max / 15, 1.2 lambda_max] of the
     // Jacobi-preconditioned operator, lambda_max from 10 CG iterations; on
     // the coarsest level Chebyshev run as a solver to 1e-3.
-    using SmootherType = PreconditionChebyshev<LevelMatrixType, VectorType>;
-    mg::SmootherRelaxation<SmootherType, VectorType>     mg_smoother;
-    MGLevelObject<typename SmootherType::AdditionalData> smoother_data(
+    using SmootherType =
+      PreconditionChebyshev<LevelMatrixType, LevelVectorType>;
+    mg::SmootherRelaxation<SmootherType, LevelVectorType> mg_smoother;
+    MGLevelObject<typename SmootherType::AdditionalData>  smoother_data(
       0, n_levels - 1);
     for (unsigned int level = 0; level < n_levels; ++level)
       {
@@ -756,13 +861,13 @@ namespace DealiiCompare
       }
     mg_smoother.initialize(mg_matrices, smoother_data);
 
-    MGCoarseGridApplySmoother<VectorType> mg_coarse;
+    MGCoarseGridApplySmoother<LevelVectorType> mg_coarse;
     mg_coarse.initialize(mg_smoother);
 
-    mg::Matrix<VectorType> mg_matrix(mg_matrices);
-    Multigrid<VectorType>  mg(
+    mg::Matrix<LevelVectorType> mg_matrix(mg_matrices);
+    Multigrid<LevelVectorType>  mg(
       mg_matrix, mg_coarse, mg_transfer, mg_smoother, mg_smoother);
-    PreconditionMG<dim, VectorType, MGTransferMatrixFree<dim, double>>
+    PreconditionMG<dim, LevelVectorType, MGTransferMatrixFree<dim, LevelNumber>>
       preconditioner(problem.dof_handler, mg, mg_transfer);
 
     VectorType rhs, start, solution;
@@ -772,7 +877,7 @@ namespace DealiiCompare
     rhs.copy_locally_owned_data_from(problem.rhs);
     start.copy_locally_owned_data_from(problem.start);
     preconditioner.vmult(solution, rhs); // allocates, estimates eigenvalues
-    result.setup_seconds = now() - start_time;
+    result.setup_seconds = setup_timer.seconds();
 
     krylov_solve(
       prm, system_matrix, preconditioner, rhs, start, solution, result);
@@ -781,24 +886,21 @@ namespace DealiiCompare
     return result;
   }
 
-
-
   // The degree as a template argument: a compile-time dispatch over every
-  // degree tpmg supports (1..10 in 2D, 1..8 in 3D).
+  // degree tpmg supports (1..10 in 2D, 1..8 in 3D), and the levels' number
+  // type.
   template <int dim, int fe_degree = 1>
   Result
   run_chebyshev_for_degree(const Problem<dim> &problem)
   {
     constexpr int max_degree = dim == 2 ? 10 : 8;
-    if constexpr (fe_degree == max_degree)
-      return run_chebyshev<dim, fe_degree>(problem);
-    else if (problem.prm.degree == fe_degree)
-      return run_chebyshev<dim, fe_degree>(problem);
-    else
-      return run_chebyshev_for_degree<dim, fe_degree + 1>(problem);
+    if constexpr (fe_degree < max_degree)
+      if (problem.prm.degree != fe_degree)
+        return run_chebyshev_for_degree<dim, fe_degree + 1>(problem);
+    if (problem.prm.mixed)
+      return run_chebyshev<dim, fe_degree, float>(problem);
+    return run_chebyshev<dim, fe_degree, double>(problem);
   }
-
-
 
   // @sect3{(b) deal.II's RelaxationBlockSOR on vertex patches}
   //
@@ -821,8 +923,6 @@ namespace DealiiCompare
       }
     return bytes;
   }
-
-
 
   // deal.II's relaxation smoothers apply the same sweep before and after
   // the coarse correction, which is what tpmg does for GMRES. A symmetric
@@ -855,8 +955,6 @@ namespace DealiiCompare
     const mg::SmootherRelaxation<RelaxationType, VectorType> &forward;
   };
 
-
-
   // The level matrices are assembled: the Laplace matrix of each level with
   // the Dirichlet rows and columns eliminated and a unit diagonal, the same
   // operator as the matrix-free ones. Within a level all cells are equal, so
@@ -875,13 +973,18 @@ namespace DealiiCompare
     const Parameters &prm = problem.prm;
     Result            result;
     result.method = dealii_block_sor;
+    if (n_ranks() > 1)
+      {
+        result.status = "skipped (ranks)";
+        return result;
+      }
     if (block_sor_inverse_bytes(prm) > prm.block_sor_max_mib * 1048576.)
       {
         result.status = "skipped (size)";
         return result;
       }
     const MemoryProbe memory;
-    const double      start_time = now();
+    const Stopwatch   setup_timer;
 
     const unsigned int     n_levels = problem.triangulation.n_global_levels();
     const DoFHandler<dim> &dof_handler = problem.dof_handler;
@@ -974,7 +1077,7 @@ namespace DealiiCompare
         start[i] = problem.start[i];
       }
     preconditioner.vmult(solution, rhs); // allocates the level vectors
-    result.setup_seconds = now() - start_time;
+    result.setup_seconds = setup_timer.seconds();
 
     krylov_solve(
       prm, system_matrix, preconditioner, rhs, start, solution, result);
@@ -986,50 +1089,54 @@ namespace DealiiCompare
     return result;
   }
 
-
-
   // @sect3{(c) tpmg's smoother and operator in deal.II's multigrid}
   //
   // dealii-poisson's pipeline: deal.II's Multigrid, MGTransferMatrixFree and
   // PreconditionMG, with tpmg's LaplaceOperator on every level and on the
   // active mesh, PatchSmoother as pre- and post-smoother and CoarseSolver,
-  // all in a CPU context with --threads OpenMP threads. As in tpmg's own
-  // solver, the post-smoother visits the colours in reverse order for CG (a
-  // symmetric V-cycle) and in the pre-smoother's order for GMRES.
-  template <int dim>
+  // all in a CPU context on the ranks of MPI_COMM_WORLD with --threads
+  // OpenMP threads per rank. The levels work in LevelNumber (float with
+  // --precision mixed, as (a)), the active operator and the Krylov method in
+  // double. As in tpmg's own solver, the post-smoother visits the colours in
+  // reverse order for CG (a symmetric V-cycle) and in the pre-smoother's
+  // order for GMRES.
+  template <int dim, typename LevelNumber>
   Result
   run_tpmg_in_dealii(const Problem<dim> &problem)
   {
     using VectorType      = LinearAlgebra::distributed::Vector<double>;
+    using LevelVectorType = LinearAlgebra::distributed::Vector<LevelNumber>;
     const Parameters &prm = problem.prm;
     Result            result;
     result.method = tpmg_in_dealii;
+    result.mixed  = std::is_same_v<LevelNumber, float>;
     const MemoryProbe memory;
-    const double      start_time = now();
+    const Stopwatch   setup_timer;
 
-    tpmg::dealii::Context        context("cpu", prm.threads);
+    tpmg::dealii::Context        context(MPI_COMM_WORLD, "cpu", prm.threads);
     tpmg::dealii::Hierarchy<dim> hierarchy(problem.dof_handler, context);
     hierarchy.cross_check(problem.mg_constrained_dofs);
 
     tpmg::dealii::LaplaceOperator<dim, double> system_matrix(hierarchy);
     const unsigned int n_levels = problem.triangulation.n_global_levels();
-    MGLevelObject<tpmg::dealii::LaplaceOperator<dim, double>> mg_matrices(
+    MGLevelObject<tpmg::dealii::LaplaceOperator<dim, LevelNumber>> mg_matrices(
       0, n_levels - 1);
     for (unsigned int level = 0; level < n_levels; ++level)
       mg_matrices[level].initialize(hierarchy, level);
-    typename tpmg::dealii::PatchSmoother<dim, double>::AdditionalData
+    typename tpmg::dealii::PatchSmoother<dim, LevelNumber>::AdditionalData
       smoother_data;
     smoother_data.symmetric = prm.solver == TPMG_SOLVER_CG;
-    const tpmg::dealii::PatchSmoother<dim, double> mg_smoother(hierarchy,
-                                                               smoother_data);
-    const tpmg::dealii::CoarseSolver<dim, double>  mg_coarse(hierarchy);
-    MGTransferMatrixFree<dim, double> mg_transfer(problem.mg_constrained_dofs);
+    const tpmg::dealii::PatchSmoother<dim, LevelNumber> mg_smoother(
+      hierarchy, smoother_data);
+    const tpmg::dealii::CoarseSolver<dim, LevelNumber> mg_coarse(hierarchy);
+    MGTransferMatrixFree<dim, LevelNumber>             mg_transfer(
+      problem.mg_constrained_dofs);
     mg_transfer.build(problem.dof_handler, hierarchy.get_level_partitioners());
 
-    mg::Matrix<VectorType> mg_matrix(mg_matrices);
-    Multigrid<VectorType>  mg(
+    mg::Matrix<LevelVectorType> mg_matrix(mg_matrices);
+    Multigrid<LevelVectorType>  mg(
       mg_matrix, mg_coarse, mg_transfer, mg_smoother, mg_smoother);
-    PreconditionMG<dim, VectorType, MGTransferMatrixFree<dim, double>>
+    PreconditionMG<dim, LevelVectorType, MGTransferMatrixFree<dim, LevelNumber>>
       preconditioner(problem.dof_handler, mg, mg_transfer);
 
     VectorType rhs, start, solution;
@@ -1039,7 +1146,7 @@ namespace DealiiCompare
     rhs.copy_locally_owned_data_from(problem.rhs);
     start.copy_locally_owned_data_from(problem.start);
     preconditioner.vmult(solution, rhs); // allocates the level vectors
-    result.setup_seconds = now() - start_time;
+    result.setup_seconds = setup_timer.seconds();
 
     krylov_solve(
       prm, system_matrix, preconditioner, rhs, start, solution, result);
@@ -1048,18 +1155,20 @@ namespace DealiiCompare
     return result;
   }
 
-
-
   // @sect3{(d) tpmg's own solver}
   //
   // tpmg's solver (flexible GMRES or CG with tpmg's V-cycle, everything in
-  // the backend) on the grid of a Hierarchy made in a CPU or a CUDA
-  // context, through the C API: set-up creates the grid, the vectors and
-  // the solver; the solve moves b in, solves from x = 0 (tpmg sets
-  // x_B = b_B) and moves x out. This is what tpmg::dealii::solve_on_gpu()
-  // does in one call; the C calls keep set-up and solve apart for the
-  // table. For the CUDA backend the memory is what the context holds on the
-  // device.
+  // the backend; the V-cycle in float with --precision mixed,
+  // TPMG_MODE_MIXED) on the grid of a Hierarchy made in a CPU or a CUDA
+  // context on the ranks of MPI_COMM_WORLD, through the C API: set-up
+  // creates the grid, the vectors and the solver; the solve moves b in,
+  // solves from x = 0 (tpmg sets x_B = b_B) and moves x out. This is what
+  // tpmg::dealii::solve_on_gpu() does in one call; the C calls keep set-up
+  // and solve apart for the table. On P ranks tpmg's vectors hold the rank's
+  // slab of DoF planes and the ghost planes around it
+  // (tpmg_grid_level_layout), deal.II's owned DoFs are the owned planes:
+  // they are copied in and out at their offset, tpmg fills the ghosts. For
+  // the CUDA backend the memory is what the contexts hold on the devices.
   template <int dim>
   Result
   run_tpmg_solver(const Problem<dim> &problem, const std::string &backend)
@@ -1067,18 +1176,32 @@ namespace DealiiCompare
     const Parameters &prm = problem.prm;
     Result            result;
     result.method = backend == "cpu" ? tpmg_cpu : tpmg_cuda;
+    result.mixed  = prm.mixed;
     if (!tpmg::dealii::Context::is_available(backend))
       {
         result.status = "skipped (no GPU)";
         return result;
       }
     const MemoryProbe memory;
-    const double      start_time = now();
+    const Stopwatch   setup_timer;
 
-    tpmg::dealii::Context        context(backend, prm.threads);
+    tpmg::dealii::Context        context(MPI_COMM_WORLD, backend, prm.threads);
     tpmg::dealii::Hierarchy<dim> hierarchy(problem.dof_handler, context);
-    tpmg_context                *ctx    = context.get();
-    const tpmg_index             n_dofs = hierarchy.n_dofs();
+    tpmg_context                *ctx = context.get();
+    tpmg_level_layout            layout;
+    context.check(
+      tpmg_grid_level_layout(hierarchy.get_grid(),
+                             hierarchy.get_grid_options().fine_level,
+                             &layout),
+      "tpmg_grid_level_layout");
+    const tpmg_index n_box = layout.count * layout.plane;
+    const tpmg_index offset =
+      (layout.owned_first - layout.first) * layout.plane;
+    const tpmg_index n_owned =
+      (layout.owned_end - layout.owned_first) * layout.plane;
+    AssertThrow(n_owned ==
+                  static_cast<tpmg_index>(problem.rhs.locally_owned_size()),
+                ExcInternalError());
 
     // The C objects, destroyed in reverse order however this function ends.
     struct Objects
@@ -1094,66 +1217,71 @@ namespace DealiiCompare
       }
     } objects{ctx};
 
-    context.check(tpmg_vector_create(ctx, TPMG_DOUBLE, n_dofs, &objects.b),
+    context.check(tpmg_vector_create(ctx, TPMG_DOUBLE, n_box, &objects.b),
                   "tpmg_vector_create");
-    context.check(tpmg_vector_create(ctx, TPMG_DOUBLE, n_dofs, &objects.x),
+    context.check(tpmg_vector_create(ctx, TPMG_DOUBLE, n_box, &objects.x),
                   "tpmg_vector_create");
+    // the owned entries of b and x (pointer arithmetic on device pointers
+    // too: tpmg_vector_upload/download take any part of a vector)
+    void *const         b_owned = static_cast<double *>(objects.b) + offset;
+    void *const         x_owned = static_cast<double *>(objects.x) + offset;
     tpmg_solver_options options = tpmg_solver_options_default();
     options.type                = prm.solver;
-    options.tolerance           = prm.tolerance;
-    options.max_iterations      = prm.max_iterations;
-    options.restart             = prm.restart;
+    options.mode           = prm.mixed ? TPMG_MODE_MIXED : TPMG_MODE_DOUBLE;
+    options.tolerance      = prm.tolerance;
+    options.max_iterations = prm.max_iterations;
+    options.restart        = prm.restart;
     context.check(tpmg_solver_create(hierarchy.get_grid(),
                                      &options,
                                      &objects.solver),
                   "tpmg_solver_create");
     context.synchronize();
-    result.setup_seconds = now() - start_time;
+    result.setup_seconds = setup_timer.seconds();
 
     typename Problem<dim>::VectorType solution(problem.rhs);
     tpmg_solver_result                solver_result{};
     result.solve_seconds = std::numeric_limits<double>::infinity();
     for (unsigned int r = 0; r < prm.repeat; ++r)
       {
-        const double solve_start = now();
+        const Stopwatch solve_timer;
         context.check(tpmg_vector_upload(ctx,
                                          TPMG_DOUBLE,
-                                         n_dofs,
+                                         n_owned,
                                          problem.rhs.get_values(),
-                                         objects.b),
+                                         b_owned),
                       "tpmg_vector_upload");
-        context.check(tpmg_vector_set(ctx, TPMG_DOUBLE, n_dofs, 0., objects.x),
+        context.check(tpmg_vector_set(ctx, TPMG_DOUBLE, n_box, 0., objects.x),
                       "tpmg_vector_set");
         context.check(tpmg_solver_solve(
                         objects.solver, objects.b, objects.x, &solver_result),
                       "tpmg_solver_solve");
         context.check(tpmg_vector_download(ctx,
                                            TPMG_DOUBLE,
-                                           n_dofs,
-                                           objects.x,
+                                           n_owned,
+                                           x_owned,
                                            solution.get_values()),
                       "tpmg_vector_download");
         context.synchronize();
         result.solve_seconds =
-          std::min(result.solve_seconds, now() - solve_start);
+          std::min(result.solve_seconds, solve_timer.seconds());
       }
     result.iterations         = solver_result.iterations;
     result.converged          = solver_result.converged != 0;
     result.residual_reduction = solver_result.residual_reduction;
     result.l2_error           = problem.l2_error(solution);
-    result.memory_bytes       = backend == "cpu" ?
-                                  memory.growth_bytes() :
-                                  static_cast<double>(context.memory_consumption());
+    result.memory_bytes =
+      backend == "cpu" ?
+        memory.growth_bytes() :
+        Utilities::MPI::sum(static_cast<double>(context.memory_consumption()),
+                            MPI_COMM_WORLD);
     return result;
   }
 
-
-
   // @sect3{The report}
   //
-  // A table for people, a JSON line and CSV rows for scripts. Skipped
-  // methods print their reason in place of numbers (null in JSON, empty
-  // fields in CSV).
+  // A table for people, a JSON line and CSV rows for scripts, from rank 0.
+  // Skipped methods print their reason in place of numbers (null in JSON,
+  // empty fields in CSV).
   const char *const method_descriptions[] = {
     "deal.II MF + Chebyshev (step-37)",
     "deal.II RelaxationBlockSOR patches",
@@ -1196,8 +1324,6 @@ namespace DealiiCompare
         }
   }
 
-
-
   void
   write_csv(const Parameters          &prm,
             const std::vector<Result> &results,
@@ -1215,8 +1341,8 @@ namespace DealiiCompare
     if (new_file)
       std::fprintf(
         file,
-        "dim,degree,level,n_dofs,cells,method,status,solver,tolerance,threads,"
-        "iterations,converged,setup_seconds,solve_seconds,dofs_per_second,"
+        "dim,degree,level,n_dofs,cells,method,status,solver,tolerance,ranks,"
+        "threads,precision,iterations,converged,setup_seconds,solve_seconds,dofs_per_second,"
         "residual_reduction,l2_error,memory_bytes\n");
     std::string cells;
     for (unsigned int d = 0; d < prm.dim; ++d)
@@ -1225,7 +1351,7 @@ namespace DealiiCompare
     for (const Result &r : results)
       {
         std::fprintf(file,
-                     "%u,%u,%u,%.0f,%s,%s,%s,%s,%.3g,%u,",
+                     "%u,%u,%u,%.0f,%s,%s,%s,%s,%.3g,%u,%u,%s,",
                      prm.dim,
                      prm.degree,
                      prm.level,
@@ -1235,7 +1361,9 @@ namespace DealiiCompare
                      r.status.c_str(),
                      tpmg_solver_type_name(prm.solver),
                      prm.tolerance,
-                     prm.threads);
+                     n_ranks(),
+                     prm.threads,
+                     r.mixed ? "mixed" : "double");
         if (r.status == "ok")
           std::fprintf(file,
                        "%u,%s,%.6g,%.6g,%.6g,%.6g,%.6g,%.0f\n",
@@ -1254,8 +1382,6 @@ namespace DealiiCompare
     AssertThrow(std::fclose(file) == 0 && ok,
                 ExcMessage("cannot write " + prm.csv_file));
   }
-
-
 
   void
   print_json(const Parameters          &prm,
@@ -1276,12 +1402,16 @@ namespace DealiiCompare
     app_json_int(&j, "n_dofs", static_cast<long long>(n_dofs));
     app_json_string(&j, "solver", tpmg_solver_type_name(prm.solver));
     app_json_number(&j, "tolerance", prm.tolerance);
+    app_json_int(&j, "ranks", n_ranks());
     app_json_int(&j, "threads", prm.threads);
-    app_json_string(&j, "threading", "deal.II: TBB, tpmg: OpenMP");
+    app_json_string(&j, "threading", "deal.II: TBB, tpmg: OpenMP (per rank)");
+    app_json_string(&j, "precision", prm.mixed ? "mixed" : "double");
     app_json_int(&j, "repeat", prm.repeat);
     app_json_string(&j,
                     "memory",
-                    "peak RSS growth (VmHWM); tpmg-cuda: device memory");
+                    "peak RSS growth (VmHWM) summed over the ranks; "
+                    "tpmg-cuda: device memory");
+    app_json_string(&j, "times", "the slowest rank's, after a barrier");
     app_json_number(&j, "common_setup_seconds", common_setup);
     app_json_open(&j, "methods", '[');
     for (const Result &r : results)
@@ -1290,6 +1420,7 @@ namespace DealiiCompare
         app_json_open(&j, nullptr, '{');
         app_json_string(&j, "method", method_names[r.method]);
         app_json_string(&j, "status", r.status.c_str());
+        app_json_string(&j, "precision", r.mixed ? "mixed" : "double");
         if (ok)
           {
             app_json_int(&j, "iterations", r.iterations);
@@ -1317,79 +1448,6 @@ namespace DealiiCompare
     app_json_end(&j);
   }
 
-
-
-  // @sect3{Running the comparison}
-  template <int dim>
-  void
-  run(const Parameters &prm)
-  {
-    const Problem<dim> problem(prm);
-    const double       n_dofs = problem.dof_handler.n_dofs();
-    char               group[32];
-    std::printf("dealii-compare: %uD Q%u, level %u, %s DoFs, solver %s",
-                dim,
-                prm.degree,
-                prm.level,
-                app_group(static_cast<long long>(n_dofs), group),
-                tpmg_solver_type_name(prm.solver));
-    if (prm.solver == TPMG_SOLVER_GMRES)
-      std::printf("(%u)", prm.restart);
-    std::printf(", tolerance %.1e\n", prm.tolerance);
-    std::printf("threads: deal.II %u (TBB), tpmg %u (OpenMP); one MPI rank\n",
-                MultithreadInfo::n_threads(),
-                prm.threads);
-    std::printf(
-      "common set-up (mesh, DoFs, renumbering, right-hand side): %.3f s\n",
-      problem.setup_seconds);
-    std::fflush(stdout);
-
-    std::vector<Result> results;
-    for (int m = 0; m < n_methods; ++m)
-      if (prm.run[m])
-        {
-          switch (m)
-            {
-              case dealii_chebyshev:
-                results.push_back(run_chebyshev_for_degree<dim>(problem));
-                break;
-              case dealii_block_sor:
-                results.push_back(run_block_sor<dim>(problem));
-                break;
-              case tpmg_in_dealii:
-                results.push_back(run_tpmg_in_dealii<dim>(problem));
-                break;
-              case tpmg_cpu:
-                results.push_back(run_tpmg_solver<dim>(problem, "cpu"));
-                break;
-              case tpmg_cuda:
-                results.push_back(run_tpmg_solver<dim>(problem, "cuda"));
-                break;
-            }
-          const Result &r = results.back();
-          if (r.status == "ok")
-            std::printf("  %-18s %u iterations, setup %.3f s, solve %.4f s\n",
-                        method_names[m],
-                        r.iterations,
-                        r.setup_seconds,
-                        r.solve_seconds);
-          else
-            std::printf("  %-18s %s\n", method_names[m], r.status.c_str());
-          std::fflush(stdout);
-        }
-
-    print_table(results, n_dofs);
-    std::printf(
-      "memory: growth of the peak resident set size during the method "
-      "(tpmg-cuda: device memory)\n");
-    if (!prm.csv_file.empty())
-      write_csv(prm, results, n_dofs);
-    if (prm.json)
-      print_json(prm, results, n_dofs, problem.setup_seconds);
-  }
-
-
-
   // An exception as one line: deal.II's exceptions print several, with the
   // place they were thrown from; the message is what matters here.
   std::string
@@ -1410,10 +1468,136 @@ namespace DealiiCompare
       line += (line.empty() ? "" : " ") + word;
     return line;
   }
+
+  // @sect3{Running the comparison}
+  //
+  // Every rank runs every method; rank 0 prints and writes the CSV file.
+  template <int dim>
+  void
+  run(const Parameters &prm)
+  {
+    const Problem<dim> problem(prm);
+    const double       n_dofs = problem.dof_handler.n_dofs();
+    const bool         report = is_root();
+    char               group[32];
+    if (report)
+      {
+        std::printf("dealii-compare: %uD Q%u, level %u, %s DoFs, solver %s",
+                    dim,
+                    prm.degree,
+                    prm.level,
+                    app_group(static_cast<long long>(n_dofs), group),
+                    tpmg_solver_type_name(prm.solver));
+        if (prm.solver == TPMG_SOLVER_GMRES)
+          std::printf("(%u)", prm.restart);
+        std::printf(", tolerance %.1e, multigrid levels in %s\n",
+                    prm.tolerance,
+                    prm.mixed ? "float (mixed)" : "double");
+        std::printf("%u MPI rank%s, threads per rank: deal.II %u (TBB), "
+                    "tpmg %u (OpenMP)\n",
+                    n_ranks(),
+                    n_ranks() == 1 ? "" : "s",
+                    MultithreadInfo::n_threads(),
+                    prm.threads);
+        std::printf(
+          "common set-up (mesh, DoFs, renumbering, right-hand side): %.3f s\n",
+          problem.setup_seconds);
+        std::fflush(stdout);
+      }
+
+    std::vector<Result> results;
+    for (int m = 0; m < n_methods; ++m)
+      if (prm.run[m])
+        {
+          switch (m)
+            {
+              case dealii_chebyshev:
+                results.push_back(run_chebyshev_for_degree<dim>(problem));
+                break;
+              case dealii_block_sor:
+                results.push_back(run_block_sor<dim>(problem));
+                break;
+              case tpmg_in_dealii:
+                results.push_back(prm.mixed ?
+                                    run_tpmg_in_dealii<dim, float>(problem) :
+                                    run_tpmg_in_dealii<dim, double>(problem));
+                break;
+              case tpmg_cpu:
+                results.push_back(run_tpmg_solver<dim>(problem, "cpu"));
+                break;
+              case tpmg_cuda:
+                results.push_back(run_tpmg_solver<dim>(problem, "cuda"));
+                break;
+            }
+          const Result &r = results.back();
+          if (!report)
+            continue;
+          if (r.status == "ok")
+            std::printf("  %-18s %u iterations, setup %.3f s, solve %.4f s\n",
+                        method_names[m],
+                        r.iterations,
+                        r.setup_seconds,
+                        r.solve_seconds);
+          else
+            std::printf("  %-18s %s\n", method_names[m], r.status.c_str());
+          std::fflush(stdout);
+        }
+
+    // The CSV file is rank 0's; its failure is every rank's.
+    std::string csv_error;
+    if (report && !prm.csv_file.empty())
+      try
+        {
+          write_csv(prm, results, n_dofs);
+        }
+      catch (const std::exception &exc)
+        {
+          csv_error = one_line(exc);
+        }
+    csv_error = Utilities::MPI::broadcast(MPI_COMM_WORLD, csv_error, 0);
+    AssertThrow(csv_error.empty(), ExcMessage(csv_error));
+    if (!report)
+      return;
+    print_table(results, n_dofs);
+    std::printf(
+      "times: the slowest rank's; memory: growth of the peak resident set "
+      "size during the method, summed over the ranks (tpmg-cuda: device "
+      "memory)\n");
+    if (prm.json)
+      print_json(prm, results, n_dofs, problem.setup_seconds);
+  }
+
+  // Whether every rank of @p comm has failed as well: each rank that fails
+  // enters a barrier on @p comm (a communicator of its own, so that it cannot
+  // match a collective call of the methods), which completes only when all
+  // have. A rank that does not arrive within the time limit is still busy or
+  // waits in a collective call for this one.
+  bool
+  all_ranks_failed(const MPI_Comm comm)
+  {
+    MPI_Request request;
+    if (MPI_Ibarrier(comm, &request) != MPI_SUCCESS)
+      return false;
+    const double give_up = now() + 30.;
+    for (int done = 0; now() < give_up;)
+      {
+        if (MPI_Test(&request, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+          return false;
+        if (done)
+          return true;
+        usleep(10000);
+      }
+    return false;
+  }
 } // namespace DealiiCompare
 
-
-
+// Options first (a bad one ends the program with exit status 2 before MPI
+// starts), then MPI and deal.II's threads (MPI_InitFinalize sets TBB's limit
+// per rank), then the comparison on as many ranks as mpirun starts. An error
+// ends the program with exit status 1 and its message on stderr from every
+// rank that sees it; where a rank fails alone (the others wait for it in a
+// collective call, or go on), it aborts the run after 30 s (MPI_Abort), so
+// that every rank ends with a nonzero status and none hangs.
 int
 main(int argc, char **argv)
 {
@@ -1431,10 +1615,26 @@ main(int argc, char **argv)
       Utilities::MPI::MPI_InitFinalize mpi_init(mpi_argc,
                                                 mpi_argv,
                                                 prm.threads);
-      if (prm.dim == 2)
-        run<2>(prm);
-      else
-        run<3>(prm);
+      MPI_Comm                         failure_comm;
+      AssertThrowMPI(MPI_Comm_dup(MPI_COMM_WORLD, &failure_comm));
+      try
+        {
+          if (prm.dim == 2)
+            run<2>(prm);
+          else
+            run<3>(prm);
+        }
+      catch (const std::exception &exc)
+        {
+          std::fflush(stdout);
+          std::fprintf(stderr, "dealii-compare: %s\n", one_line(exc).c_str());
+          std::fflush(stderr);
+          if (!all_ranks_failed(failure_comm))
+            MPI_Abort(MPI_COMM_WORLD, APP_EXIT_LIBRARY);
+          MPI_Comm_free(&failure_comm);
+          return APP_EXIT_LIBRARY;
+        }
+      MPI_Comm_free(&failure_comm);
     }
   catch (const std::exception &exc)
     {

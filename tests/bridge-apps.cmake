@@ -19,8 +19,8 @@
 #               (a GPU is present)
 #   MODE ranks  a nonzero exit status and RANKS lines on stderr matching EXPECT (a
 #               refusal that every rank of an mpiexec run reports; where the
-#               launcher split a line with another rank's, RANKS "dealii-poisson: "
-#               prefixes and at least one whole matching line)
+#               launcher split a line with another rank's, RANKS PREFIX prefixes
+#               ("<program>: ") and at least one whole matching line)
 #
 # A check is "key op value": op one of == != < <= > >= ~= (~=: relative 1e-6);
 # key a top-level field, or "method.field" for the entry of the "methods" array
@@ -280,7 +280,7 @@ if(CMAKE_SCRIPT_MODE_FILE)
     # another rank's line can land (seen in CI with deal.II 9.6.2's root): then
     # every rank's line still begins with the program's prefix, which its one
     # write puts in the first piece, and at least one line is whole
-    string(REGEX MATCHALL "dealii-poisson: " prefixes "${err}")
+    string(REGEX MATCHALL "${PREFIX}" prefixes "${err}")
     list(LENGTH prefixes n_prefixes)
     if(NOT n_matching EQUAL RANKS AND NOT (n_prefixes EQUAL RANKS AND n_matching GREATER 0))
       fail("expected ${RANKS} lines on stderr matching '${EXPECT}' (or ${RANKS} lines begun "
@@ -386,10 +386,15 @@ else()
                          ARGS --dim 2 --box 0,1e300,0,1)
     tpmg_bridge_app_test(${program}-dim-twice ${program} MODE usage
                          EXPECT "--dim given twice" ARGS --dim 2 --dim 3)
-    # tpmg-poisson's options that these programs do not have
-    tpmg_bridge_app_test(${program}-precision ${program} MODE usage
-                         EXPECT "unknown option '--precision'" ARGS --precision float)
   endforeach()
+  # tpmg-poisson's --precision: dealii-poisson has none; dealii-compare has
+  # double and mixed (float levels, as step-37), not float (its Krylov
+  # methods stay in double)
+  tpmg_bridge_app_test(dealii-poisson-precision dealii-poisson MODE usage
+                       EXPECT "unknown option '--precision'" ARGS --precision float)
+  tpmg_bridge_app_test(dealii-compare-precision dealii-compare MODE usage
+                       EXPECT "--precision float: expected one of double, mixed"
+                       ARGS --precision float)
   tpmg_bridge_app_test(dealii-poisson-rhs-ones dealii-poisson MODE usage
                        EXPECT "--rhs ones: expected one of one, sine" ARGS --rhs ones)
   tpmg_bridge_app_test(dealii-compare-rhs dealii-compare MODE usage
@@ -579,10 +584,17 @@ else()
   # 4 cells along y), through Multigrid, GpuPreconditioner and solve_on_gpu;
   # a mesh p4est does not cut into slabs is refused by every rank.
   if(TPMG_HAVE_MPI AND MPIEXEC_EXECUTABLE)
+    # tpmg_bridge_mpi_app_test(name ranks MODE pair|ranks [PROGRAM p] ARGS ... [ARGS2 ...]
+    #                          [CHECKS ...] [SAME ...] [CLOSE ...] [EXPECT re]):
+    # PROGRAM (default dealii-poisson) on `ranks` ranks; pair: then on one
+    # rank, without mpiexec
     function(tpmg_bridge_mpi_app_test name ranks)
-      cmake_parse_arguments(t "" "MODE;EXPECT" "ARGS;ARGS2;CHECKS;SAME;CLOSE" ${ARGN})
+      cmake_parse_arguments(t "" "MODE;EXPECT;PROGRAM" "ARGS;ARGS2;CHECKS;SAME;CLOSE" ${ARGN})
+      if(NOT t_PROGRAM)
+        set(t_PROGRAM dealii-poisson)
+      endif()
       set(launch ${MPIEXEC_NUMPROC_FLAG} ${ranks} ${tpmg_bridge_mpiexec_flags}
-                 $<TARGET_FILE:dealii-poisson>)
+                 $<TARGET_FILE:${t_PROGRAM}>)
       foreach(list ARGS ARGS2 CHECKS SAME CLOSE)
         string(REPLACE ";" "|" ${list} "${t_${list}}")
       endforeach()
@@ -593,8 +605,9 @@ else()
       add_test(NAME bridge-${name}
                COMMAND ${CMAKE_COMMAND} "-DPROGRAM=${MPIEXEC_EXECUTABLE}" "-DMODE=${t_MODE}"
                        "-DARGS=${launch}|${ARGS}" "-DEXPECT=${t_EXPECT}" "-DRANKS=${ranks}"
-                       "-DCHECKS=${CHECKS}" "-DPROGRAM2=$<TARGET_FILE:dealii-poisson>"
+                       "-DCHECKS=${CHECKS}" "-DPROGRAM2=$<TARGET_FILE:${t_PROGRAM}>"
                        "-DARGS2=${ARGS2}" "-DSAME=${SAME}" "-DCLOSE=${CLOSE}"
+                       "-DPREFIX=${t_PROGRAM}: "
                        -P "${tpmg_bridge_apps_driver}")
       set_tests_properties(bridge-${name} PROPERTIES LABELS "bridge;mpi" TIMEOUT 600
                            PROCESSORS ${ranks}
@@ -640,5 +653,69 @@ else()
                              ARGS --dim 2 --degree 2 --level 2 --cells 6,4 --box 0,3,0,2
                                   --threads 1
                              EXPECT "^dealii-poisson: .*rank [0-9] of 2: .*outside its slab.*make_slab_triangulation")
+
+    # dealii-compare on P ranks (deal.II's Chebyshev multigrid as step-37
+    # runs it, tpmg inside deal.II's Multigrid, tpmg's own solver): each
+    # method's one-rank iterations and L2 error, in 2D and 3D, with double
+    # and with float (mixed) levels, GMRES and CG; tpmg in deal.II's
+    # multigrid takes tpmg's own solver's iterations; block SOR (serial
+    # matrices) is skipped on P > 1 ranks.
+    set(compare_cases
+        # name         ranks dim degree level cells  box          precision solver
+        "np2-2d-double 2     2   3      2     2,4    0,1,0,2      double    gmres"
+        "np2-3d-mixed  2     3   2      2     1,1,4  0,1,0,1,0,4  mixed     cg"
+        "np3-2d-mixed  3     2   4      2     2,6    0,1,0,3      mixed     gmres"
+        "np3-3d-double 3     3   2      2     1,2,6  0,1,0,2,0,6  double    cg"
+        "np4-2d-double 4     2   2      3     2,8    0,1,0,4      double    cg"
+        "np4-3d-mixed  4     3   3      1     2,2,8  0,1,0,1,0,4  mixed     gmres")
+    foreach(case IN LISTS compare_cases)
+      string(REGEX REPLACE " +" ";" case "${case}")
+      list(GET case 0 name)
+      list(GET case 1 ranks)
+      list(GET case 2 dim)
+      list(GET case 3 degree)
+      list(GET case 4 level)
+      list(GET case 5 cells)
+      list(GET case 6 box)
+      list(GET case 7 precision)
+      list(GET case 8 solver)
+      set(same n_dofs)
+      set(close "")
+      foreach(method dealii-chebyshev tpmg-in-dealii tpmg-cpu)
+        list(APPEND same ${method}.iterations ${method}.converged)
+        list(APPEND close ${method}.l2_error)
+      endforeach()
+      tpmg_bridge_mpi_app_test(dealii-compare-${name} ${ranks} MODE pair PROGRAM dealii-compare
+                               ARGS --dim ${dim} --degree ${degree} --level ${level}
+                                    --cells ${cells} --box ${box} --precision ${precision}
+                                    --solver ${solver} --threads 1 --json
+                               CHECKS "ranks == ${ranks}" "threads == 1"
+                                      "precision == ${precision}"
+                                      "dealii-chebyshev.precision == ${precision}"
+                                      "tpmg-in-dealii.precision == ${precision}"
+                                      "tpmg-cpu.precision == ${precision}"
+                                      "dealii-chebyshev.converged == true"
+                                      "dealii-chebyshev.residual_reduction <= 1e-9"
+                                      "tpmg-in-dealii.converged == true"
+                                      "tpmg-in-dealii.residual_reduction <= 1e-9"
+                                      "tpmg-cpu.converged == true"
+                                      "tpmg-in-dealii.iterations == tpmg-cpu.iterations"
+                                      "tpmg-in-dealii.l2_error ~= tpmg-cpu.l2_error"
+                                      "dealii-chebyshev.l2_error ~= tpmg-cpu.l2_error"
+                                      "dealii-block-sor.status == skipped (ranks)"
+                                      "dealii-block-sor.iterations == null"
+                               SAME ${same} CLOSE ${close})
+    endforeach()
+    # a mesh p4est does not cut into slabs: refused by every rank; a failure
+    # of one rank (rank 0 cannot write the CSV file) ends every rank with it
+    tpmg_bridge_mpi_app_test(dealii-compare-np2-refused 2 MODE ranks PROGRAM dealii-compare
+                             ARGS --dim 2 --degree 2 --level 2 --cells 6,4 --box 0,3,0,2
+                                  --threads 1
+                             EXPECT "^dealii-compare: .*rank [0-9] of 2: .*outside its slab.*make_slab_triangulation")
+    tpmg_bridge_mpi_app_test(dealii-compare-np3-csv-fails 3 MODE ranks PROGRAM dealii-compare
+                             ARGS --dim 2 --degree 2 --level 2 --cells 2,6 --threads 1
+                                  --box 0,1,0,3 --methods tpmg-cpu
+                                  --csv ${out}/no-such-directory/compare.csv
+                             EXPECT "^dealii-compare: cannot open .*no-such-directory/compare.csv for appending$")
   endif()
 endif()
