@@ -20,6 +20,9 @@ struct tpmg_multigrid {
    * and x are the caller's except when precondition converts precisions */
   void *b[TPMG_MAX_LEVELS], *x[TPMG_MAX_LEVELS], *r[TPMG_MAX_LEVELS];
   size_t bytes[TPMG_MAX_LEVELS];
+  /* lending (tpmg_multigrid_create_outer): b_L and r_L in one allocation */
+  void *block;
+  size_t block_bytes;
   void *scratch; /* restriction onto the levels every rank keeps whole */
   size_t scratch_bytes;
 };
@@ -29,9 +32,11 @@ tpmg_multigrid_options tpmg_multigrid_options_default(void) {
   return options;
 }
 
-tpmg_status tpmg_multigrid_create(tpmg_grid *grid, const tpmg_multigrid_options *options,
-                                  tpmg_multigrid **mg) {
-  if (!grid) return TPMG_ERROR_ARGUMENT;
+/* fine_b, fine_x: whether level L has b and x of its own (to convert a
+ * caller's vectors of the other precision); lend: b_L and r_L are the two
+ * halves of one block of at least n_L doubles, r_L at a 256-byte boundary. */
+static tpmg_status create(tpmg_grid *grid, const tpmg_multigrid_options *options, int fine_b,
+                          int fine_x, int lend, tpmg_multigrid **mg) {
   tpmg_context *ctx = grid->ctx;
   TPMG_CHECK(ctx, mg, TPMG_ERROR_ARGUMENT, "mg is NULL");
   tpmg_multigrid_options opts = options ? *options : tpmg_multigrid_options_default();
@@ -58,15 +63,24 @@ tpmg_status tpmg_multigrid_create(tpmg_grid *grid, const tpmg_multigrid_options 
     status = tpmg_malloc(ctx, m->scratch_bytes, "multigrid restriction scratch", &m->scratch);
   for (int l = 0; l <= m->fine && status == TPMG_SUCCESS; ++l) {
     m->bytes[l] = (size_t)grid->levels[l].n_dofs * tpmg_precision_size(opts.precision);
-    status = tpmg_malloc(ctx, m->bytes[l], "multigrid level vector", &m->r[l]);
-    /* level L's b and x are needed only to convert a double preconditioner
-     * argument for a float hierarchy */
-    if (l < m->fine || opts.precision == TPMG_FLOAT) {
-      if (status == TPMG_SUCCESS)
+    int fine = l == m->fine;
+    if (fine && lend) {
+      size_t half = (m->bytes[l] + 255) / 256 * 256;
+      m->block_bytes = half + m->bytes[l];
+      if (m->block_bytes < (size_t)grid->levels[l].n_dofs * sizeof(double))
+        m->block_bytes = (size_t)grid->levels[l].n_dofs * sizeof(double);
+      status = tpmg_malloc(ctx, m->block_bytes, "multigrid fine-level b and r", &m->block);
+      if (status == TPMG_SUCCESS) {
+        m->b[l] = m->block;
+        m->r[l] = (char *)m->block + half;
+      }
+    } else {
+      status = tpmg_malloc(ctx, m->bytes[l], "multigrid level vector", &m->r[l]);
+      if (status == TPMG_SUCCESS && (!fine || fine_b))
         status = tpmg_malloc(ctx, m->bytes[l], "multigrid level vector", &m->b[l]);
-      if (status == TPMG_SUCCESS)
-        status = tpmg_malloc(ctx, m->bytes[l], "multigrid level vector", &m->x[l]);
     }
+    if (status == TPMG_SUCCESS && (!fine || fine_x))
+      status = tpmg_malloc(ctx, m->bytes[l], "multigrid level vector", &m->x[l]);
     /* ghost planes are read before they are first written: keep them finite */
     void *vectors[3] = {m->r[l], m->b[l], m->x[l]};
     for (int i = 0; i < 3 && status == TPMG_SUCCESS; ++i)
@@ -82,6 +96,21 @@ tpmg_status tpmg_multigrid_create(tpmg_grid *grid, const tpmg_multigrid_options 
   return TPMG_SUCCESS;
 }
 
+tpmg_status tpmg_multigrid_create(tpmg_grid *grid, const tpmg_multigrid_options *options,
+                                  tpmg_multigrid **mg) {
+  if (!grid)
+    return TPMG_ERROR_ARGUMENT;
+  /* a float hierarchy converts double arguments through its own b_L and x_L */
+  int convert = options && options->precision == TPMG_FLOAT;
+  return create(grid, options, convert, convert, 0, mg);
+}
+
+tpmg_status tpmg_multigrid_create_outer(tpmg_grid *grid, const tpmg_multigrid_options *options,
+                                        tpmg_precision outer, int native, tpmg_multigrid **mg) {
+  int convert = options->precision != outer;
+  return create(grid, options, convert, convert && !native, convert && native, mg);
+}
+
 tpmg_status tpmg_multigrid_destroy(tpmg_multigrid **mg) {
   if (!mg) return TPMG_ERROR_ARGUMENT;
   tpmg_multigrid *m = *mg;
@@ -90,10 +119,13 @@ tpmg_status tpmg_multigrid_destroy(tpmg_multigrid **mg) {
   tpmg_context *ctx = grid->ctx;
   tpmg_coarse_destroy(&m->coarse);
   tpmg_free(ctx, m->scratch_bytes, m->scratch);
+  tpmg_free(ctx, m->block_bytes, m->block);
   for (int l = 0; l < TPMG_MAX_LEVELS; ++l) {
     tpmg_smoother_destroy(&m->smoothers[l]);
-    tpmg_free(ctx, m->bytes[l], m->b[l]);
     tpmg_free(ctx, m->bytes[l], m->x[l]);
+    if (m->block && l == m->fine)
+      continue;
+    tpmg_free(ctx, m->bytes[l], m->b[l]);
     tpmg_free(ctx, m->bytes[l], m->r[l]);
   }
   free(m);
@@ -153,20 +185,33 @@ tpmg_status tpmg_multigrid_precondition(tpmg_multigrid *mg, tpmg_precision preci
   return tpmg_multigrid_apply(mg, precision, r, z);
 }
 
+tpmg_status tpmg_multigrid_apply_native(tpmg_multigrid *mg, tpmg_precision precision, const void *r,
+                                        void *z) {
+  tpmg_context *ctx = mg->grid->ctx;
+  tpmg_precision p = mg->options.precision;
+  int L = mg->fine;
+  tpmg_index n = mg->grid->levels[L].n_dofs;
+  if (precision != p) {
+    TPMG_CALL(ctx->ops->convert(ctx, n, precision, r, p, mg->b[L]));
+    r = mg->b[L];
+  }
+  TPMG_CALL(ctx->ops->set(ctx, p, n, 0.0, z));
+  return vcycle(mg, L, r, z);
+}
+
 tpmg_status tpmg_multigrid_apply(tpmg_multigrid *mg, tpmg_precision precision, const void *r,
                                  void *z) {
   tpmg_context *ctx = mg->grid->ctx;
   tpmg_precision p = mg->options.precision;
   int L = mg->fine;
-  tpmg_index n = mg->grid->levels[L].n_dofs;
-  if (precision == p) {
-    TPMG_CALL(ctx->ops->set(ctx, p, n, 0.0, z));
-    return vcycle(mg, L, r, z);
-  }
-  TPMG_CALL(ctx->ops->convert(ctx, n, precision, r, p, mg->b[L]));
-  TPMG_CALL(ctx->ops->set(ctx, p, n, 0.0, mg->x[L]));
-  TPMG_CALL(vcycle(mg, L, mg->b[L], mg->x[L]));
-  return ctx->ops->convert(ctx, n, p, mg->x[L], precision, z);
+  if (precision == p)
+    return tpmg_multigrid_apply_native(mg, precision, r, z);
+  TPMG_CALL(tpmg_multigrid_apply_native(mg, precision, r, mg->x[L]));
+  return ctx->ops->convert(ctx, mg->grid->levels[L].n_dofs, p, mg->x[L], precision, z);
+}
+
+void *tpmg_multigrid_scratch(const tpmg_multigrid *mg) {
+  return mg->block;
 }
 
 tpmg_status tpmg_multigrid_fmg(tpmg_multigrid *mg, tpmg_precision precision, const void *b,
@@ -188,8 +233,8 @@ tpmg_status tpmg_multigrid_fmg(tpmg_multigrid *mg, tpmg_precision precision, con
   }
   /* b on every level, by restriction */
   for (int l = L; l > 0; --l)
-    TPMG_CALL(tpmg_partition_restrict(grid, l, p, l == L ? bL : mg->b[l], mg->b[l - 1],
-                                      mg->scratch));
+    TPMG_CALL(
+        tpmg_partition_restrict(grid, l, p, l == L ? bL : mg->b[l], mg->b[l - 1], mg->scratch));
   TPMG_CALL(tpmg_coarse_solve(mg->coarse, mg->b[0], mg->x[0]));
   for (int l = 1; l <= L; ++l) {
     void *xl = l == L ? xL : mg->x[l];

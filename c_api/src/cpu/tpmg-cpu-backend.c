@@ -170,11 +170,12 @@ static tpmg_status cpu_dots(tpmg_context *ctx, tpmg_precision prec, tpmg_index n
 }
 
 static tpmg_status cpu_axpys(tpmg_context *ctx, tpmg_precision prec, tpmg_index n, int m,
-                             const double *a, const void *const *x, void *y, double *norm2) {
+                             const double *a, tpmg_precision x_prec, const void *const *x, void *y,
+                             double *norm2) {
   if (prec == TPMG_FLOAT)
-    axpys_float(ctx, n, m, a, (const float *const *)x, y, norm2);
+    axpys_float(ctx, n, m, a, 1, x, y, norm2);
   else
-    axpys_double(ctx, n, m, a, (const double *const *)x, y, norm2);
+    axpys_double(ctx, n, m, a, x_prec == TPMG_FLOAT, x, y, norm2);
   return TPMG_SUCCESS;
 }
 
@@ -504,12 +505,17 @@ static void TPMG_CPU_NAME(dots)(tpmg_context *ctx, tpmg_index n, int m, const T 
   }
 }
 
-/* axpys (see tpmg_backend_ops), over the blocks of dot when norm2 is wanted. */
+/* axpys (see tpmg_backend_ops), over the blocks of dot when norm2 is wanted;
+ * the x_v are float if x_float, else of type T. A float entry widened to
+ * double is exact, so a double y gets the same sums from float x_v as from
+ * their double copies. */
 static void TPMG_CPU_NAME(axpys)(tpmg_context *ctx, tpmg_index n, int m, const double *a,
-                                 const T *const *x, T *restrict y, double *norm2) {
+                                 int x_float, const void *const *x, T *restrict y, double *norm2) {
   T ta[TPMG_MULTI_MAX];
   for (int v = 0; v < m; ++v)
     ta[v] = (T)a[v];
+  const T *const *xt = (const T *const *)x;
+  const float *const *xf = (const float *const *)x;
   double block_sum[TPMG_CPU_DOT_BLOCKS];
 #pragma omp parallel for schedule(static)                                                          \
     num_threads(tpmg_backend_threads(ctx)) if (n > TPMG_CPU_PARALLEL_MIN)
@@ -518,8 +524,12 @@ static void TPMG_CPU_NAME(axpys)(tpmg_context *ctx, tpmg_index n, int m, const d
     double sum = 0;
     for (tpmg_index i = begin; i < end; ++i) {
       T value = y[i];
-      for (int v = 0; v < m; ++v)
-        value += ta[v] * x[v][i];
+      if (x_float)
+        for (int v = 0; v < m; ++v)
+          value += ta[v] * (T)xf[v][i];
+      else
+        for (int v = 0; v < m; ++v)
+          value += ta[v] * xt[v][i];
       y[i] = value;
       if (norm2)
         sum += (double)value * (double)value;
