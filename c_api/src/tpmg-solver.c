@@ -24,9 +24,15 @@
  * is never stored. Where pair j does not fit (it would leave less than 5% of
  * the memory free at creation, or the allocation fails) the restart length
  * shrinks to j, for the rest of that solve and every later one
- * (tpmg_solver_restart). In TPMG_MODE_MIXED the Z_j are the float V-cycle's
- * output converted to double, exactly, and could be stored in float; the
- * backends' axpys take one precision for x and y, so Z stays double. */
+ * (tpmg_solver_restart). In TPMG_MODE_MIXED the Z_j are kept in float, as
+ * the float V-cycle writes them (tpmg_multigrid_apply_native): a pair costs
+ * 12 bytes per DoF, not 16. A Z_j needs Z_j in double: it is converted into
+ * the block of the hierarchy's fine-level b and r, which hold n doubles and
+ * are free between V-cycles (tpmg_multigrid_scratch); that hierarchy keeps
+ * no fine-level x. x += Z y adds the float Z_j to the double x (the backend's
+ * axpys with x_prec float), each entry widened exactly, so the iterates are
+ * bitwise those of the Z_j converted to double (t601). In TPMG_MODE_FLOAT the
+ * final residual takes two double vectors: x, and A x - b. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
