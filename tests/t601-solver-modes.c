@@ -10,6 +10,11 @@
  *   (tpmg_multigrid_precondition of a float hierarchy on double vectors,
  *   tpmg_operator_apply, tpmg_vector_dots and tpmg_vector_axpys in double):
  *   the Z_j are float V-cycle outputs, exact in either precision;
+ * - MIXED FMG and V-cycle solvers, which add the float V-cycle's result to x
+ *   directly, give bitwise the iterations, solution and residual of the same
+ *   iterations over public operations with the result converted to double
+ *   first (tpmg_multigrid_fmg, tpmg_multigrid_precondition,
+ *   tpmg_vector_axpby);
  * - CG with the symmetric V-cycle converges and agrees with GMRES;
  * - FLOAT mode converges to 1e-4 with float vectors, L2 error within 1e-3;
  * - FMG and VCYCLE solvers converge; the monitor sees every iteration.
@@ -197,6 +202,60 @@ static double *reference_fgmres(problem *p, double tol, int restart, const doubl
   return xh;
 }
 
+/* FMG (fmg != 0: tpmg_multigrid_fmg first) or V-cycles from zero, then
+ * defect corrections x += V(0, b - A x) until the tolerance, at least one, as
+ * the solver runs them (tpmg-solver.c), over public operations with a float
+ * hierarchy and double vectors. Returns x (caller frees), the corrections and
+ * ||b - A x||. */
+static double *reference_vcycles(problem *p, double tol, int fmg, int *iterations,
+                                 double *residual) {
+  tpmg_context *ctx = p->ctx;
+  int64_t n = p->m.n_dofs;
+  const tpmg_precision d = TPMG_DOUBLE;
+  tpmg_multigrid_options mg_options = {TPMG_FLOAT, TPMG_SMOOTHER_FUSED, 0};
+  tpmg_multigrid *mg = NULL;
+  tpmg_operator *op = NULL;
+  REF_CALL(ctx, tpmg_multigrid_create(p->grid, &mg_options, &mg));
+  REF_CALL(ctx, tpmg_operator_create(p->grid, p->L, d, &op));
+  double *xh = ref_malloc(sizeof(double) * n);
+  void *x = ref_vector_create(ctx, d, n, NULL), *r = ref_vector_create(ctx, d, n, NULL);
+  void *z = ref_vector_create(ctx, d, n, NULL);
+  if (fmg) {
+    REF_CALL(ctx, tpmg_multigrid_fmg(mg, d, p->vb, x));
+    REF_DOWNLOAD(ctx, d, n, x, xh);
+  } else {
+    memset(xh, 0, sizeof(double) * n);
+  }
+  for (int64_t i = 0; i < n; i++)
+    if (ref_mesh_is_boundary(&p->m, i))
+      xh[i] = p->b[i];
+  ref_vector_upload(ctx, d, n, xh, x);
+  double bnorm, rnorm;
+  REF_CALL(ctx, tpmg_vector_dot(ctx, d, n, p->vb, p->vb, &bnorm));
+  bnorm = sqrt(bnorm);
+  REF_CALL(ctx, tpmg_operator_apply(op, x, r));
+  REF_CALL(ctx, tpmg_vector_axpby(ctx, d, n, 1.0, p->vb, -1.0, r));
+  REF_CALL(ctx, tpmg_vector_dot(ctx, d, n, r, r, &rnorm));
+  int it = 0;
+  while ((it == 0 || sqrt(rnorm) > tol * bnorm) && it < 100) {
+    REF_CALL(ctx, tpmg_multigrid_precondition(mg, d, r, z));
+    REF_CALL(ctx, tpmg_vector_axpby(ctx, d, n, 1.0, z, 1.0, x));
+    REF_CALL(ctx, tpmg_operator_apply(op, x, r));
+    REF_CALL(ctx, tpmg_vector_axpby(ctx, d, n, 1.0, p->vb, -1.0, r));
+    REF_CALL(ctx, tpmg_vector_dot(ctx, d, n, r, r, &rnorm));
+    ++it;
+  }
+  *iterations = it;
+  *residual = sqrt(rnorm);
+  REF_DOWNLOAD(ctx, d, n, x, xh);
+  ref_vector_destroy(ctx, &z);
+  ref_vector_destroy(ctx, &r);
+  ref_vector_destroy(ctx, &x);
+  REF_CALL(ctx, tpmg_operator_destroy(&op));
+  REF_CALL(ctx, tpmg_multigrid_destroy(&mg));
+  return xh;
+}
+
 /* The start vector of solve: random, NaN for FMG and V-cycles (which ignore
  * it); x0 the same with the Dirichlet entries of b. */
 static void start_vector(const problem *p, tpmg_solver_type type, double *x, double *x0) {
@@ -321,6 +380,27 @@ static void check_modes(tpmg_context *ctx, int dim, int k, int L, const int *cel
   REF_CHECK(rf.iterations <= rv.iterations,
             "FMG needs %d V-cycles after its first pass, plain V-cycles %d: expected no more",
             rf.iterations, rv.iterations);
+  for (int fmg = 0; fmg < 2; fmg++) {
+    tpmg_solver_result rm2;
+    double em2, residual;
+    int it;
+    const char *name = fmg ? "FMG mixed" : "V-cycle mixed";
+    double *xs = solve(&p, fmg ? TPMG_SOLVER_FMG : TPMG_SOLVER_VCYCLE, TPMG_MODE_MIXED, tol, &rm2,
+                       &em2, name);
+    double *xr = reference_vcycles(&p, tol, fmg, &it, &residual);
+    REF_CHECK(rm2.iterations == it && rm2.residual_norm == residual,
+              "%s dim %d k %d L %d: expected %d V-cycles and residual %.17g (double z), got %d "
+              "and %.17g",
+              name, dim, k, L, it, residual, rm2.iterations, rm2.residual_norm);
+    for (int64_t i = 0; i < n; i++)
+      if (memcmp(&xr[i], &xs[i], sizeof(double)) != 0) {
+        REF_CHECK(0, "%s dim %d k %d L %d: x[%lld] expected %.17g (double z), got %.17g", name, dim,
+                  k, L, (long long)i, xr[i], xs[i]);
+        break;
+      }
+    free(xr);
+    free(xs);
+  }
 
   /* FLOAT mode: float vectors throughout */
   {

@@ -6,7 +6,8 @@
  *   the memory of a tpmg_multigrid_create of the same options, less the
  *   finest level's vectors the solver's hierarchy lacks), its work vectors and
  *   the first basis pair, counted from the vector sizes: r (GMRES right), r and
- *   w (GMRES left), r, w, z, p (CG), r and z (FMG, V-cycles), in the outer
+ *   w (GMRES left), r, w, z, p (CG), r and z (FMG, V-cycles; r alone in
+ *   TPMG_MODE_MIXED, which adds the V-cycle's float result), in the outer
  *   precision; in TPMG_MODE_FLOAT two double vectors for the final residual.
  *   A float hierarchy under double vectors keeps a fine-level b and x to
  *   convert through, except for GMRES from the right in TPMG_MODE_MIXED,
@@ -136,7 +137,8 @@ static size_t created_memory(problem *p, const tpmg_solver_options *options) {
     bytes -= 2 * f;
   if (mixed && gmres && !left) /* the block of b and r instead of r, b and x */
     bytes = bytes - 3 * f + (f + 255) / 256 * 256 + f;
-  int work = options->type == TPMG_SOLVER_CG ? 4 : gmres && !left ? 1 : 2;
+  int cycles = options->type == TPMG_SOLVER_FMG || options->type == TPMG_SOLVER_VCYCLE;
+  int work = options->type == TPMG_SOLVER_CG ? 4 : (gmres && !left) || (cycles && mixed) ? 1 : 2;
   bytes += (size_t)work * outer;
   if (options->mode == TPMG_MODE_FLOAT)
     bytes += 2 * d;

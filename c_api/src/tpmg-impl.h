@@ -184,6 +184,12 @@ tpmg_status tpmg_multigrid_create_outer(tpmg_grid *grid, const tpmg_multigrid_op
  * V-cycle itself. */
 tpmg_status tpmg_multigrid_apply_native(tpmg_multigrid *mg, tpmg_precision precision, const void *r,
                                         void *z);
+/* x += V(0, r) for a hierarchy that converts (tpmg_multigrid_create_outer
+ * with outer = precision != its own, native = 0): the V-cycle's result in its
+ * fine-level x added to x from the hierarchy's precision, as x += z with z
+ * that result converted (bitwise). */
+tpmg_status tpmg_multigrid_correct(tpmg_multigrid *mg, tpmg_precision precision, const void *r,
+                                   void *x);
 /* A lending hierarchy's block (tpmg_multigrid_create_outer) as a vector of the
  * finest level's n doubles, NULL for others. Between calls of the hierarchy it
  * is the caller's to overwrite; the next call writes its fine-level b and r

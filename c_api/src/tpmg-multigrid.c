@@ -210,6 +210,17 @@ tpmg_status tpmg_multigrid_apply(tpmg_multigrid *mg, tpmg_precision precision, c
   return ctx->ops->convert(ctx, mg->grid->levels[L].n_dofs, p, mg->x[L], precision, z);
 }
 
+tpmg_status tpmg_multigrid_correct(tpmg_multigrid *mg, tpmg_precision precision, const void *r,
+                                   void *x) {
+  tpmg_context *ctx = mg->grid->ctx;
+  tpmg_precision p = mg->options.precision;
+  int L = mg->fine;
+  const double one = 1.0;
+  const void *xL = mg->x[L];
+  TPMG_CALL(tpmg_multigrid_apply_native(mg, precision, r, mg->x[L]));
+  return ctx->ops->axpys(ctx, precision, mg->grid->levels[L].n_dofs, 1, &one, p, &xL, x, NULL);
+}
+
 void *tpmg_multigrid_scratch(const tpmg_multigrid *mg) {
   return mg->block;
 }

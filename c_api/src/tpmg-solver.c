@@ -225,9 +225,17 @@ tpmg_status tpmg_solver_create(tpmg_grid *grid, const tpmg_solver_options *optio
 
   /* vectors: 0 = r; 1 = w (GMRES left, CG) or z (FMG, VCYCLE); CG: 2 = z, 3 = p.
    * GMRES from the right keeps w = A Z_j in r, which no cycle reads after
-   * V_0 = r / ||r||. GMRES: the basis grows in the solves, its first pair is
-   * made here */
-  int fixed = opts.type == TPMG_SOLVER_CG ? 4 : opts.type == TPMG_SOLVER_GMRES && !s->left ? 1 : 2;
+   * V_0 = r / ||r||. FMG and VCYCLE in TPMG_MODE_MIXED need no z: the
+   * V-cycle's result is added from the hierarchy's fine-level x
+   * (tpmg_multigrid_correct). GMRES: the basis grows in the solves, its
+   * first pair is made here */
+  int corrects = (opts.type == TPMG_SOLVER_FMG || opts.type == TPMG_SOLVER_VCYCLE) &&
+                 opts.mode == TPMG_MODE_MIXED;
+  int fixed = 2;
+  if (opts.type == TPMG_SOLVER_CG)
+    fixed = 4;
+  else if ((opts.type == TPMG_SOLVER_GMRES && !s->left) || corrects)
+    fixed = 1;
   int per_restart = s->left ? 1 : 2;
   s->reserve = SIZE_MAX;
   if (status == TPMG_SUCCESS && opts.type == TPMG_SOLVER_GMRES) {
@@ -502,8 +510,12 @@ static tpmg_status vcycles(tpmg_solver *s, const void *b, void *x, double bnorm,
   void *r = s->vectors[0], *z = s->vectors[1];
   int it = 0;
   while ((it == 0 || rnorm > s->options.tolerance * bnorm) && it < s->options.max_iterations) {
-    TPMG_CALL(precondition(s, r, z));
-    TPMG_CALL(ctx->ops->axpby(ctx, s->q, s->level->n_dofs, 1.0, z, 1.0, x));
+    if (z) {
+      TPMG_CALL(precondition(s, r, z));
+      TPMG_CALL(ctx->ops->axpby(ctx, s->q, s->level->n_dofs, 1.0, z, 1.0, x));
+    } else { /* mixed: x += the float V-cycle's result, as from z */
+      TPMG_CALL(tpmg_multigrid_correct(s->mg, s->q, r, x));
+    }
     TPMG_CALL(residual(s, b, x, r, &rnorm));
     ++it;
     monitor(s, it, rnorm / bnorm);
