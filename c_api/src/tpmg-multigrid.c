@@ -66,9 +66,7 @@ static tpmg_status create(tpmg_grid *grid, const tpmg_multigrid_options *options
     int fine = l == m->fine;
     if (fine && lend) {
       size_t half = (m->bytes[l] + 255) / 256 * 256;
-      m->block_bytes = half + m->bytes[l];
-      if (m->block_bytes < (size_t)grid->levels[l].n_dofs * sizeof(double))
-        m->block_bytes = (size_t)grid->levels[l].n_dofs * sizeof(double);
+      m->block_bytes = half + m->bytes[l]; /* >= 2 n floats = n doubles */
       status = tpmg_malloc(ctx, m->block_bytes, "multigrid fine-level b and r", &m->block);
       if (status == TPMG_SUCCESS) {
         m->b[l] = m->block;
