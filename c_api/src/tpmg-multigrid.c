@@ -242,8 +242,8 @@ tpmg_status tpmg_multigrid_fmg(tpmg_multigrid *mg, tpmg_precision precision, con
   }
   /* b on every level, by restriction */
   for (int l = L; l > 0; --l)
-    TPMG_CALL(
-        tpmg_partition_restrict(grid, l, p, l == L ? bL : mg->b[l], mg->b[l - 1], mg->scratch));
+    TPMG_CALL(tpmg_partition_restrict(grid, l, p, l == L ? bL : mg->b[l], mg->b[l - 1],
+                                      mg->scratch));
   TPMG_CALL(tpmg_coarse_solve(mg->coarse, mg->b[0], mg->x[0]));
   for (int l = 1; l <= L; ++l) {
     void *xl = l == L ? xL : mg->x[l];
