@@ -31,8 +31,10 @@
  * are free between V-cycles (tpmg_multigrid_scratch); that hierarchy keeps
  * no fine-level x. x += Z y adds the float Z_j to the double x (the backend's
  * axpys with x_prec float), each entry widened exactly, so the iterates are
- * bitwise those of the Z_j converted to double (t601). In TPMG_MODE_FLOAT the
- * final residual takes two double vectors: x, and A x - b. */
+ * bitwise those of the Z_j converted to double (t601). Mixed FMG and
+ * V-cycles likewise add the V-cycle's float result to x without a double z
+ * (tpmg_multigrid_correct). In TPMG_MODE_FLOAT the final residual takes two
+ * double vectors: x, and A x - b. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
