@@ -80,10 +80,11 @@ __global__ void __launch_bounds__(dot_threads)
     partials[dot_results + row] = sum[0];
 }
 
-/* The vectors and factors of one dots or axpys call, in the kernel parameters. */
-template <typename T> struct multi_vectors {
-  const T *x[TPMG_MULTI_MAX];
-  T a[TPMG_MULTI_MAX];
+/* The vectors and factors of one dots or axpys call, in the kernel parameters:
+ * the x_v of type X, the factors of y's type A. */
+template <typename X, typename A = X> struct multi_vectors {
+  const X *x[TPMG_MULTI_MAX];
+  A a[TPMG_MULTI_MAX];
 };
 
 /* The block's sums of s[v], v < values, each in a fixed order (a shuffle tree
@@ -130,11 +131,12 @@ __global__ void __launch_bounds__(dot_threads)
   block_partials(s, partials);
 }
 
-/* axpys on m vectors: y += sum_v a_v x_v in order; with_norm: (y, y) of the
- * stored y in the last row. */
-template <typename T, int m, bool with_norm>
+/* axpys on m vectors: y += sum_v a_v x_v in order, the x_v of type X (T, or
+ * float for a double y: widened exactly, so the sums are those of their double
+ * copies); with_norm: (y, y) of the stored y in the last row. */
+template <typename X, typename T, int m, bool with_norm>
 __global__ void __launch_bounds__(dot_threads)
-    axpys_kernel(tpmg_index n, const multi_vectors<T> vectors, T *__restrict__ y,
+    axpys_kernel(tpmg_index n, const multi_vectors<X, T> vectors, T *__restrict__ y,
                  double *__restrict__ partials) {
   double s[1] = {0};
 #pragma unroll 4
@@ -142,7 +144,7 @@ __global__ void __launch_bounds__(dot_threads)
     T value = y[i];
 #pragma unroll
     for (int v = 0; v < m; ++v)
-      value += vectors.a[v] * __ldg(vectors.x[v] + i);
+      value += vectors.a[v] * T(__ldg(vectors.x[v] + i));
     y[i] = value;
     if (with_norm)
       s[0] += double(value) * double(value);
@@ -191,13 +193,27 @@ tpmg_status finish_rows(tpmg_context *ctx, tpmg_index blocks, int m, double *res
   return TPMG_SUCCESS;
 }
 
-template <typename T> multi_vectors<T> multi_of(int m, const void *const *x, const double *a) {
-  multi_vectors<T> vectors{};
+template <typename X, typename A = X>
+multi_vectors<X, A> multi_of(int m, const void *const *x, const double *a) {
+  multi_vectors<X, A> vectors{};
   for (int v = 0; v < m; ++v) {
-    vectors.x[v] = static_cast<const T *>(x[v]);
-    vectors.a[v] = a ? T(a[v]) : T(0);
+    vectors.x[v] = static_cast<const X *>(x[v]);
+    vectors.a[v] = a ? A(a[v]) : A(0);
   }
   return vectors;
+}
+
+/* One axpys launch, the x_v of type X into y of type T. */
+template <typename X, typename T, int count>
+void launch_axpys(tpmg_index n, int m, const double *a, const void *const *x, void *y, bool norm,
+                  unsigned grid, backend_data *data) {
+  const auto vectors = multi_of<X, T>(m, x, a);
+  if (norm)
+    axpys_kernel<X, T, count, true>
+        <<<grid, dot_threads, 0, data->stream>>>(n, vectors, static_cast<T *>(y), data->partials);
+  else
+    axpys_kernel<X, T, count, false>
+        <<<grid, dot_threads, 0, data->stream>>>(n, vectors, static_cast<T *>(y), data->partials);
 }
 
 } // namespace
@@ -279,7 +295,7 @@ tpmg_status dots(tpmg_context *ctx, tpmg_precision prec, tpmg_index n, int m, co
 }
 
 tpmg_status axpys(tpmg_context *ctx, tpmg_precision prec, tpmg_index n, int m, const double *a,
-                  const void *const *x, void *y, double *norm2) {
+                  tpmg_precision x_prec, const void *const *x, void *y, double *norm2) {
   TPMG_CALL(activate(ctx));
   if (n <= 0) {
     if (norm2)
@@ -291,23 +307,12 @@ tpmg_status axpys(tpmg_context *ctx, tpmg_precision prec, tpmg_index n, int m, c
   const unsigned grid = unsigned(blocks);
   with_count(m, [&](auto M) {
     constexpr int count = M.value;
-    if (prec == TPMG_DOUBLE) {
-      const auto vectors = multi_of<double>(m, x, a);
-      if (norm2)
-        axpys_kernel<double, count, true><<<grid, dot_threads, 0, data->stream>>>(
-            n, vectors, static_cast<double *>(y), data->partials);
-      else
-        axpys_kernel<double, count, false><<<grid, dot_threads, 0, data->stream>>>(
-            n, vectors, static_cast<double *>(y), data->partials);
-    } else {
-      const auto vectors = multi_of<float>(m, x, a);
-      if (norm2)
-        axpys_kernel<float, count, true><<<grid, dot_threads, 0, data->stream>>>(
-            n, vectors, static_cast<float *>(y), data->partials);
-      else
-        axpys_kernel<float, count, false><<<grid, dot_threads, 0, data->stream>>>(
-            n, vectors, static_cast<float *>(y), data->partials);
-    }
+    if (prec == TPMG_FLOAT)
+      launch_axpys<float, float, count>(n, m, a, x, y, norm2, grid, data);
+    else if (x_prec == TPMG_FLOAT)
+      launch_axpys<float, double, count>(n, m, a, x, y, norm2, grid, data);
+    else
+      launch_axpys<double, double, count>(n, m, a, x, y, norm2, grid, data);
   });
   TPMG_CUDA_LAUNCHED(ctx, "axpys_kernel");
   if (!norm2)

@@ -135,7 +135,7 @@ tpmg_status dot(tpmg_context *ctx, tpmg_precision prec, tpmg_index n, const void
 tpmg_status dots(tpmg_context *ctx, tpmg_precision prec, tpmg_index n, int m, const void *const *x,
                  const void *y, double *result);
 tpmg_status axpys(tpmg_context *ctx, tpmg_precision prec, tpmg_index n, int m, const double *a,
-                  const void *const *x, void *y, double *norm2);
+                  tpmg_precision x_prec, const void *const *x, void *y, double *norm2);
 tpmg_status convert(tpmg_context *ctx, tpmg_index n, tpmg_precision src_prec, const void *src,
                     tpmg_precision dst_prec, void *dst);
 tpmg_status copy_boundary(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,

@@ -4,6 +4,17 @@
  *   tolerance when converged, residual_norm_0 = ||b - A x_0||;
  * - MIXED (V-cycle in float) GMRES reaches the L2 error of DOUBLE GMRES
  *   (relative difference < 1e-6) and the tolerance 1e-11;
+ * - MIXED GMRES, which keeps its preconditioned vectors Z_j in float, gives
+ *   bitwise the iterations, the solution and the residual of flexible GMRES
+ *   with the Z_j in double, written here over public operations
+ *   (tpmg_multigrid_precondition of a float hierarchy on double vectors,
+ *   tpmg_operator_apply, tpmg_vector_dots and tpmg_vector_axpys in double):
+ *   the Z_j are float V-cycle outputs, exact in either precision;
+ * - MIXED FMG and V-cycle solvers, which add the float V-cycle's result to x
+ *   directly, give bitwise the iterations, solution and residual of the same
+ *   iterations over public operations with the result converted to double
+ *   first (tpmg_multigrid_fmg, tpmg_multigrid_precondition,
+ *   tpmg_vector_axpby);
  * - CG with the symmetric V-cycle converges and agrees with GMRES;
  * - FLOAT mode converges to 1e-4 with float vectors, L2 error within 1e-3;
  * - FMG and VCYCLE solvers converge; the monitor sees every iteration.
@@ -89,18 +100,186 @@ static double true_residual(const problem *p, const double *x, double *noise) {
   return norm;
 }
 
+/* Flexible GMRES(restart) from the right, from x0 (host, Dirichlet entries
+ * those of b), over public operations with every vector in double: the Z_j
+ * are the float V-cycle's output converted to double. The solver's steps in
+ * its order (tpmg-solver.c): V_0 = r / ||r||; per iteration Z_j = P V_j,
+ * w = A Z_j, classical Gram-Schmidt in one dots and one axpys with the norm,
+ * Givens rotations; at the end of a cycle x += Z y and r = b - A x. Returns x
+ * (caller frees), the iterations and ||b - A x|| computed as the solver's. */
+static double *reference_fgmres(problem *p, double tol, int restart, const double *x0,
+                                int *iterations, double *residual) {
+  tpmg_context *ctx = p->ctx;
+  int64_t n = p->m.n_dofs;
+  const tpmg_precision d = TPMG_DOUBLE;
+  tpmg_multigrid_options mg_options = {TPMG_FLOAT, TPMG_SMOOTHER_FUSED, 0};
+  tpmg_multigrid *mg = NULL;
+  tpmg_operator *op = NULL;
+  REF_CALL(ctx, tpmg_multigrid_create(p->grid, &mg_options, &mg));
+  REF_CALL(ctx, tpmg_operator_create(p->grid, p->L, d, &op));
+  void *x = ref_vector_create(ctx, d, n, x0), *r = ref_vector_create(ctx, d, n, NULL);
+  void **V = ref_malloc(sizeof(void *) * restart), **Z = ref_malloc(sizeof(void *) * restart);
+  for (int j = 0; j < restart; ++j) {
+    V[j] = ref_vector_create(ctx, d, n, NULL);
+    Z[j] = ref_vector_create(ctx, d, n, NULL);
+  }
+  double *H = ref_malloc(sizeof(double) * restart * restart),
+         *c = ref_malloc(sizeof(double) * (restart + 1));
+  double *cs = ref_malloc(sizeof(double) * restart), *sn = ref_malloc(sizeof(double) * restart);
+  double *g = ref_malloc(sizeof(double) * (restart + 1)), *y = ref_malloc(sizeof(double) * restart);
+  double bnorm, rnorm;
+  REF_CALL(ctx, tpmg_vector_dot(ctx, d, n, p->vb, p->vb, &bnorm));
+  bnorm = sqrt(bnorm);
+  REF_CALL(ctx, tpmg_operator_apply(op, x, r));
+  REF_CALL(ctx, tpmg_vector_axpby(ctx, d, n, 1.0, p->vb, -1.0, r));
+  REF_CALL(ctx, tpmg_vector_dot(ctx, d, n, r, r, &rnorm));
+  rnorm = sqrt(rnorm);
+  double target = tol * bnorm;
+  int it = 0;
+  while (rnorm > target && it < 100) {
+    REF_CALL(ctx, tpmg_vector_axpby(ctx, d, n, 1.0 / rnorm, r, 0.0, V[0]));
+    memset(g, 0, sizeof(double) * (restart + 1));
+    g[0] = rnorm;
+    int j = 0;
+    for (; j < restart; ++j) {
+      REF_CALL(ctx, tpmg_multigrid_precondition(mg, d, V[j], Z[j]));
+      REF_CALL(ctx, tpmg_operator_apply(op, Z[j], r));
+      double after;
+      REF_CALL(ctx, tpmg_vector_dots(ctx, d, n, j + 1, (const void *const *)V, r, c));
+      for (int i = 0; i <= j; ++i) {
+        H[i * restart + j] = c[i];
+        c[i] = -c[i];
+      }
+      REF_CALL(ctx, tpmg_vector_axpys(ctx, d, n, j + 1, c, (const void *const *)V, r, &after));
+      double h_next = sqrt(after);
+      for (int i = 0; i < j; ++i) {
+        double a = H[i * restart + j], b = H[(i + 1) * restart + j];
+        H[i * restart + j] = cs[i] * a + sn[i] * b;
+        H[(i + 1) * restart + j] = -sn[i] * a + cs[i] * b;
+      }
+      double a = H[j * restart + j], h = hypot(a, h_next);
+      cs[j] = a / h;
+      sn[j] = h_next / h;
+      H[j * restart + j] = h;
+      g[j + 1] = -sn[j] * g[j];
+      g[j] = cs[j] * g[j];
+      ++it;
+      int done = fabs(g[j + 1]) <= target || it >= 100 || h_next == 0.0;
+      if (!done && j + 1 < restart)
+        REF_CALL(ctx, tpmg_vector_axpby(ctx, d, n, 1.0 / h_next, r, 0.0, V[j + 1]));
+      if (done) {
+        ++j;
+        break;
+      }
+    }
+    for (int i = j - 1; i >= 0; --i) {
+      double sum = g[i];
+      for (int q = i + 1; q < j; ++q)
+        sum -= H[i * restart + q] * y[q];
+      y[i] = sum / H[i * restart + i];
+    }
+    REF_CALL(ctx, tpmg_vector_axpys(ctx, d, n, j, y, (const void *const *)Z, x, NULL));
+    REF_CALL(ctx, tpmg_operator_apply(op, x, r));
+    REF_CALL(ctx, tpmg_vector_axpby(ctx, d, n, 1.0, p->vb, -1.0, r));
+    REF_CALL(ctx, tpmg_vector_dot(ctx, d, n, r, r, &rnorm));
+    rnorm = sqrt(rnorm);
+  }
+  *iterations = it;
+  *residual = rnorm;
+  double *xh = ref_malloc(sizeof(double) * n);
+  REF_DOWNLOAD(ctx, d, n, x, xh);
+  for (int j = 0; j < restart; ++j) {
+    ref_vector_destroy(ctx, &V[j]);
+    ref_vector_destroy(ctx, &Z[j]);
+  }
+  free(y);
+  free(g);
+  free(sn);
+  free(cs);
+  free(c);
+  free(H);
+  free(Z);
+  free(V);
+  ref_vector_destroy(ctx, &r);
+  ref_vector_destroy(ctx, &x);
+  REF_CALL(ctx, tpmg_operator_destroy(&op));
+  REF_CALL(ctx, tpmg_multigrid_destroy(&mg));
+  return xh;
+}
+
+/* FMG (fmg != 0: tpmg_multigrid_fmg first) or V-cycles from zero, then
+ * defect corrections x += V(0, b - A x) until the tolerance, at least one, as
+ * the solver runs them (tpmg-solver.c), over public operations with a float
+ * hierarchy and double vectors. Returns x (caller frees), the corrections and
+ * ||b - A x||. */
+static double *reference_vcycles(problem *p, double tol, int fmg, int *iterations,
+                                 double *residual) {
+  tpmg_context *ctx = p->ctx;
+  int64_t n = p->m.n_dofs;
+  const tpmg_precision d = TPMG_DOUBLE;
+  tpmg_multigrid_options mg_options = {TPMG_FLOAT, TPMG_SMOOTHER_FUSED, 0};
+  tpmg_multigrid *mg = NULL;
+  tpmg_operator *op = NULL;
+  REF_CALL(ctx, tpmg_multigrid_create(p->grid, &mg_options, &mg));
+  REF_CALL(ctx, tpmg_operator_create(p->grid, p->L, d, &op));
+  double *xh = ref_malloc(sizeof(double) * n);
+  void *x = ref_vector_create(ctx, d, n, NULL), *r = ref_vector_create(ctx, d, n, NULL);
+  void *z = ref_vector_create(ctx, d, n, NULL);
+  if (fmg) {
+    REF_CALL(ctx, tpmg_multigrid_fmg(mg, d, p->vb, x));
+    REF_DOWNLOAD(ctx, d, n, x, xh);
+  } else {
+    memset(xh, 0, sizeof(double) * n);
+  }
+  for (int64_t i = 0; i < n; i++)
+    if (ref_mesh_is_boundary(&p->m, i))
+      xh[i] = p->b[i];
+  ref_vector_upload(ctx, d, n, xh, x);
+  double bnorm, rnorm;
+  REF_CALL(ctx, tpmg_vector_dot(ctx, d, n, p->vb, p->vb, &bnorm));
+  bnorm = sqrt(bnorm);
+  REF_CALL(ctx, tpmg_operator_apply(op, x, r));
+  REF_CALL(ctx, tpmg_vector_axpby(ctx, d, n, 1.0, p->vb, -1.0, r));
+  REF_CALL(ctx, tpmg_vector_dot(ctx, d, n, r, r, &rnorm));
+  int it = 0;
+  while ((it == 0 || sqrt(rnorm) > tol * bnorm) && it < 100) {
+    REF_CALL(ctx, tpmg_multigrid_precondition(mg, d, r, z));
+    REF_CALL(ctx, tpmg_vector_axpby(ctx, d, n, 1.0, z, 1.0, x));
+    REF_CALL(ctx, tpmg_operator_apply(op, x, r));
+    REF_CALL(ctx, tpmg_vector_axpby(ctx, d, n, 1.0, p->vb, -1.0, r));
+    REF_CALL(ctx, tpmg_vector_dot(ctx, d, n, r, r, &rnorm));
+    ++it;
+  }
+  *iterations = it;
+  *residual = sqrt(rnorm);
+  REF_DOWNLOAD(ctx, d, n, x, xh);
+  ref_vector_destroy(ctx, &z);
+  ref_vector_destroy(ctx, &r);
+  ref_vector_destroy(ctx, &x);
+  REF_CALL(ctx, tpmg_operator_destroy(&op));
+  REF_CALL(ctx, tpmg_multigrid_destroy(&mg));
+  return xh;
+}
+
+/* The start vector of solve: random, NaN for FMG and V-cycles (which ignore
+ * it); x0 the same with the Dirichlet entries of b. */
+static void start_vector(const problem *p, tpmg_solver_type type, double *x, double *x0) {
+  int64_t n = p->m.n_dofs;
+  uint64_t seed = 601;
+  ref_fill_random(&seed, n, x);
+  if (type == TPMG_SOLVER_FMG || type == TPMG_SOLVER_VCYCLE)
+    ref_fill_nan(n, x);
+  for (int64_t i = 0; i < n; i++)
+    x0[i] = ref_mesh_is_boundary(&p->m, i) ? p->b[i] : x[i];
+}
+
 /* Solve in double vectors (DOUBLE or MIXED), check the result's residuals
  * against the reference; x returned (caller frees), L2 error in *error. */
 static double *solve(problem *p, tpmg_solver_type type, tpmg_mode mode, double tol,
                      tpmg_solver_result *result, double *error, const char *what) {
   int64_t n = p->m.n_dofs;
-  double *x = ref_malloc(sizeof(double) * n);
-  uint64_t seed = 601;
-  ref_fill_random(&seed, n, x); /* start vector; Dirichlet entries are overwritten */
-  if (type == TPMG_SOLVER_FMG || type == TPMG_SOLVER_VCYCLE)
-    ref_fill_nan(n, x);
-  double *x0 = ref_malloc(sizeof(double) * n);
-  for (int64_t i = 0; i < n; i++) x0[i] = ref_mesh_is_boundary(&p->m, i) ? p->b[i] : x[i];
+  double *x = ref_malloc(sizeof(double) * n), *x0 = ref_malloc(sizeof(double) * n);
+  start_vector(p, type, x, x0); /* the solver overwrites the Dirichlet entries of x */
   tpmg_solver_options options = tpmg_solver_options_default();
   options.type = type;
   options.mode = mode;
@@ -171,6 +350,26 @@ static void check_modes(tpmg_context *ctx, int dim, int k, int L, const int *cel
   REF_CHECK(rm.iterations <= rd.iterations + 2,
             "mixed GMRES dim %d k %d L %d: %d iterations, double needs %d", dim, k, L,
             rm.iterations, rd.iterations);
+  {
+    double *start = ref_malloc(sizeof(double) * n), *x0 = ref_malloc(sizeof(double) * n);
+    start_vector(&p, TPMG_SOLVER_GMRES, start, x0);
+    int it;
+    double residual;
+    double *xr = reference_fgmres(&p, tol, 30, x0, &it, &residual);
+    REF_CHECK(rm.iterations == it && rm.residual_norm == residual,
+              "mixed GMRES dim %d k %d L %d: expected %d iterations and residual %.17g (double "
+              "Z_j), got %d and %.17g",
+              dim, k, L, it, residual, rm.iterations, rm.residual_norm);
+    for (int64_t i = 0; i < n; i++)
+      if (memcmp(&xr[i], &xm[i], sizeof(double)) != 0) {
+        REF_CHECK(0, "mixed GMRES dim %d k %d L %d: x[%lld] expected %.17g (double Z_j), got %.17g",
+                  dim, k, L, (long long)i, xr[i], xm[i]);
+        break;
+      }
+    free(xr);
+    free(x0);
+    free(start);
+  }
   double *xc = solve(&p, TPMG_SOLVER_CG, TPMG_MODE_DOUBLE, tol, &rc, &ec, "CG double");
   double diff = ref_relative_difference(n, xc, xd);
   REF_CHECK(diff <= 1e-7,
@@ -186,6 +385,27 @@ static void check_modes(tpmg_context *ctx, int dim, int k, int L, const int *cel
   REF_CHECK(rf.iterations <= rv.iterations,
             "FMG needs %d V-cycles after its first pass, plain V-cycles %d: expected no more",
             rf.iterations, rv.iterations);
+  for (int fmg = 0; fmg < 2; fmg++) {
+    tpmg_solver_result rm2;
+    double em2, residual;
+    int it;
+    const char *name = fmg ? "FMG mixed" : "V-cycle mixed";
+    double *xs = solve(&p, fmg ? TPMG_SOLVER_FMG : TPMG_SOLVER_VCYCLE, TPMG_MODE_MIXED, tol, &rm2,
+                       &em2, name);
+    double *xr = reference_vcycles(&p, tol, fmg, &it, &residual);
+    REF_CHECK(rm2.iterations == it && rm2.residual_norm == residual,
+              "%s dim %d k %d L %d: expected %d V-cycles and residual %.17g (double z), got %d "
+              "and %.17g",
+              name, dim, k, L, it, residual, rm2.iterations, rm2.residual_norm);
+    for (int64_t i = 0; i < n; i++)
+      if (memcmp(&xr[i], &xs[i], sizeof(double)) != 0) {
+        REF_CHECK(0, "%s dim %d k %d L %d: x[%lld] expected %.17g (double z), got %.17g", name, dim,
+                  k, L, (long long)i, xr[i], xs[i]);
+        break;
+      }
+    free(xr);
+    free(xs);
+  }
 
   /* FLOAT mode: float vectors throughout */
   {

@@ -7,7 +7,11 @@
  * GPU they are reproducible from run to run. axpys' norm is that of the
  * stored result; the entry past n is untouched. Results poisoned with NaN. A
  * backend with device memory also runs t800-gpu-vector's larger lengths (many
- * thread blocks). */
+ * thread blocks).
+ * tpmg_vector_axpys_mixed (float x_i into a double y, GMRES' x += Z y in
+ * TPMG_MODE_MIXED) gives bitwise the y and the norm of tpmg_vector_axpys on
+ * the x_i widened to double, in both contexts, with and without the norm; it
+ * refuses double x_i for a float y. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -136,6 +140,72 @@ static void check_ops(tpmg_context *c1, tpmg_context *c2, tpmg_precision p, int 
   free(y2);
 }
 
+static void check_mixed(tpmg_context *c1, tpmg_context *c2, int m, int64_t n, uint64_t *seed) {
+  float *xf = ref_malloc(sizeof(float) * (size_t)(m * n));
+  double *xd = ref_malloc(sizeof(double) * (size_t)(m * n)), *yh = ref_malloc(sizeof(double) * n);
+  double a[MULTI];
+  ref_fill_random(seed, (int64_t)m * n, xd);
+  for (int64_t i = 0; i < (int64_t)m * n; i++)
+    xd[i] = xf[i] = (float)(xd[i] * 3.0);
+  ref_fill_random(seed, n, yh);
+  for (int v = 0; v < m; v++)
+    a[v] = ref_random(seed);
+  double *got = ref_malloc(sizeof(double) * n), *expected = ref_malloc(sizeof(double) * n);
+  tpmg_context *c[2] = {c1, c2};
+  for (int s = 0; s < 2; s++) {
+    void *x[MULTI], *xw[MULTI];
+    for (int v = 0; v < m; v++) {
+      x[v] = ref_vector_create(c[s], TPMG_FLOAT, n, xf + (size_t)v * n);
+      xw[v] = ref_vector_create(c[s], TPMG_DOUBLE, n, xd + (size_t)v * n);
+    }
+    void *y = ref_vector_create(c[s], TPMG_DOUBLE, n, yh),
+         *yw = ref_vector_create(c[s], TPMG_DOUBLE, n, yh);
+    for (int with_norm = 0; with_norm < 2; with_norm++) {
+      double norm = NAN, norm_w = NAN;
+      ref_vector_upload(c[s], TPMG_DOUBLE, n, yh, y);
+      ref_vector_upload(c[s], TPMG_DOUBLE, n, yh, yw);
+      REF_CALL(c[s], tpmg_vector_axpys_mixed(c[s], TPMG_DOUBLE, n, m, a, TPMG_FLOAT,
+                                             (const void *const *)x, y, with_norm ? &norm : NULL));
+      REF_CALL(c[s], tpmg_vector_axpys(c[s], TPMG_DOUBLE, n, m, a, (const void *const *)xw, yw,
+                                       with_norm ? &norm_w : NULL));
+      REF_DOWNLOAD(c[s], TPMG_DOUBLE, n, y, got);
+      REF_DOWNLOAD(c[s], TPMG_DOUBLE, n, yw, expected);
+      for (int64_t i = 0; i < n; i++)
+        if (memcmp(&got[i], &expected[i], sizeof(double)) != 0) {
+          REF_CHECK(0,
+                    "axpys_mixed m %d n %lld context %d norm %d: y[%lld] expected %.17g (double "
+                    "x_i), got %.17g",
+                    m, (long long)n, s + 1, with_norm, (long long)i, expected[i], got[i]);
+          break;
+        }
+      REF_CHECK(!with_norm || memcmp(&norm, &norm_w, sizeof(double)) == 0,
+                "axpys_mixed m %d n %lld context %d: norm2 expected %.17g (double x_i), got %.17g",
+                m, (long long)n, s + 1, norm_w, norm);
+    }
+    /* double x_i for a float y: refused, y unchanged */
+    void *yf = ref_vector_create(c[s], TPMG_FLOAT, n, NULL);
+    double norm = -7;
+    tpmg_status status = tpmg_vector_axpys_mixed(c[s], TPMG_FLOAT, n, m, a, TPMG_DOUBLE,
+                                                 (const void *const *)xw, yf, &norm);
+    REF_CHECK(status == TPMG_ERROR_ARGUMENT && norm == -7,
+              "axpys_mixed with double x_i for a float y: expected TPMG_ERROR_ARGUMENT (%d), got "
+              "%d, norm2 %g",
+              (int)TPMG_ERROR_ARGUMENT, (int)status, norm);
+    ref_vector_destroy(c[s], &yf);
+    ref_vector_destroy(c[s], &yw);
+    ref_vector_destroy(c[s], &y);
+    for (int v = 0; v < m; v++) {
+      ref_vector_destroy(c[s], &xw[v]);
+      ref_vector_destroy(c[s], &x[v]);
+    }
+  }
+  free(expected);
+  free(got);
+  free(yh);
+  free(xd);
+  free(xf);
+}
+
 int main(int argc, char **argv) {
   const char *backend = ref_backend(argc, argv);
   tpmg_context *c1 = ref_context_create(backend, 1), *c2 = ref_context_create(backend, 2);
@@ -149,6 +219,9 @@ int main(int argc, char **argv) {
     for (int c = 0; c < 3; c++)
       for (int s = 0; s < n_sizes; s++)
         check_ops(c1, c2, (tpmg_precision)p, counts[c], sizes[s], &seed);
+  for (int c = 0; c < 3; c++)
+    for (int s = 0; s < n_sizes; s++)
+      check_mixed(c1, c2, counts[c], sizes[s], &seed);
   REF_CALL(c1, tpmg_context_destroy(&c1));
   REF_CALL(c2, tpmg_context_destroy(&c2));
   return ref_exit_code("t605-solver-multi-ops");

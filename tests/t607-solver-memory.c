@@ -2,8 +2,21 @@
  * - tpmg_solver_memory equals the growth of tpmg_context_memory since before
  *   tpmg_solver_create, after the create and after every solve, for every
  *   solver type and precision; destroying the solver returns all of it;
- * - GMRES: a solver holds as many basis pairs (V_i, and Z_i with right
- *   preconditioning, each a vector of the outer precision) as its longest
+ * - right after the create, a solver holds exactly its hierarchy (measured as
+ *   the memory of a tpmg_multigrid_create of the same options, less the
+ *   finest level's vectors the solver's hierarchy lacks), its work vectors and
+ *   the first basis pair, counted from the vector sizes: r (GMRES right), r and
+ *   w (GMRES left), r, w, z, p (CG), r and z (FMG, V-cycles; r alone in
+ *   TPMG_MODE_MIXED, which adds the V-cycle's float result), in the outer
+ *   precision; in TPMG_MODE_FLOAT two double vectors for the final residual.
+ *   A float hierarchy under double vectors keeps a fine-level b and x to
+ *   convert through, except for GMRES from the right in TPMG_MODE_MIXED,
+ *   which keeps no x and its b and r in one block of n doubles' size (r at a
+ *   256-byte boundary); other hierarchies keep neither b nor x. Mixed FMG
+ *   adds b and x in double on every level below the finest;
+ * - GMRES: a solver holds as many basis pairs (V_i of the outer precision,
+ *   and with right preconditioning Z_i, in float in TPMG_MODE_MIXED, else of
+ *   the outer precision) as its longest
  *   cycle so far had iterations, the first pair from the create. With right
  *   preconditioning every cycle but the last is restart iterations long, so
  *   a solve of j iterations holds min(j, restart) pairs; a second identical
@@ -54,6 +67,7 @@ typedef struct {
   tpmg_context *ctx;
   tpmg_grid *grid;
   int64_t n;
+  int L;            /* the finest level */
   tpmg_precision q; /* of b and x */
   size_t entry;     /* bytes per entry */
   void *vb, *vx;
@@ -99,12 +113,58 @@ static int min_int(int a, int b) {
   return a < b ? a : b;
 }
 
+/* The memory of a tpmg_multigrid_create with the options the solver's
+ * hierarchy has. */
+static size_t hierarchy_memory(problem *p, const tpmg_solver_options *options) {
+  tpmg_multigrid_options mg_options = {options->mode == TPMG_MODE_DOUBLE ? TPMG_DOUBLE : TPMG_FLOAT,
+                                       options->smoother, options->type == TPMG_SOLVER_CG};
+  size_t before = context_memory(p->ctx);
+  tpmg_multigrid *mg = NULL;
+  REF_CALL(p->ctx, tpmg_multigrid_create(p->grid, &mg_options, &mg));
+  size_t bytes = context_memory(p->ctx) - before;
+  REF_CALL(p->ctx, tpmg_multigrid_destroy(&mg));
+  return bytes;
+}
+
+/* What a solver with these options holds right after its create: an
+ * independent count from the vector sizes (see the header). */
+static size_t created_memory(problem *p, const tpmg_solver_options *options) {
+  size_t n = (size_t)p->n, outer = p->entry * n, f = sizeof(float) * n, d = sizeof(double) * n;
+  int gmres = options->type == TPMG_SOLVER_GMRES;
+  int left = gmres && options->preconditioning == TPMG_PRECONDITION_LEFT;
+  int mixed = options->mode == TPMG_MODE_MIXED;
+  /* a public float hierarchy keeps a fine-level r, b and x (for double vectors) */
+  size_t bytes = hierarchy_memory(p, options);
+  if (options->mode == TPMG_MODE_FLOAT) /* no b and x */
+    bytes -= 2 * f;
+  if (mixed && gmres && !left) /* the block of b and r instead of r, b and x */
+    bytes = bytes - 3 * f + (f + 255) / 256 * 256 + f;
+  int cycles = options->type == TPMG_SOLVER_FMG || options->type == TPMG_SOLVER_VCYCLE;
+  int work = options->type == TPMG_SOLVER_CG ? 4 : (gmres && !left) || (cycles && mixed) ? 1 : 2;
+  bytes += (size_t)work * outer;
+  if (options->mode == TPMG_MODE_FLOAT)
+    bytes += 2 * d;
+  if (gmres)
+    bytes += outer + (left ? 0 : mixed ? f : outer);
+  /* mixed FMG: b and x in double on the levels below the finest (one coarse
+   * cell: no hidden levels) */
+  for (int l = 0; l < p->L && mixed && options->type == TPMG_SOLVER_FMG; ++l) {
+    tpmg_index nl = 0;
+    REF_CALL(p->ctx, tpmg_grid_level_size(p->grid, l, &nl, NULL));
+    bytes += 2 * sizeof(double) * (size_t)nl;
+  }
+  return bytes;
+}
+
 static void check_case(problem *p, const tpmg_solver_options *options, const char *what) {
   tpmg_context *ctx = p->ctx;
   size_t bytes = (size_t)p->entry * (size_t)p->n;
   int gmres = options->type == TPMG_SOLVER_GMRES;
   int left = gmres && options->preconditioning == TPMG_PRECONDITION_LEFT;
-  size_t pair = !gmres ? 0 : left ? bytes : 2 * bytes;
+  /* V_j, and Z_j from the right: float V-cycle outputs in TPMG_MODE_MIXED */
+  size_t z = options->mode == TPMG_MODE_MIXED ? sizeof(float) * (size_t)p->n : bytes;
+  size_t pair = !gmres ? 0 : left ? bytes : bytes + z;
+  size_t expected = created_memory(p, options);
   int restart = options->restart;
   void *zero = calloc((size_t)p->n, p->entry), *near = ref_malloc(bytes);
   void *x1 = ref_malloc(bytes), *x2 = ref_malloc(bytes), *x3 = ref_malloc(bytes);
@@ -129,6 +189,10 @@ static void check_case(problem *p, const tpmg_solver_options *options, const cha
   REF_CHECK(m1 > m0 && s1 == m1 - m0,
             "%s: after create, tpmg_solver_memory expected the context's growth %zu, got %zu", what,
             m1 - m0, s1);
+  REF_CHECK(s1 == expected,
+            "%s: after create, expected %zu bytes (hierarchy, work vectors, first basis pair), "
+            "got %zu",
+            what, expected, s1);
 
   REF_CALL(ctx, solve(p, solver, near, x1, &r1));
   size_t m2 = context_memory(ctx), s2 = solver_memory(ctx, solver);
@@ -193,6 +257,7 @@ static void check_case(problem *p, const tpmg_solver_options *options, const cha
 static void problem_init(problem *p, tpmg_context *ctx, int dim, int k, int L, tpmg_precision q) {
   const int cells[3] = {1, 1, 1};
   p->ctx = ctx;
+  p->L = L;
   p->grid = ref_grid_create(ctx, dim, k, L, cells, NULL);
   tpmg_index n = 0;
   REF_CALL(ctx, tpmg_grid_level_size(p->grid, L, &n, NULL));

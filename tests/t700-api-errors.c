@@ -75,9 +75,10 @@ static void context_errors(void) {
   tpmg_context *ctx = SENTINEL;
   EXPECT_ARG(NULL, tpmg_context_create(NULL, NULL), NULL);
   tpmg_context_options options = tpmg_context_options_default();
-  REF_CHECK(options.backend == NULL && options.n_threads == 0 && options.device == 0,
-            "tpmg_context_options_default: expected NULL (cpu), 0 threads, device 0, got %s, %d, %d",
-            options.backend ? options.backend : "NULL", options.n_threads, options.device);
+  REF_CHECK(
+      options.backend == NULL && options.n_threads == 0 && options.device == 0,
+      "tpmg_context_options_default: expected NULL (cpu), 0 threads, device 0, got %s, %d, %d",
+      options.backend ? options.backend : "NULL", options.n_threads, options.device);
   options.backend = "gpu";
   EXPECT_ARG(NULL, tpmg_context_create(&options, &ctx), NULL);
   REF_CHECK(ctx == NULL, "tpmg_context_create(backend gpu) failed but *ctx is not NULL");
@@ -207,6 +208,25 @@ static void context_errors(void) {
   EXPECT_ARG(ctx, tpmg_vector_axpys(ctx, TPMG_DOUBLE, 10, 2, factors, xs, NULL, &norm2), NULL);
   EXPECT_ARG(ctx, tpmg_vector_axpys(ctx, TPMG_DOUBLE, 10, 2, factors, xs, v, &norm2), "x[0]");
   REF_CHECK(norm2 == -7, "tpmg_vector_axpys changed its output on failure: %g", norm2);
+  /* axpys_mixed: float x_i for a double y, or equal precisions; x_i checked in theirs */
+  EXPECT_ARG(
+      NULL,
+      tpmg_vector_axpys_mixed(NULL, TPMG_DOUBLE, 10, 2, factors, TPMG_FLOAT, xs, host, &norm2),
+      NULL);
+  EXPECT_ARG(
+      ctx, tpmg_vector_axpys_mixed(ctx, TPMG_FLOAT, 10, 2, factors, TPMG_DOUBLE, xs, host, &norm2),
+      "only equal precisions, or float x_i for a double y");
+  EXPECT_ARG(ctx,
+             tpmg_vector_axpys_mixed(ctx, TPMG_DOUBLE, 10, 2, factors, (tpmg_precision)5, xs, host,
+                                     &norm2),
+             "x_i of precision 5");
+  EXPECT_ARG(
+      ctx, tpmg_vector_axpys_mixed(ctx, TPMG_DOUBLE, 10, 2, factors, TPMG_FLOAT, xs, host, &norm2),
+      "tpmg_vector_axpys_mixed: x[i]: vector");
+  EXPECT_ARG(ctx,
+             tpmg_vector_axpys_mixed(ctx, TPMG_DOUBLE, 10, 2, factors, TPMG_DOUBLE, xs, v, &norm2),
+             "x[0]");
+  REF_CHECK(norm2 == -7, "tpmg_vector_axpys_mixed changed its output on failure: %g", norm2);
   /* the stopwatch: an end mark needs seconds and a start mark */
   double seconds = -7;
   EXPECT_ARG(NULL, tpmg_context_stopwatch(NULL, 1, NULL), NULL);

@@ -1,5 +1,7 @@
 /* GPU test: the CUDA backend's vector operations (upload, download, set, axpby,
- * dot, dots, axpys, convert) against the CPU backend on random data, both precisions. CUDA
+ * dot, dots, axpys, convert) against the CPU backend on random data, both precisions;
+ * axpys_mixed (float x_i into a double y) bitwise equal to the CUDA axpys on the
+ * x_i widened to double, and near the CPU's. CUDA
  * outputs are poisoned with NaN first. And the benchmark interface on the CUDA
  * backend: the stopwatch, the measured limits and the work counts of each
  * variant's kernels. Skipped (exit 77) without a GPU. */
@@ -144,6 +146,42 @@ static void check_size(tpmg_context *cpu, tpmg_context *gpu, tpmg_precision p, i
       }
       tpmg_vector_destroy(gpu, &wg);
       tpmg_vector_destroy(cpu, &wc);
+    }
+    for (int with_norm = 0; with_norm < 2 && p == TPMG_FLOAT; with_norm++) {
+      void *vw[MULTI];
+      for (int v = 0; v < m; v++) {
+        vw[v] = gpu_vector_from(gpu, TPMG_DOUBLE, n, nan);
+        REF_CALL(gpu, tpmg_vector_convert(gpu, n, TPMG_FLOAT, vg[v], TPMG_DOUBLE, vw[v]));
+      }
+      void *wg = gpu_vector_from(gpu, TPMG_DOUBLE, n, y),
+           *ww = gpu_vector_from(gpu, TPMG_DOUBLE, n, y);
+      void *wc = gpu_vector_from(cpu, TPMG_DOUBLE, n, y);
+      double ng = NAN, nw = NAN, nc = NAN;
+      REF_CALL(gpu, tpmg_vector_axpys_mixed(gpu, TPMG_DOUBLE, n, m, a, TPMG_FLOAT,
+                                            (const void *const *)vg, wg, with_norm ? &ng : NULL));
+      REF_CALL(gpu, tpmg_vector_axpys(gpu, TPMG_DOUBLE, n, m, a, (const void *const *)vw, ww,
+                                      with_norm ? &nw : NULL));
+      REF_CALL(cpu, tpmg_vector_axpys_mixed(cpu, TPMG_DOUBLE, n, m, a, TPMG_FLOAT,
+                                            (const void *const *)vc, wc, with_norm ? &nc : NULL));
+      gpu_vector_to(gpu, TPMG_DOUBLE, n, wg, rg);
+      double *rw = ref_malloc((size_t)n * sizeof(double));
+      gpu_vector_to(gpu, TPMG_DOUBLE, n, ww, rw);
+      REF_CHECK(memcmp(rg, rw, sizeof(double) * (size_t)n) == 0,
+                "axpys_mixed (n = %lld, m = %d, norm %d): differs from axpys on the x_i widened",
+                (long long)n, m, with_norm);
+      gpu_vector_to(cpu, TPMG_DOUBLE, n, wc, rc);
+      compare("axpys_mixed", TPMG_DOUBLE, n, rg, rc);
+      REF_CHECK(!with_norm ||
+                    (memcmp(&ng, &nw, sizeof(double)) == 0 && fabs(nc - ng) <= 1e-12 * nc),
+                "axpys_mixed norm (n = %lld, m = %d): cuda %.17g, cuda on the x_i widened %.17g, "
+                "cpu %.17g",
+                (long long)n, m, ng, nw, nc);
+      free(rw);
+      tpmg_vector_destroy(gpu, &wg);
+      tpmg_vector_destroy(gpu, &ww);
+      tpmg_vector_destroy(cpu, &wc);
+      for (int v = 0; v < m; v++)
+        tpmg_vector_destroy(gpu, &vw[v]);
     }
     for (int v = 0; v < m; v++) {
       tpmg_vector_destroy(gpu, &vg[v]);

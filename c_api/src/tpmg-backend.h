@@ -159,10 +159,13 @@ typedef struct {
    * dots: result[i] = (x_i, y) for i < m and result[m] = (y, y) */
   tpmg_status (*dots)(tpmg_context *ctx, tpmg_precision prec, tpmg_index n, int m,
                       const void *const *x, const void *y, double *result);
-  /* axpys: y += a_0 x_0 + ... + a_{m-1} x_{m-1}, added in that order in the
-   * precision of the vectors; norm2 != NULL: (y, y) of the new y as stored */
+  /* axpys: y += a_0 x_0 + ... + a_{m-1} x_{m-1}, added in that order in y's
+   * precision `prec`; the x_i are in x_prec: prec, or float for a double y
+   * (each entry widened exactly, then as for double x_i: TPMG_MODE_MIXED's
+   * GMRES update x += Z y with Z in float). norm2 != NULL: (y, y) of the new y
+   * as stored */
   tpmg_status (*axpys)(tpmg_context *ctx, tpmg_precision prec, tpmg_index n, int m, const double *a,
-                       const void *const *x, void *y, double *norm2);
+                       tpmg_precision x_prec, const void *const *x, void *y, double *norm2);
 
   /* dst = A src; Dirichlet entries of src read as zero, dst_B = src_B */
   tpmg_status (*laplace)(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,

@@ -134,13 +134,14 @@ tpmg_status tpmg_partition_exchange(const tpmg_grid *grid, int l, tpmg_precision
 /* The owned entries of level l's local vector: [offset, offset + n). */
 void tpmg_partition_owned(const tpmg_grid *grid, int l, tpmg_index *offset, tpmg_index *n);
 /* Dots over the owned entries, summed over the ranks: as the backend's dot,
- * dots and axpys (norm2), on level l's vectors. */
+ * dots and axpys (norm2), on level l's vectors (axpys' x_i in x_prec). */
 tpmg_status tpmg_partition_dot(const tpmg_grid *grid, int l, tpmg_precision p, const void *x,
                                const void *y, double *result);
 tpmg_status tpmg_partition_dots(const tpmg_grid *grid, int l, tpmg_precision p, int m,
                                 const void *const *x, const void *y, double *result);
 tpmg_status tpmg_partition_axpys(const tpmg_grid *grid, int l, tpmg_precision p, int m,
-                                 const double *a, const void *const *x, void *y, double *norm2);
+                                 const double *a, tpmg_precision x_prec, const void *const *x,
+                                 void *y, double *norm2);
 /* dst = A src on level l, src's ghosts made current first. */
 tpmg_status tpmg_partition_laplace(const tpmg_grid *grid, int l, tpmg_precision p,
                                    const void *src, void *dst);
@@ -168,6 +169,32 @@ tpmg_status tpmg_smoother_sweep(tpmg_smoother *smoother, int reverse, const void
 /* tpmg_multigrid_precondition without its argument checks (for the solvers). */
 tpmg_status tpmg_multigrid_apply(tpmg_multigrid *mg, tpmg_precision precision, const void *r,
                                  void *z);
+/* The solvers' hierarchy: tpmg_multigrid_create for a caller whose vectors are
+ * all of precision `outer`. A hierarchy of that precision converts nothing and
+ * holds no fine-level b and x (the caller's take their place). A float
+ * hierarchy under double vectors (TPMG_MODE_MIXED) converts the argument into
+ * its fine-level b; with native != 0 the caller takes every result in float,
+ * from tpmg_multigrid_apply_native only (never apply or fmg, which need the
+ * fine-level x it then lacks), and the fine-level b and r are the halves of
+ * one block of at least n doubles, lent between calls (tpmg_multigrid_scratch). */
+tpmg_status tpmg_multigrid_create_outer(tpmg_grid *grid, const tpmg_multigrid_options *options,
+                                        tpmg_precision outer, int native, tpmg_multigrid **mg);
+/* z = V(0, r) with r in `precision` (converted into the fine-level b if that is
+ * not the hierarchy's) and z in the hierarchy's precision, written by the
+ * V-cycle itself. */
+tpmg_status tpmg_multigrid_apply_native(tpmg_multigrid *mg, tpmg_precision precision, const void *r,
+                                        void *z);
+/* x += V(0, r) for a hierarchy that converts (tpmg_multigrid_create_outer
+ * with outer = precision != its own, native = 0): the V-cycle's result in its
+ * fine-level x added to x from the hierarchy's precision, as x += z with z
+ * that result converted (bitwise). */
+tpmg_status tpmg_multigrid_correct(tpmg_multigrid *mg, tpmg_precision precision, const void *r,
+                                   void *x);
+/* A lending hierarchy's block (tpmg_multigrid_create_outer) as a vector of the
+ * finest level's n doubles, NULL for others. Between calls of the hierarchy it
+ * is the caller's to overwrite; the next call writes its fine-level b and r
+ * before reading them. */
+void *tpmg_multigrid_scratch(const tpmg_multigrid *mg);
 
 /* tpmg_multigrid_fmg without its argument checks (for the solvers). b and x in
  * double on a float hierarchy (mixed FMG): work is a double vector of the

@@ -20,6 +20,9 @@ struct tpmg_multigrid {
    * and x are the caller's except when precondition converts precisions */
   void *b[TPMG_MAX_LEVELS], *x[TPMG_MAX_LEVELS], *r[TPMG_MAX_LEVELS];
   size_t bytes[TPMG_MAX_LEVELS];
+  /* lending (tpmg_multigrid_create_outer): b_L and r_L in one allocation */
+  void *block;
+  size_t block_bytes;
   void *scratch; /* restriction onto the levels every rank keeps whole */
   size_t scratch_bytes;
   /* mixed FMG (double vectors, float hierarchy): the iterate and right-hand
@@ -34,9 +37,11 @@ tpmg_multigrid_options tpmg_multigrid_options_default(void) {
   return options;
 }
 
-tpmg_status tpmg_multigrid_create(tpmg_grid *grid, const tpmg_multigrid_options *options,
-                                  tpmg_multigrid **mg) {
-  if (!grid) return TPMG_ERROR_ARGUMENT;
+/* fine_b, fine_x: whether level L has b and x of its own (to convert a
+ * caller's vectors of the other precision); lend: b_L and r_L are the two
+ * halves of one block of at least n_L doubles, r_L at a 256-byte boundary. */
+static tpmg_status create(tpmg_grid *grid, const tpmg_multigrid_options *options, int fine_b,
+                          int fine_x, int lend, tpmg_multigrid **mg) {
   tpmg_context *ctx = grid->ctx;
   TPMG_CHECK(ctx, mg, TPMG_ERROR_ARGUMENT, "mg is NULL");
   tpmg_multigrid_options opts = options ? *options : tpmg_multigrid_options_default();
@@ -66,15 +71,22 @@ tpmg_status tpmg_multigrid_create(tpmg_grid *grid, const tpmg_multigrid_options 
     status = tpmg_malloc(ctx, m->scratch_bytes, "multigrid restriction scratch", &m->scratch);
   for (int l = 0; l <= m->fine && status == TPMG_SUCCESS; ++l) {
     m->bytes[l] = (size_t)grid->levels[l].n_dofs * tpmg_precision_size(opts.precision);
-    status = tpmg_malloc(ctx, m->bytes[l], "multigrid level vector", &m->r[l]);
-    /* level L's b and x are needed only to convert a double preconditioner
-     * argument for a float hierarchy */
-    if (l < m->fine || opts.precision == TPMG_FLOAT) {
-      if (status == TPMG_SUCCESS)
+    int fine = l == m->fine;
+    if (fine && lend) {
+      size_t half = (m->bytes[l] + 255) / 256 * 256;
+      m->block_bytes = half + m->bytes[l]; /* >= 2 n floats = n doubles */
+      status = tpmg_malloc(ctx, m->block_bytes, "multigrid fine-level b and r", &m->block);
+      if (status == TPMG_SUCCESS) {
+        m->b[l] = m->block;
+        m->r[l] = (char *)m->block + half;
+      }
+    } else {
+      status = tpmg_malloc(ctx, m->bytes[l], "multigrid level vector", &m->r[l]);
+      if (status == TPMG_SUCCESS && (!fine || fine_b))
         status = tpmg_malloc(ctx, m->bytes[l], "multigrid level vector", &m->b[l]);
-      if (status == TPMG_SUCCESS)
-        status = tpmg_malloc(ctx, m->bytes[l], "multigrid level vector", &m->x[l]);
     }
+    if (status == TPMG_SUCCESS && (!fine || fine_x))
+      status = tpmg_malloc(ctx, m->bytes[l], "multigrid level vector", &m->x[l]);
     /* ghost planes are read before they are first written: keep them finite */
     void *vectors[3] = {m->r[l], m->b[l], m->x[l]};
     for (int i = 0; i < 3 && status == TPMG_SUCCESS; ++i)
@@ -90,6 +102,21 @@ tpmg_status tpmg_multigrid_create(tpmg_grid *grid, const tpmg_multigrid_options 
   return TPMG_SUCCESS;
 }
 
+tpmg_status tpmg_multigrid_create(tpmg_grid *grid, const tpmg_multigrid_options *options,
+                                  tpmg_multigrid **mg) {
+  if (!grid)
+    return TPMG_ERROR_ARGUMENT;
+  /* a float hierarchy converts double arguments through its own b_L and x_L */
+  int convert = options && options->precision == TPMG_FLOAT;
+  return create(grid, options, convert, convert, 0, mg);
+}
+
+tpmg_status tpmg_multigrid_create_outer(tpmg_grid *grid, const tpmg_multigrid_options *options,
+                                        tpmg_precision outer, int native, tpmg_multigrid **mg) {
+  int convert = options->precision != outer;
+  return create(grid, options, convert, convert && !native, convert && native, mg);
+}
+
 /* A double vector of level l's length. */
 static size_t double_bytes(const tpmg_multigrid *m, int l) {
   return (size_t)m->grid->levels[l].n_dofs * sizeof(double);
@@ -103,10 +130,13 @@ tpmg_status tpmg_multigrid_destroy(tpmg_multigrid **mg) {
   tpmg_context *ctx = grid->ctx;
   tpmg_coarse_destroy(&m->coarse);
   tpmg_free(ctx, m->scratch_bytes, m->scratch);
+  tpmg_free(ctx, m->block_bytes, m->block);
   for (int l = 0; l < TPMG_MAX_LEVELS; ++l) {
     tpmg_smoother_destroy(&m->smoothers[l]);
-    tpmg_free(ctx, m->bytes[l], m->b[l]);
     tpmg_free(ctx, m->bytes[l], m->x[l]);
+    if (m->block && l == m->fine)
+      continue;
+    tpmg_free(ctx, m->bytes[l], m->b[l]);
     tpmg_free(ctx, m->bytes[l], m->r[l]);
     tpmg_free(ctx, double_bytes(m, l), m->fmg_b[l]);
     tpmg_free(ctx, double_bytes(m, l), m->fmg_x[l]);
@@ -169,20 +199,44 @@ tpmg_status tpmg_multigrid_precondition(tpmg_multigrid *mg, tpmg_precision preci
   return tpmg_multigrid_apply(mg, precision, r, z);
 }
 
+tpmg_status tpmg_multigrid_apply_native(tpmg_multigrid *mg, tpmg_precision precision, const void *r,
+                                        void *z) {
+  tpmg_context *ctx = mg->grid->ctx;
+  tpmg_precision p = mg->options.precision;
+  int L = mg->fine;
+  tpmg_index n = mg->grid->levels[L].n_dofs;
+  if (precision != p) {
+    TPMG_CALL(ctx->ops->convert(ctx, n, precision, r, p, mg->b[L]));
+    r = mg->b[L];
+  }
+  TPMG_CALL(ctx->ops->set(ctx, p, n, 0.0, z));
+  return vcycle(mg, L, r, z);
+}
+
 tpmg_status tpmg_multigrid_apply(tpmg_multigrid *mg, tpmg_precision precision, const void *r,
                                  void *z) {
   tpmg_context *ctx = mg->grid->ctx;
   tpmg_precision p = mg->options.precision;
   int L = mg->fine;
-  tpmg_index n = mg->grid->levels[L].n_dofs;
-  if (precision == p) {
-    TPMG_CALL(ctx->ops->set(ctx, p, n, 0.0, z));
-    return vcycle(mg, L, r, z);
-  }
-  TPMG_CALL(ctx->ops->convert(ctx, n, precision, r, p, mg->b[L]));
-  TPMG_CALL(ctx->ops->set(ctx, p, n, 0.0, mg->x[L]));
-  TPMG_CALL(vcycle(mg, L, mg->b[L], mg->x[L]));
-  return ctx->ops->convert(ctx, n, p, mg->x[L], precision, z);
+  if (precision == p)
+    return tpmg_multigrid_apply_native(mg, precision, r, z);
+  TPMG_CALL(tpmg_multigrid_apply_native(mg, precision, r, mg->x[L]));
+  return ctx->ops->convert(ctx, mg->grid->levels[L].n_dofs, p, mg->x[L], precision, z);
+}
+
+tpmg_status tpmg_multigrid_correct(tpmg_multigrid *mg, tpmg_precision precision, const void *r,
+                                   void *x) {
+  tpmg_context *ctx = mg->grid->ctx;
+  tpmg_precision p = mg->options.precision;
+  int L = mg->fine;
+  const double one = 1.0;
+  const void *xL = mg->x[L];
+  TPMG_CALL(tpmg_multigrid_apply_native(mg, precision, r, mg->x[L]));
+  return ctx->ops->axpys(ctx, precision, mg->grid->levels[L].n_dofs, 1, &one, p, &xL, x, NULL);
+}
+
+void *tpmg_multigrid_scratch(const tpmg_multigrid *mg) {
+  return mg->block;
 }
 
 tpmg_status tpmg_multigrid_reserve_fmg(tpmg_multigrid *mg, int work) {
@@ -234,6 +288,7 @@ static tpmg_status fmg_plain(tpmg_multigrid *m, const void *b, void *x) {
 static tpmg_status fmg_mixed(tpmg_multigrid *m, const void *b, void *x, void *work) {
   tpmg_context *ctx = m->grid->ctx;
   const tpmg_precision p = m->options.precision, d = TPMG_DOUBLE;
+  const double one = 1.0;
   int L = m->fine;
   const tpmg_grid *grid = m->grid;
   const tpmg_level *levels = grid->levels;
@@ -254,8 +309,8 @@ static tpmg_status fmg_mixed(tpmg_multigrid *m, const void *b, void *x, void *wo
     TPMG_CALL(ctx->ops->convert(ctx, n, d, work, p, m->b[l]));
     TPMG_CALL(ctx->ops->set(ctx, p, n, 0.0, m->x[l]));
     TPMG_CALL(vcycle(m, l, m->b[l], m->x[l]));
-    TPMG_CALL(ctx->ops->convert(ctx, n, p, m->x[l], d, work));
-    TPMG_CALL(ctx->ops->axpby(ctx, d, n, 1.0, work, 1.0, xl));
+    const void *correction = m->x[l]; /* added from float, each entry widened exactly */
+    TPMG_CALL(ctx->ops->axpys(ctx, d, n, 1, &one, p, &correction, xl, NULL));
   }
   return TPMG_SUCCESS;
 }

@@ -178,13 +178,14 @@ tpmg_status tpmg_partition_dots(const tpmg_grid *grid, int l, tpmg_precision p, 
 /* On the owned entries only: y's ghosts are left stale (they are made
  * current where they are read). */
 tpmg_status tpmg_partition_axpys(const tpmg_grid *grid, int l, tpmg_precision p, int m,
-                                 const double *a, const void *const *x, void *y, double *norm2) {
+                                 const double *a, tpmg_precision x_prec, const void *const *x,
+                                 void *y, double *norm2) {
   tpmg_context *ctx = grid->ctx;
   tpmg_index offset, n;
   tpmg_partition_owned(grid, l, &offset, &n);
   const void *xs[TPMG_MULTI_MAX];
-  for (int i = 0; i < m; ++i) xs[i] = at(x[i], offset, p);
-  TPMG_CALL(ctx->ops->axpys(ctx, p, n, m, a, xs, at(y, offset, p), norm2));
+  for (int i = 0; i < m; ++i) xs[i] = at(x[i], offset, x_prec);
+  TPMG_CALL(ctx->ops->axpys(ctx, p, n, m, a, x_prec, xs, at(y, offset, p), norm2));
   if (norm2 && grid->part[l].distributed) TPMG_CALL(tpmg_comm_sum(ctx, norm2, 1));
   return TPMG_SUCCESS;
 }

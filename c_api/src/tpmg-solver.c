@@ -24,9 +24,17 @@
  * is never stored. Where pair j does not fit (it would leave less than 5% of
  * the memory free at creation, or the allocation fails) the restart length
  * shrinks to j, for the rest of that solve and every later one
- * (tpmg_solver_restart). In TPMG_MODE_MIXED the Z_j are the float V-cycle's
- * output converted to double, exactly, and could be stored in float; the
- * backends' axpys take one precision for x and y, so Z stays double. */
+ * (tpmg_solver_restart). In TPMG_MODE_MIXED the Z_j are kept in float, as
+ * the float V-cycle writes them (tpmg_multigrid_apply_native): a pair costs
+ * 12 bytes per DoF, not 16. A Z_j needs Z_j in double: it is converted into
+ * the block of the hierarchy's fine-level b and r, which hold n doubles and
+ * are free between V-cycles (tpmg_multigrid_scratch); that hierarchy keeps
+ * no fine-level x. x += Z y adds the float Z_j to the double x (the backend's
+ * axpys with x_prec float), each entry widened exactly, so the iterates are
+ * bitwise those of the Z_j converted to double (t601). Mixed FMG and
+ * V-cycles likewise add the V-cycle's float result to x without a double z
+ * (tpmg_multigrid_correct). In TPMG_MODE_FLOAT the final residual takes two
+ * double vectors: x, and A x - b. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +46,7 @@ struct tpmg_solver {
   tpmg_context *ctx;
   tpmg_solver_options options;
   tpmg_precision q;            /* outer precision */
+  tpmg_precision zq;           /* GMRES from the right: of the Z_j (see above) */
   int fine;                    /* the finest level */
   const tpmg_level *level;     /* this rank's box of it */
   tpmg_multigrid *mg;
@@ -51,7 +60,7 @@ struct tpmg_solver {
   void *vectors[4];            /* outer-precision work vectors, see create */
   int n_basis;                 /* GMRES: pairs allocated, V_0..V_{n_basis-1} (and Z) */
   void **basis_v, **basis_z;   /* GMRES: stride entries each; basis_z NULL for left */
-  void *check[3];              /* TPMG_MODE_FLOAT: double x, b, r for the final residual */
+  void *check[2];              /* TPMG_MODE_FLOAT: double x and A x for the final residual */
   double *hessenberg, *givens_c, *givens_s, *g, *y, *coef; /* GMRES, host */
 };
 
@@ -111,6 +120,10 @@ static size_t vector_bytes(const tpmg_solver *s) {
   return (size_t)s->level->n_dofs * tpmg_precision_size(s->q);
 }
 
+static size_t z_bytes(const tpmg_solver *s) {
+  return (size_t)s->level->n_dofs * tpmg_precision_size(s->zq);
+}
+
 /* Make GMRES basis pair j (V_j, and Z_j with right preconditioning) exist:
  * *fits = 1 if it does on every rank, else 0 (nothing changed, the message of
  * a failed allocation left in the context). Errors other than a lack of memory
@@ -119,7 +132,8 @@ static tpmg_status basis_grow(tpmg_solver *s, int j, int *fits) {
   *fits = 1;
   if (j < s->n_basis)
     return TPMG_SUCCESS;
-  size_t bytes = vector_bytes(s), pair = (s->left ? 1 : 2) * bytes, available = SIZE_MAX;
+  size_t bytes = vector_bytes(s), zbytes = s->left ? 0 : z_bytes(s), pair = bytes + zbytes;
+  size_t available = SIZE_MAX;
   tpmg_status status = s->ctx->ops->free_memory(s->ctx, &available);
   double here =
       status == TPMG_SUCCESS && (s->reserve == SIZE_MAX || available == SIZE_MAX ||
@@ -127,7 +141,7 @@ static tpmg_status basis_grow(tpmg_solver *s, int j, int *fits) {
   if (here)
     status = solver_malloc(s, bytes, "GMRES basis vector", &s->basis_v[j]);
   if (here && status == TPMG_SUCCESS && !s->left)
-    status = solver_malloc(s, bytes, "GMRES basis vector", &s->basis_z[j]);
+    status = solver_malloc(s, zbytes, "GMRES basis vector", &s->basis_z[j]);
   if (status == TPMG_ERROR_MEMORY) {
     here = 0;
     status = TPMG_SUCCESS;
@@ -137,7 +151,7 @@ static tpmg_status basis_grow(tpmg_solver *s, int j, int *fits) {
   if (status != TPMG_SUCCESS || here == 0.0) {
     solver_free(s, bytes, &s->basis_v[j]);
     if (s->basis_z)
-      solver_free(s, bytes, &s->basis_z[j]);
+      solver_free(s, zbytes, &s->basis_z[j]);
     *fits = 0;
     return status;
   }
@@ -155,9 +169,9 @@ tpmg_status tpmg_solver_destroy(tpmg_solver **solver) {
   for (int i = 0; i < s->n_basis; ++i) {
     solver_free(s, bytes, &s->basis_v[i]);
     if (s->basis_z)
-      solver_free(s, bytes, &s->basis_z[i]);
+      solver_free(s, z_bytes(s), &s->basis_z[i]);
   }
-  for (int i = 0; i < 3; ++i)
+  for (int i = 0; i < 2; ++i)
     solver_free(s, (size_t)s->level->n_dofs * sizeof(double), &s->check[i]);
   free(s->basis_v);
   free(s->basis_z);
@@ -202,9 +216,12 @@ tpmg_status tpmg_solver_create(tpmg_grid *grid, const tpmg_solver_options *optio
    * paper's solver does: for Q1 that V-cycle contracts about 5x faster. */
   tpmg_multigrid_options mg_options = {opts.mode == TPMG_MODE_DOUBLE ? TPMG_DOUBLE : TPMG_FLOAT,
                                        opts.smoother, opts.type == TPMG_SOLVER_CG};
+  /* GMRES from the right keeps the V-cycle's output as Z_j */
+  int native = opts.type == TPMG_SOLVER_GMRES && !s->left;
+  s->zq = native ? mg_options.precision : s->q;
   size_t before = ctx->bytes;
-  tpmg_status status = tpmg_multigrid_create(grid, &mg_options, &s->mg);
-  /* mixed FMG's double level vectors (its work vector is z) */
+  tpmg_status status = tpmg_multigrid_create_outer(grid, &mg_options, s->q, native, &s->mg);
+  /* mixed FMG's double level vectors (its work vector on the fine level is r) */
   if (status == TPMG_SUCCESS && opts.type == TPMG_SOLVER_FMG && opts.mode == TPMG_MODE_MIXED)
     status = tpmg_multigrid_reserve_fmg(s->mg, 0);
   if (status == TPMG_SUCCESS)
@@ -213,9 +230,17 @@ tpmg_status tpmg_solver_create(tpmg_grid *grid, const tpmg_solver_options *optio
 
   /* vectors: 0 = r; 1 = w (GMRES left, CG) or z (FMG, VCYCLE); CG: 2 = z, 3 = p.
    * GMRES from the right keeps w = A Z_j in r, which no cycle reads after
-   * V_0 = r / ||r||. GMRES: the basis grows in the solves, its first pair is
-   * made here */
-  int fixed = opts.type == TPMG_SOLVER_CG ? 4 : opts.type == TPMG_SOLVER_GMRES && !s->left ? 1 : 2;
+   * V_0 = r / ||r||. FMG and VCYCLE in TPMG_MODE_MIXED need no z: the
+   * V-cycle's result is added from the hierarchy's fine-level x
+   * (tpmg_multigrid_correct). GMRES: the basis grows in the solves, its
+   * first pair is made here */
+  int corrects = (opts.type == TPMG_SOLVER_FMG || opts.type == TPMG_SOLVER_VCYCLE) &&
+                 opts.mode == TPMG_MODE_MIXED;
+  int fixed = 2;
+  if (opts.type == TPMG_SOLVER_CG)
+    fixed = 4;
+  else if ((opts.type == TPMG_SOLVER_GMRES && !s->left) || corrects)
+    fixed = 1;
   int per_restart = s->left ? 1 : 2;
   s->reserve = SIZE_MAX;
   if (status == TPMG_SUCCESS && opts.type == TPMG_SOLVER_GMRES) {
@@ -230,7 +255,7 @@ tpmg_status tpmg_solver_create(tpmg_grid *grid, const tpmg_solver_options *optio
     status = solver_malloc(s, bytes, "solver work vector", &s->vectors[i]);
     if (status == TPMG_SUCCESS) s->n_vectors = i + 1;
   }
-  for (int i = 0; i < 3 && status == TPMG_SUCCESS && s->q == TPMG_FLOAT; ++i)
+  for (int i = 0; i < 2 && status == TPMG_SUCCESS && s->q == TPMG_FLOAT; ++i)
     status = solver_malloc(s, (size_t)s->level->n_dofs * sizeof(double), "residual check vector",
                            &s->check[i]);
   if (status == TPMG_SUCCESS && opts.type == TPMG_SOLVER_GMRES) {
@@ -256,8 +281,9 @@ tpmg_status tpmg_solver_create(tpmg_grid *grid, const tpmg_solver_options *optio
     if (status == TPMG_SUCCESS && !fits)
       status = tpmg_error_set(ctx, TPMG_ERROR_MEMORY, __FILE__, __LINE__,
                               "GMRES needs %zu bytes for a restart length of 1 (%d vectors of "
-                              "%zu bytes), with 5%% of the free memory left",
-                              (size_t)(fixed + per_restart) * bytes, fixed + per_restart, bytes);
+                              "%zu bytes%s), with 5%% of the free memory left",
+                              (size_t)(fixed + 1) * bytes + (per_restart - 1) * z_bytes(s),
+                              fixed + per_restart, bytes, s->zq != s->q ? ", Z_0 in float" : "");
   }
   if (status != TPMG_SUCCESS) {
     tpmg_solver_destroy(&s);
@@ -316,13 +342,13 @@ static tpmg_status dots(tpmg_solver *s, int m, void *const *x, const void *y, do
   return TPMG_SUCCESS;
 }
 
-/* y += sum_{i < m} a_i x_i, per TPMG_MULTI_MAX vectors; norm2 != NULL: the
- * new (y, y). */
-static tpmg_status axpys(tpmg_solver *s, int m, const double *a, void *const *x, void *y,
-                         double *norm2) {
+/* y += sum_{i < m} a_i x_i, the x_i in x_prec, per TPMG_MULTI_MAX vectors;
+ * norm2 != NULL: the new (y, y). */
+static tpmg_status axpys(tpmg_solver *s, int m, const double *a, tpmg_precision x_prec,
+                         void *const *x, void *y, double *norm2) {
   for (int first = 0; first < m; first += TPMG_MULTI_MAX) {
     int count = m - first < TPMG_MULTI_MAX ? m - first : TPMG_MULTI_MAX;
-    TPMG_CALL(tpmg_partition_axpys(s->grid, s->fine, s->q, count, a + first,
+    TPMG_CALL(tpmg_partition_axpys(s->grid, s->fine, s->q, count, a + first, x_prec,
                                    (const void *const *)(x + first), y,
                                    first + count == m ? norm2 : NULL));
   }
@@ -347,7 +373,7 @@ static tpmg_status orthogonalize(tpmg_solver *s, int j, void **V, void *w, doubl
     H[i * ld + j] = c[i];
     c[i] = -c[i];
   }
-  TPMG_CALL(axpys(s, j + 1, c, V, w, &after));
+  TPMG_CALL(axpys(s, j + 1, c, s->q, V, w, &after));
   *h_next = sqrt(after);
   return TPMG_SUCCESS;
 }
@@ -385,9 +411,15 @@ static tpmg_status gmres(tpmg_solver *s, const void *b, void *x, double bnorm, d
       if (s->left) { /* w = P A V_j */
         TPMG_CALL(tpmg_partition_laplace(s->grid, s->fine, q, V[j], r));
         TPMG_CALL(precondition(s, r, w));
-      } else { /* w = A Z_j, Z_j = P V_j */
-        TPMG_CALL(precondition(s, V[j], Z[j]));
-        TPMG_CALL(tpmg_partition_laplace(s->grid, s->fine, q, Z[j], w));
+      } else { /* w = A Z_j, Z_j = P V_j in its own precision */
+        TPMG_CALL(tpmg_multigrid_apply_native(s->mg, q, V[j], Z[j]));
+        const void *z = Z[j];
+        if (s->zq != q) { /* A Z_j in double, from the hierarchy's lent block */
+          void *zq = tpmg_multigrid_scratch(s->mg);
+          TPMG_CALL(ctx->ops->convert(ctx, n, s->zq, Z[j], q, zq));
+          z = zq;
+        }
+        TPMG_CALL(tpmg_partition_laplace(s->grid, s->fine, q, z, w));
       }
       double h_next;
       TPMG_CALL(orthogonalize(s, j, V, w, &h_next));
@@ -426,7 +458,7 @@ static tpmg_status gmres(tpmg_solver *s, const void *b, void *x, double bnorm, d
         sum -= H[i * ld + p] * y[p];
       y[i] = sum / H[i * ld + i];
     }
-    TPMG_CALL(axpys(s, j, y, s->left ? V : Z, x, NULL));
+    TPMG_CALL(axpys(s, j, y, s->left ? q : s->zq, s->left ? V : Z, x, NULL));
     TPMG_CALL(residual(s, b, x, r, &rnorm));
     if (s->left) {
       TPMG_CALL(precondition(s, r, w));
@@ -483,8 +515,12 @@ static tpmg_status vcycles(tpmg_solver *s, const void *b, void *x, double bnorm,
   void *r = s->vectors[0], *z = s->vectors[1];
   int it = 0;
   while ((it == 0 || rnorm > s->options.tolerance * bnorm) && it < s->options.max_iterations) {
-    TPMG_CALL(precondition(s, r, z));
-    TPMG_CALL(ctx->ops->axpby(ctx, s->q, s->level->n_dofs, 1.0, z, 1.0, x));
+    if (z) {
+      TPMG_CALL(precondition(s, r, z));
+      TPMG_CALL(ctx->ops->axpby(ctx, s->q, s->level->n_dofs, 1.0, z, 1.0, x));
+    } else { /* mixed: x += the float V-cycle's result, as from z */
+      TPMG_CALL(tpmg_multigrid_correct(s->mg, s->q, r, x));
+    }
     TPMG_CALL(residual(s, b, x, r, &rnorm));
     ++it;
     monitor(s, it, rnorm / bnorm);
@@ -502,12 +538,13 @@ static tpmg_status true_residual(tpmg_solver *s, const void *b, const void *x, d
     TPMG_CALL(ctx->ops->axpby(ctx, TPMG_DOUBLE, n, 1.0, b, -1.0, s->vectors[0]));
     TPMG_CALL(
         tpmg_partition_dot(s->grid, s->fine, TPMG_DOUBLE, s->vectors[0], s->vectors[0], result));
-  } else {
+  } else { /* A x - b: b added from float, exactly as its double copy would be */
+    const double minus_one = -1.0;
     TPMG_CALL(ctx->ops->convert(ctx, n, TPMG_FLOAT, x, TPMG_DOUBLE, s->check[0]));
-    TPMG_CALL(ctx->ops->convert(ctx, n, TPMG_FLOAT, b, TPMG_DOUBLE, s->check[1]));
-    TPMG_CALL(tpmg_partition_laplace(s->grid, s->fine, TPMG_DOUBLE, s->check[0], s->check[2]));
-    TPMG_CALL(ctx->ops->axpby(ctx, TPMG_DOUBLE, n, 1.0, s->check[1], -1.0, s->check[2]));
-    TPMG_CALL(tpmg_partition_dot(s->grid, s->fine, TPMG_DOUBLE, s->check[2], s->check[2], result));
+    TPMG_CALL(tpmg_partition_laplace(s->grid, s->fine, TPMG_DOUBLE, s->check[0], s->check[1]));
+    TPMG_CALL(
+        ctx->ops->axpys(ctx, TPMG_DOUBLE, n, 1, &minus_one, TPMG_FLOAT, &b, s->check[1], NULL));
+    TPMG_CALL(tpmg_partition_dot(s->grid, s->fine, TPMG_DOUBLE, s->check[1], s->check[1], result));
   }
   *result = sqrt(*result);
   return TPMG_SUCCESS;
@@ -524,7 +561,7 @@ tpmg_status tpmg_solver_solve(tpmg_solver *solver, const void *b, void *x,
   void *r = s->vectors[0];
 
   if (type == TPMG_SOLVER_FMG)
-    TPMG_CALL(tpmg_multigrid_fmg_work(s->mg, s->q, b, x, s->vectors[1]));
+    TPMG_CALL(tpmg_multigrid_fmg_work(s->mg, s->q, b, x, r)); /* r: free until the residual */
   else if (type == TPMG_SOLVER_VCYCLE)
     TPMG_CALL(ctx->ops->set(ctx, s->q, n, 0.0, x));
   TPMG_CALL(ctx->ops->copy_boundary(ctx, s->level, s->q, b, x));

@@ -258,22 +258,44 @@ tpmg_status tpmg_vector_dots(tpmg_context *ctx, tpmg_precision precision, tpmg_i
   return TPMG_SUCCESS;
 }
 
-tpmg_status tpmg_vector_axpys(tpmg_context *ctx, tpmg_precision precision, tpmg_index n, int m,
-                              const double *a, const void *const *x, void *y, double *norm2) {
+/* tpmg_vector_axpys and tpmg_vector_axpys_mixed: `what` names the call. */
+static tpmg_status vector_axpys(tpmg_context *ctx, const char *what, tpmg_precision precision,
+                                tpmg_index n, int m, const double *a, tpmg_precision x_precision,
+                                const void *const *x, void *y, double *norm2) {
   TPMG_CALL(check_vector_args(ctx, precision, n));
+  TPMG_CHECK(ctx,
+             x_precision == precision || (x_precision == TPMG_FLOAT && precision == TPMG_DOUBLE),
+             TPMG_ERROR_ARGUMENT,
+             "%s: x_i of precision %d for y of precision %d (only equal precisions, or float x_i "
+             "for a double y)",
+             what, (int)x_precision, (int)precision);
   TPMG_CHECK(ctx, m >= 1, TPMG_ERROR_ARGUMENT, "m = %d: must be >= 1", m);
   TPMG_CHECK(ctx, a && x && y, TPMG_ERROR_ARGUMENT, "NULL argument (a %p, x %p, y %p)",
              (const void *)a, (const void *)x, y);
+  char name[64];
   for (int i = 0; i < m; ++i) {
     TPMG_CHECK(ctx, x[i] && x[i] != y, TPMG_ERROR_ARGUMENT,
                "x[%d] = %p: must be a vector other than y", i, x[i]);
-    TPMG_CALL(tpmg_vector_check(ctx, "tpmg_vector_axpys: x[i]", x[i], precision, n));
+    snprintf(name, sizeof name, "%s: x[i]", what);
+    TPMG_CALL(tpmg_vector_check(ctx, name, x[i], x_precision, n));
   }
-  TPMG_CALL(tpmg_vector_check(ctx, "tpmg_vector_axpys: y", y, precision, n));
+  snprintf(name, sizeof name, "%s: y", what);
+  TPMG_CALL(tpmg_vector_check(ctx, name, y, precision, n));
   for (int first = 0; first < m; first += TPMG_MULTI_MAX) {
     int count = m - first < TPMG_MULTI_MAX ? m - first : TPMG_MULTI_MAX;
-    TPMG_CALL(ctx->ops->axpys(ctx, precision, n, count, a + first, x + first, y,
+    TPMG_CALL(ctx->ops->axpys(ctx, precision, n, count, a + first, x_precision, x + first, y,
                               first + count == m ? norm2 : NULL));
   }
   return TPMG_SUCCESS;
+}
+
+tpmg_status tpmg_vector_axpys(tpmg_context *ctx, tpmg_precision precision, tpmg_index n, int m,
+                              const double *a, const void *const *x, void *y, double *norm2) {
+  return vector_axpys(ctx, "tpmg_vector_axpys", precision, n, m, a, precision, x, y, norm2);
+}
+
+tpmg_status tpmg_vector_axpys_mixed(tpmg_context *ctx, tpmg_precision precision, tpmg_index n,
+                                    int m, const double *a, tpmg_precision x_precision,
+                                    const void *const *x, void *y, double *norm2) {
+  return vector_axpys(ctx, "tpmg_vector_axpys_mixed", precision, n, m, a, x_precision, x, y, norm2);
 }
