@@ -14,6 +14,7 @@ Writes, into the folder:
 """
 import csv
 import glob
+import json
 import os
 import sys
 
@@ -133,3 +134,40 @@ if breakdowns:
     axes[0].legend(fontsize=6)
     fig.tight_layout()
     fig.savefig(os.path.join(folder, "h200-breakdown.png"), dpi=120)
+
+scaling = os.path.join(folder, "gpu-mpi-4xh200.jsonl")
+if os.path.exists(scaling):
+    with open(scaling) as f:
+        runs = [json.loads(line) for line in f if line.strip()]
+    # weak: P coarse cells along z on P ranks; strong: one coarse cell on P ranks
+    weak, strong = {}, {}
+    for r in runs:
+        key = (r["degree"], r["level"], r["solver"])
+        cells = r["cells"][0] * r["cells"][1] * r["cells"][2]
+        if cells == r["ranks"]:
+            weak.setdefault(key, {})[r["ranks"]] = r["solve_seconds"]
+        if cells == 1:
+            strong.setdefault(key, {})[r["ranks"]] = r["solve_seconds"]
+    fig, axes = plt.subplots(1, 3, figsize=(13, 4))
+    for (k, level, solver), times in sorted(weak.items()):
+        ps = sorted(times)
+        label = f"Q{k} L{level} {solver}"
+        axes[0].plot(ps, [times[p] for p in ps], "o-", label=label)
+        axes[1].plot(ps, [times[1] / times[p] for p in ps], "o-", label=label)
+    for (k, level, solver), times in sorted(strong.items()):
+        ps = sorted(times)
+        if len(ps) < 2:
+            continue
+        axes[2].plot(ps, [times[1] / times[p] for p in ps], "o-", label=f"Q{k} L{level} {solver}")
+    axes[2].plot([1, 4], [1, 4], "k:", label="ideal")
+    axes[0].set_title("weak scaling: solve time")
+    axes[0].set_ylabel("s")
+    axes[1].set_title("weak scaling: efficiency t(1) / t(P)")
+    axes[1].axhline(0.9, color="k", linestyle=":", label="target 0.90")
+    axes[2].set_title("strong scaling: speed-up t(1) / t(P)")
+    for ax in axes:
+        ax.set_xlabel("GPUs (H200)")
+        ax.set_xticks([1, 2, 4])
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(os.path.join(folder, "gpu-mpi-4xh200.png"), dpi=120)
