@@ -136,6 +136,8 @@ extern "C"
 #include "tpmg-app-common.h"
 }
 
+#include "dealii-app-common.h"
+
 #include <malloc.h>
 #include <mpi.h>
 #include <unistd.h>
@@ -1448,26 +1450,7 @@ namespace DealiiCompare
     app_json_end(&j);
   }
 
-  // An exception as one line: deal.II's exceptions print several, with the
-  // place they were thrown from; the message is what matters here.
-  std::string
-  one_line(const std::exception &exc)
-  {
-    std::ostringstream text;
-    if (const auto *e = dynamic_cast<const ExceptionBase *>(&exc))
-      {
-        e->print_info(text);
-        if (text.str().find_first_not_of(" \n") == std::string::npos)
-          text << e->get_exc_name();
-      }
-    else
-      text << exc.what();
-    std::string        line, word;
-    std::istringstream words(text.str());
-    while (words >> word)
-      line += (line.empty() ? "" : " ") + word;
-    return line;
-  }
+  using DealiiApp::one_line;
 
   // @sect3{Running the comparison}
   //

@@ -104,6 +104,8 @@ extern "C"
 #include "tpmg-app-common.h"
 }
 
+#include "dealii-app-common.h"
+
 #include <climits>
 #include <cmath>
 #include <cstdio>
@@ -1066,27 +1068,7 @@ namespace DealiiPoisson
 
 
 
-  // An exception as one line on stderr: deal.II's exceptions print several
-  // lines, with the place they were thrown from; their message is what the
-  // user needs.
-  std::string
-  one_line(const std::exception &exc)
-  {
-    std::ostringstream text;
-    if (const auto *e = dynamic_cast<const ExceptionBase *>(&exc))
-      {
-        e->print_info(text);
-        if (text.str().find_first_not_of(" \n") == std::string::npos)
-          text << e->get_exc_name();
-      }
-    else
-      text << exc.what();
-    std::string        line, word;
-    std::istringstream words(text.str());
-    while (words >> word)
-      line += (line.empty() ? "" : " ") + word;
-    return line;
-  }
+  using DealiiApp::one_line;
 } // namespace DealiiPoisson
 
 
