@@ -245,10 +245,15 @@ tpmg_status tpmg_multigrid_reserve_fmg(tpmg_multigrid *mg, int work) {
     return TPMG_SUCCESS;
   tpmg_status status = TPMG_SUCCESS;
   for (int l = 0; l < mg->fine && status == TPMG_SUCCESS; ++l) {
-    if (!mg->fmg_b[l])
-      status = tpmg_malloc(ctx, double_bytes(mg, l), "mixed FMG level vector", &mg->fmg_b[l]);
-    if (status == TPMG_SUCCESS && !mg->fmg_x[l])
-      status = tpmg_malloc(ctx, double_bytes(mg, l), "mixed FMG level vector", &mg->fmg_x[l]);
+    void **vectors[2] = {&mg->fmg_b[l], &mg->fmg_x[l]};
+    for (int i = 0; i < 2 && status == TPMG_SUCCESS; ++i) {
+      if (*vectors[i])
+        continue;
+      status = tpmg_malloc(ctx, double_bytes(mg, l), "mixed FMG level vector", vectors[i]);
+      /* ghost planes are read before they are first written: keep them finite */
+      if (status == TPMG_SUCCESS)
+        status = ctx->ops->set(ctx, TPMG_DOUBLE, mg->grid->levels[l].n_dofs, 0.0, *vectors[i]);
+    }
   }
   if (status == TPMG_SUCCESS && work && !mg->fmg_work)
     status = tpmg_malloc(ctx, double_bytes(mg, mg->fine), "mixed FMG work vector", &mg->fmg_work);
