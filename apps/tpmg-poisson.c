@@ -21,6 +21,7 @@ typedef struct {
   app_machine machine;
   int repeat;
   int whole_level_dofs; /* tpmg_context_options.whole_level_dofs */
+  int overlap;          /* tpmg_context_options.overlap */
   int json;
   const char *setup;       /* --setup FILE: grid and problem from the file, or NULL */
   const char *write_setup; /* --write-setup FILE, or NULL */
@@ -56,6 +57,9 @@ static void print_help(void) {
       "  --whole-level-dofs n        under mpirun: levels of at most n DoFs are kept whole on\n"
       "                              every rank, not split into slabs; -1: the backend's\n"
       "                              choice (default; 0 on cpu, 1000000 on cuda)\n"
+      "  --overlap 0|1               under mpirun: 1 (default) the smoothers' ghost exchanges\n"
+      "                              travel while the patches away from the cuts are\n"
+      "                              computed; 0: each completes first (the same results)\n"
       "  --restart n                 GMRES restart length, 1..1000 (default 30)\n"
       "  --preconditioning right|left  GMRES: right stops on ||b - A x|| (default); left\n"
       "                              on the preconditioned residual, as deal.II's\n"
@@ -78,6 +82,7 @@ static options parse_options(int argc, char **argv) {
       .machine = app_machine_default(),
       .repeat = 1,
       .whole_level_dofs = -1,
+      .overlap = 1,
   };
   for (int i = 1; i < argc; ++i) {
     const char *arg = argv[i];
@@ -102,6 +107,8 @@ static options parse_options(int argc, char **argv) {
     } else if (app_option_is(arg, "--whole-level-dofs")) {
       o.whole_level_dofs = app_parse_int(
           "--whole-level-dofs", app_option_value(argc, argv, &i, "--whole-level-dofs"), -1, INT_MAX);
+    } else if (app_option_is(arg, "--overlap")) {
+      o.overlap = app_parse_int("--overlap", app_option_value(argc, argv, &i, "--overlap"), 0, 1);
     } else if (app_option_is(arg, "--repeat")) {
       o.repeat =
           app_parse_int("--repeat", app_option_value(argc, argv, &i, "--repeat"), 1, INT_MAX);
@@ -180,6 +187,7 @@ static int create_context(const options *o, run *r) {
   context_options.n_threads = o->machine.threads;
   context_options.mpi_comm = app_mpi_comm();
   context_options.whole_level_dofs = o->whole_level_dofs;
+  context_options.overlap = o->overlap;
   tpmg_status status = tpmg_context_create(&context_options, &r->ctx);
   if (status != TPMG_SUCCESS)
     return app_library_error(NULL, "tpmg_context_create", status);
@@ -383,6 +391,7 @@ static void print_json(const options *o, const run *r) {
   app_json_string(&j, "backend", r->backend);
   app_json_string(&j, "transport", r->transport);
   app_json_int(&j, "whole_level_dofs", o->whole_level_dofs);
+  app_json_int(&j, "overlap", o->overlap);
   app_json_int(&j, "threads", r->threads);
   app_json_number(&j, "tolerance", s->tolerance);
   app_json_int(&j, "max_iterations", s->max_iterations);

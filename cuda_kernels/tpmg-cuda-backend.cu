@@ -164,10 +164,11 @@ tpmg_status laplace_op(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision 
 }
 
 tpmg_status patch_fused_op(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
-                           int colour, int boundary, const void *b, void *x) {
+                           int colour, int boundary, const tpmg_index vertices[2], const void *b,
+                           void *x) {
   TPMG_CALL(activate(ctx));
-  return lvl->dim == 2 ? patch_fused<2>(ctx, lvl, prec, colour, boundary, b, x)
-                       : patch_fused<3>(ctx, lvl, prec, colour, boundary, b, x);
+  return lvl->dim == 2 ? patch_fused<2>(ctx, lvl, prec, colour, boundary, vertices, b, x)
+                       : patch_fused<3>(ctx, lvl, prec, colour, boundary, vertices, b, x);
 }
 
 tpmg_status patch_residual_op(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
@@ -387,7 +388,8 @@ extern "C" const tpmg_backend_ops tpmg_cuda_backend = {
     tpmg_cuda::prolongate_add_op,
     tpmg_cuda::restrict_op,
     tpmg_cuda::coarse_solve,
-    tpmg_cuda::messages,
+    tpmg_cuda::messages_start,
+    tpmg_cuda::messages_wait,
     tpmg_cuda::connect,
     tpmg_cuda::check_level,
     tpmg_cuda::stopwatch,

@@ -171,8 +171,10 @@ template <typename F> __device__ __forceinline__ void for_each_point(const item_
 }
 
 /* Patches of one colour: vertices v_d = 1 + c_d + 2 t_d, closed patches start
- * at (v_d - 1) k. */
-inline item_grid patch_grid(const tpmg_level *lvl, int colour) {
+ * at (v_d - 1) k; those around the vertices [vertices[0], vertices[1]) along
+ * the last direction where vertices is given (tpmg_level_patch_layers). */
+inline item_grid patch_grid(const tpmg_level *lvl, int colour,
+                            const tpmg_index *vertices = nullptr) {
   item_grid g{};
   g.total = 1;
   for (int d = 0; d < 3; ++d) {
@@ -180,8 +182,15 @@ inline item_grid patch_grid(const tpmg_level *lvl, int colour) {
     g.count[d] = real ? tpmg_level_patches_1d(lvl, d, colour) : 1;
     g.offset[d] = real ? ((colour >> d) & 1) * lvl->degree : 0;
     g.step[d] = real ? 2 * lvl->degree : 0;
-    g.total *= g.count[d];
   }
+  if (vertices) {
+    const int D = lvl->dim - 1;
+    tpmg_index first = 0;
+    tpmg_level_patch_layers(lvl, colour, vertices, &first, &g.count[D]);
+    g.offset[D] += first * g.step[D];
+  }
+  for (int d = 0; d < 3; ++d)
+    g.total *= g.count[d];
   return g;
 }
 

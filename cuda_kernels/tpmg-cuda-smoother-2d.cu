@@ -4,7 +4,7 @@
 namespace tpmg_cuda {
 
 template tpmg_status patch_fused<2>(tpmg_context *, const tpmg_level *, tpmg_precision, int, int,
-                                    const void *, void *);
+                                    const tpmg_index *, const void *, void *);
 template tpmg_status patch_residual<2>(tpmg_context *, const tpmg_level *, tpmg_precision, int,
                                        const void *, const void *, void *);
 template tpmg_status patch_solve<2>(tpmg_context *, const tpmg_level *, tpmg_precision, int,

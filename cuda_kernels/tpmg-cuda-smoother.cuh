@@ -238,8 +238,8 @@ __global__ void __launch_bounds__(point_threads)
 /* FUSED (boundary false) or BOUNDARY (true), the kernels chosen as for FUSED. */
 template <int dim, bool boundary>
 tpmg_status patch_fused_variant(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
-                                int colour, const void *b, void *x) {
-  const item_grid grid = patch_grid(lvl, colour);
+                                int colour, const tpmg_index vertices[2], const void *b, void *x) {
+  const item_grid grid = patch_grid(lvl, colour, vertices);
   return dispatch<dim, TPMG_USE_SMOOTHER>(
       ctx, lvl->degree, prec, [&](auto K, auto zero, auto kern) -> tpmg_status {
         constexpr int k = decltype(K)::value;
@@ -277,9 +277,9 @@ tpmg_status patch_fused_variant(tpmg_context *ctx, const tpmg_level *lvl, tpmg_p
 
 template <int dim>
 tpmg_status patch_fused(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec, int colour,
-                        int boundary, const void *b, void *x) {
-  return boundary ? patch_fused_variant<dim, true>(ctx, lvl, prec, colour, b, x)
-                  : patch_fused_variant<dim, false>(ctx, lvl, prec, colour, b, x);
+                        int boundary, const tpmg_index vertices[2], const void *b, void *x) {
+  return boundary ? patch_fused_variant<dim, true>(ctx, lvl, prec, colour, vertices, b, x)
+                  : patch_fused_variant<dim, false>(ctx, lvl, prec, colour, vertices, b, x);
 }
 
 template <int dim>

@@ -1,9 +1,11 @@
 /* Messages between the ranks of a context on several GPUs, one GPU per rank:
  * the planes the core sends are contiguous ranges of device vectors, sent as
  * they are by one of three transports, chosen once by connect:
- *   nccl  NCCL send/receive on the context's stream (the NCCL communicator
- *         made from the context's MPI communicator): nothing waits on the
- *         host, and the kernels after an exchange are ordered behind it;
+ *   nccl  NCCL send/receive on a stream of their own, after what the
+ *         context's stream has queued (the NCCL communicator made from the
+ *         context's MPI communicator): nothing waits on the host, the
+ *         context's stream runs on until messages_wait orders the kernels
+ *         after it behind the messages;
  *   mpi   an MPI library that takes device memory (asked at run time): the
  *         stream is synchronized, then MPI sends the device ranges;
  *   host  the ranges staged through pinned host memory: copied down, sent by
@@ -70,6 +72,12 @@ tpmg_status nccl_connect(tpmg_context *ctx, backend_data *data, int rank, int si
   ncclComm_t comm = nullptr;
   TPMG_NCCL_CALL(ctx, ncclCommInitRank(&comm, size, id, rank));
   data->nccl = comm;
+  int least = 0, greatest = 0;
+  TPMG_CUDA_CALL(ctx, cudaDeviceGetStreamPriorityRange(&least, &greatest));
+  TPMG_CUDA_CALL(
+      ctx, cudaStreamCreateWithPriority(&data->messages_stream, cudaStreamNonBlocking, greatest));
+  TPMG_CUDA_CALL(ctx, cudaEventCreateWithFlags(&data->messages_ready, cudaEventDisableTiming));
+  TPMG_CUDA_CALL(ctx, cudaEventCreateWithFlags(&data->messages_done, cudaEventDisableTiming));
   return TPMG_SUCCESS;
 }
 #endif
@@ -149,11 +157,22 @@ tpmg_status connect(tpmg_context *ctx, const char **name) {
 }
 
 void disconnect(backend_data *data) {
+  if (data->messages_stream)
+    cudaStreamSynchronize(data->messages_stream);
 #ifdef TPMG_HAVE_NCCL
   if (data->nccl)
     ncclCommDestroy(static_cast<ncclComm_t>(data->nccl));
 #endif
   data->nccl = nullptr;
+  if (data->messages_stream)
+    cudaStreamDestroy(data->messages_stream);
+  if (data->messages_ready)
+    cudaEventDestroy(data->messages_ready);
+  if (data->messages_done)
+    cudaEventDestroy(data->messages_done);
+  data->messages_stream = nullptr;
+  data->messages_ready = data->messages_done = nullptr;
+  data->messages_pending = false;
   if (data->staging)
     cudaFreeHost(data->staging);
   data->staging = nullptr;
@@ -210,7 +229,7 @@ tpmg_status staged(tpmg_context *ctx, backend_data *data, int n, const tpmg_mess
 
 } // namespace
 
-tpmg_status messages(tpmg_context *ctx, int n, const tpmg_message *m) {
+tpmg_status messages_start(tpmg_context *ctx, int n, const tpmg_message *m) {
   if (n <= 0)
     return TPMG_SUCCESS;
   TPMG_CALL(activate(ctx));
@@ -218,14 +237,22 @@ tpmg_status messages(tpmg_context *ctx, int n, const tpmg_message *m) {
   switch (data->link) {
   case transport::nccl: {
 #ifdef TPMG_HAVE_NCCL
+    TPMG_CHECK(ctx, !data->messages_pending, TPMG_ERROR_BACKEND,
+               "messages started before the last ones were waited for");
+    /* the messages' stream starts after what the context's stream has queued
+     * (the sends' values are written, the receives' no longer read) */
+    TPMG_CUDA_CALL(ctx, cudaEventRecord(data->messages_ready, data->stream));
+    TPMG_CUDA_CALL(ctx, cudaStreamWaitEvent(data->messages_stream, data->messages_ready, 0));
     ncclComm_t comm = static_cast<ncclComm_t>(data->nccl);
     TPMG_NCCL_CALL(ctx, ncclGroupStart());
     ncclResult_t result = ncclSuccess;
     for (int i = 0; i < n && result == ncclSuccess; ++i) {
       if (m[i].recv_bytes > 0)
-        result = ncclRecv(m[i].recv, m[i].recv_bytes, ncclChar, m[i].peer, comm, data->stream);
+        result =
+            ncclRecv(m[i].recv, m[i].recv_bytes, ncclChar, m[i].peer, comm, data->messages_stream);
       if (m[i].send_bytes > 0 && result == ncclSuccess)
-        result = ncclSend(m[i].send, m[i].send_bytes, ncclChar, m[i].peer, comm, data->stream);
+        result =
+            ncclSend(m[i].send, m[i].send_bytes, ncclChar, m[i].peer, comm, data->messages_stream);
     }
     /* the group is closed whatever failed inside it */
     ncclResult_t end = ncclGroupEnd();
@@ -233,11 +260,14 @@ tpmg_status messages(tpmg_context *ctx, int n, const tpmg_message *m) {
       return nccl_error(ctx, result, "ncclSend/ncclRecv", __FILE__, __LINE__);
     if (end != ncclSuccess)
       return nccl_error(ctx, end, "ncclGroupEnd", __FILE__, __LINE__);
+    TPMG_CUDA_CALL(ctx, cudaEventRecord(data->messages_done, data->messages_stream));
+    data->messages_pending = true;
     return TPMG_SUCCESS;
 #else
     break;
 #endif
   }
+  /* the others complete here: messages_wait has nothing to do */
   case transport::mpi:
     TPMG_CUDA_CALL(ctx, cudaStreamSynchronize(data->stream));
     return tpmg_comm_host_messages(ctx, n, m);
@@ -248,6 +278,17 @@ tpmg_status messages(tpmg_context *ctx, int n, const tpmg_message *m) {
   }
   return tpmg_error_set(ctx, TPMG_ERROR_BACKEND, __FILE__, __LINE__,
                         "messages on a context without a transport");
+}
+
+tpmg_status messages_wait(tpmg_context *ctx) {
+  backend_data *data = static_cast<backend_data *>(tpmg_backend_data(ctx));
+  if (!data->messages_pending)
+    return TPMG_SUCCESS;
+  data->messages_pending = false;
+  TPMG_CALL(activate(ctx));
+  /* the context's stream continues once the messages are done */
+  TPMG_CUDA_CALL(ctx, cudaStreamWaitEvent(data->stream, data->messages_done, 0));
+  return TPMG_SUCCESS;
 }
 
 } // namespace tpmg_cuda

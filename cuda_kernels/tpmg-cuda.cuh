@@ -46,6 +46,12 @@ struct backend_data {
   void *reference[2][TPMG_MAX_DEGREE_2D + 1];
   transport link;       /* none on one process */
   void *nccl;           /* ncclComm_t where link is nccl */
+  /* nccl: the messages' own stream (of the highest priority, so that its
+   * kernels start while a level kernel fills the GPU), the event it waits for
+   * on `stream` and the one `stream` waits for in messages_wait */
+  cudaStream_t messages_stream;
+  cudaEvent_t messages_ready, messages_done;
+  bool messages_pending; /* started, not yet waited for */
   void *staging;        /* pinned host memory where link is host */
   size_t staging_bytes;
 };
@@ -120,10 +126,12 @@ constexpr int dot_results = dot_rows * dot_max_blocks; /* offset of the results 
 /* Make the context's device current for this host thread. */
 tpmg_status activate(tpmg_context *ctx);
 
-/* The backend's connect and messages ops (tpmg-cuda-transport.cu), and what
- * finalize calls to free what connect made. */
+/* The backend's connect, messages_start and messages_wait ops
+ * (tpmg-cuda-transport.cu), and what finalize calls to free what connect
+ * made. */
 tpmg_status connect(tpmg_context *ctx, const char **name);
-tpmg_status messages(tpmg_context *ctx, int n, const tpmg_message *messages);
+tpmg_status messages_start(tpmg_context *ctx, int n, const tpmg_message *messages);
+tpmg_status messages_wait(tpmg_context *ctx);
 void disconnect(backend_data *data);
 
 /* Vector operations (tpmg-cuda-vectors.cu), arguments as in tpmg_backend_ops. */
@@ -157,7 +165,7 @@ tpmg_status operator_work(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precisi
 /* boundary != 0: TPMG_SMOOTHER_BOUNDARY (see tpmg_backend_ops) */
 template <int dim>
 tpmg_status patch_fused(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec, int colour,
-                        int boundary, const void *b, void *x);
+                        int boundary, const tpmg_index vertices[2], const void *b, void *x);
 template <int dim>
 tpmg_status patch_residual(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
                            int colour, const void *b, const void *x, void *r);

@@ -79,6 +79,8 @@ tpmg_mpi_cli(mpi-poisson-2d-np4 4 same
 tpmg_mpi_cli(mpi-poisson-fmg-mixed-np3 3 same
              "-DARGS=--dim|3|--degree|2|--level|3|--cells|1,1,2|--solver|fmg|--precision|mixed|--threads|1")
 tpmg_mpi_cli(mpi-poisson-cg-np2 2 same "-DARGS=--degree|5|--level|2|--solver|cg|--threads|1")
+tpmg_mpi_cli(mpi-poisson-no-overlap-np3 3 same
+             "-DARGS=--degree|2|--level|3|--cells|1,1,3|--box|0,1,0,1,0,3|--overlap|0|--threads|1")
 tpmg_mpi_cli(mpi-poisson-split-np4 4 error "-DARGS=--dim|2|--level|1|--threads|1" -DEXIT=1
              "-DEXPECT=ranks need at least 8")
 tpmg_mpi_cli(mpi-poisson-option-np3 3 error "-DARGS=--no-such-option" -DEXIT=2
@@ -147,4 +149,9 @@ if(TPMG_ENABLE_CUDA)
                    "-DARGS=--backend|cuda|--degree|3|--level|5|--cells|1,1,4|--box|0,1,0,1,0,4")
   tpmg_gpu_mpi_cli(gpu-mpi-poisson-fmg-np2 2
                    "-DARGS=--backend|cuda|--degree|4|--level|4|--solver|fmg")
+  # every level split, the boundary smoother; and without overlap
+  tpmg_gpu_mpi_cli(gpu-mpi-poisson-boundary-np4 4
+                   "-DARGS=--backend|cuda|--degree|2|--level|5|--cells|1,1,4|--box|0,1,0,1,0,4|--smoother|boundary|--whole-level-dofs|0")
+  tpmg_gpu_mpi_cli(gpu-mpi-poisson-no-overlap-np2 2
+                   "-DARGS=--backend|cuda|--degree|3|--level|4|--cells|1,1,2|--box|0,1,0,1,0,2|--overlap|0|--whole-level-dofs|0")
 endif()

@@ -104,6 +104,18 @@ static void context_errors(void) {
     REF_CHECK(ctx == NULL, "tpmg_context_create(whole_level_dofs %lld) failed but *ctx is not NULL",
               (long long)bad_whole[b]);
   }
+  REF_CHECK(tpmg_context_options_default().overlap == 1,
+            "tpmg_context_options_default: overlap %d, expected 1",
+            tpmg_context_options_default().overlap);
+  const int bad_overlap[] = {-1, 2};
+  for (int b = 0; b < 2; ++b) {
+    options = tpmg_context_options_default();
+    options.overlap = bad_overlap[b];
+    ctx = SENTINEL;
+    EXPECT_ARG(NULL, tpmg_context_create(&options, &ctx), NULL);
+    REF_CHECK(ctx == NULL, "tpmg_context_create(overlap %d) failed but *ctx is not NULL",
+              bad_overlap[b]);
+  }
   EXPECT_OK(NULL, tpmg_backend_available("cuda", &available));
   if (!available) {
     options = tpmg_context_options_default();

@@ -146,6 +146,10 @@ typedef struct {
                             (default): the backend's choice, 0 for "cpu" and 1,000,000 for
                             "cuda" (doc/benchmarks.md, "Several GPUs"); at most
                             TPMG_MAX_WHOLE_LEVEL_DOFS */
+  int overlap;          /**< on several ranks: 1 (default) the ghost exchanges of the FUSED and
+                            BOUNDARY smoothers travel while the patches away from the cuts are
+                            computed (doc/design.md, "Overlap"); 0: each exchange completes
+                            before any patch of its colour. The results are the same. */
 } tpmg_context_options;
 
 /** The largest tpmg_context_options.whole_level_dofs. */
@@ -157,7 +161,7 @@ typedef struct {
 #define TPMG_MAX_THREADS 1024
 
 /** Default context options: the "cpu" backend, OpenMP's thread count, device 0,
- *  one process. */
+ *  one process, the backend's whole levels, overlap on. */
 tpmg_context_options tpmg_context_options_default(void);
 
 /** Whether a backend (or backend variant) is compiled in and has a usable device.
@@ -171,7 +175,8 @@ tpmg_status tpmg_backend_available(const char *name, int *available);
  *  @param[in]  options options, or NULL for the defaults
  *  @param[out] ctx the new context; owned by the caller, free with tpmg_context_destroy
  *  @return TPMG_ERROR_ARGUMENT for a name tpmg does not know, n_threads outside
- *  0..TPMG_MAX_THREADS or a negative device number; TPMG_ERROR_UNSUPPORTED if the
+ *  0..TPMG_MAX_THREADS, a negative device number, whole_level_dofs outside
+ *  -1..TPMG_MAX_WHOLE_LEVEL_DOFS or overlap not 0 or 1; TPMG_ERROR_UNSUPPORTED if the
  *  backend is not compiled in, has no device or does not have the variant asked for.
  *  With mpi_comm: collective on that communicator; every rank returns the worst status
  *  of all (a failure on one rank fails the creation everywhere); TPMG_ERROR_ARGUMENT if

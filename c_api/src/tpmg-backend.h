@@ -101,6 +101,24 @@ static inline tpmg_index tpmg_level_patches_1d(const tpmg_level *lvl, int d, int
   return last < 0 ? 0 : last / 2 + 1;
 }
 
+/* The patches of one colour around vertices v_D in [vertices[0], vertices[1])
+ * along the last direction D = dim - 1 (every direction before D whole): the
+ * indices t_D = first .. first + count - 1 of tpmg_level_patches_1d's. The
+ * whole colour: vertices {1, cells[D]}. */
+static inline void tpmg_level_patch_layers(const tpmg_level *lvl, int colour,
+                                           const tpmg_index vertices[2], tpmg_index *first,
+                                           tpmg_index *count) {
+  const int D = lvl->dim - 1;
+  const tpmg_index c = (colour >> D) & 1, all = tpmg_level_patches_1d(lvl, D, colour);
+  /* v = 1 + c + 2 t: the first t with v >= vertices[0], the first with v >= vertices[1] */
+  tpmg_index t0 = vertices[0] - 1 - c, t1 = vertices[1] - 1 - c;
+  t0 = t0 <= 0 ? 0 : (t0 + 1) / 2;
+  t1 = t1 <= 0 ? 0 : (t1 + 1) / 2;
+  if (t1 > all) t1 = all;
+  *first = t0;
+  *count = t1 > t0 ? t1 - t0 : 0;
+}
+
 /* ---- backends ---------------------------------------------------------- */
 
 /* What a level is checked for (check_level). */
@@ -173,12 +191,14 @@ typedef struct {
   /* dst_B = src_B, interior of dst untouched */
   tpmg_status (*copy_boundary)(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
                                const void *src, void *dst);
-  /* FUSED, for every patch of one colour: r_I = b_I - (Abar x)_I on the patch,
-   * x_I += A_I^{-1} r_I. boundary != 0: BOUNDARY, the window read with the
-   * patch interior as zero (x_I not loaded), so r_I = b_I - A_IB x_B, and
-   * x_I = A_I^{-1} r_I stored */
+  /* FUSED, for the patches of one colour around vertices v_D in [vertices[0],
+   * vertices[1]) along the last direction (tpmg_level_patch_layers): r_I =
+   * b_I - (Abar x)_I on the patch, x_I += A_I^{-1} r_I. boundary != 0:
+   * BOUNDARY, the window read with the patch interior as zero (x_I not
+   * loaded), so r_I = b_I - A_IB x_B, and x_I = A_I^{-1} r_I stored */
   tpmg_status (*patch_fused)(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
-                             int colour, int boundary, const void *b, void *x);
+                             int colour, int boundary, const tpmg_index vertices[2],
+                             const void *b, void *x);
   /* SEPARATE, first half: r_I = b_I - (Abar x)_I on the interiors of one colour's
    * patches (other entries of r untouched) */
   tpmg_status (*patch_residual)(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
@@ -198,12 +218,18 @@ typedef struct {
   tpmg_status (*coarse_solve)(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
                               const void *inverse, const void *b, void *x);
 
-  /* Run the n messages (all started, then all completed) on the context's
-   * communicator: the backend's later operations see what was received, and
-   * the send buffers may be written by them. NULL where the backend runs on
-   * one process only, and a context on more than one rank is refused.
-   * Host-memory backends take tpmg_comm_host_messages. */
-  tpmg_status (*messages)(tpmg_context *ctx, int n, const tpmg_message *messages);
+  /* Start the n messages on the context's communicator; messages_wait
+   * completes them. Between the two, the backend's operations may run while
+   * the messages travel (they neither read the receive ranges nor write the
+   * send ranges: the caller sees to that); after messages_wait they see what
+   * was received and may write the send ranges. A backend may complete the
+   * messages in messages_start already. At most one set of messages is
+   * started at a time, and every messages_start is followed by messages_wait,
+   * whatever failed in between. NULL where the backend runs on one process
+   * only, and a context on more than one rank is refused. Host-memory
+   * backends take tpmg_comm_host_messages_start and _wait. */
+  tpmg_status (*messages_start)(tpmg_context *ctx, int n, const tpmg_message *messages);
+  tpmg_status (*messages_wait)(tpmg_context *ctx);
   /* Set up what messages needs among the context's ranks, and name it in
    * *transport (a static string: "nccl", "mpi", ...). Called on every rank of
    * a context of more than one rank, once init has succeeded on all of them;
@@ -250,9 +276,12 @@ void tpmg_work_smoother(const tpmg_level *lvl, tpmg_smoother_variant variant, in
 tpmg_status tpmg_malloc(tpmg_context *ctx, size_t bytes, const char *what, void **ptr);
 void tpmg_free(tpmg_context *ctx, size_t bytes, void *ptr);
 
-/* The messages op of host-memory backends: MPI point to point on the
+/* The messages ops of host-memory backends: MPI point to point on the
  * context's communicator (device memory too where MPI takes it:
- * tpmg_comm_device_aware). */
+ * tpmg_comm_device_aware), nonblocking between _start and _wait; and both in
+ * one call. */
+tpmg_status tpmg_comm_host_messages_start(tpmg_context *ctx, int n, const tpmg_message *messages);
+tpmg_status tpmg_comm_host_messages_wait(tpmg_context *ctx);
 tpmg_status tpmg_comm_host_messages(tpmg_context *ctx, int n, const tpmg_message *messages);
 /* all = the `bytes` bytes of `mine` from every rank, in rank order (host
  * memory). Collective. */

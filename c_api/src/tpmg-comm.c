@@ -78,6 +78,9 @@ void tpmg_comm_destroy(tpmg_context *ctx) {
 #endif
   free(ctx->comm);
   ctx->comm = NULL;
+  free(ctx->pending);
+  ctx->pending = NULL;
+  ctx->pending_capacity = ctx->n_pending = 0;
 }
 
 tpmg_status tpmg_comm_status(const void *comm, tpmg_status status) {
@@ -197,19 +200,27 @@ int tpmg_comm_device_aware(void) {
 #endif
 }
 
-tpmg_status tpmg_comm_host_messages(tpmg_context *ctx, int n, const tpmg_message *messages) {
+tpmg_status tpmg_comm_host_messages_start(tpmg_context *ctx, int n,
+                                          const tpmg_message *messages) {
   if (ctx->size == 1 || n <= 0) return TPMG_SUCCESS;
 #ifdef TPMG_HAVE_MPI
+  TPMG_CHECK(ctx, ctx->n_pending == 0, TPMG_ERROR_BACKEND,
+             "messages started while %d requests are in flight", ctx->n_pending);
   for (int i = 0; i < n; ++i)
     TPMG_CHECK(ctx, messages[i].send_bytes <= INT_MAX && messages[i].recv_bytes <= INT_MAX,
-               TPMG_ERROR_UNSUPPORTED, "a message of %zu bytes: at most %d", 
+               TPMG_ERROR_UNSUPPORTED, "a message of %zu bytes: at most %d",
                messages[i].send_bytes > messages[i].recv_bytes ? messages[i].send_bytes
                                                                : messages[i].recv_bytes,
                INT_MAX);
-  /* the ghost exchange (two neighbours) on the stack; gathering from many
-   * ranks on the heap */
-  MPI_Request few[8], *requests = n <= 4 ? few : malloc(sizeof(MPI_Request) * 2 * (size_t)n);
-  TPMG_CHECK(ctx, requests, TPMG_ERROR_MEMORY, "%d message requests", n);
+  /* the requests are kept for _wait: grown to the most messages of any call
+   * (two neighbours, two vectors: 8; gathering: 2 per rank) */
+  if (2 * n > ctx->pending_capacity) {
+    MPI_Request *grown = realloc(ctx->pending, sizeof(MPI_Request) * 2 * (size_t)n);
+    TPMG_CHECK(ctx, grown, TPMG_ERROR_MEMORY, "%d message requests", 2 * n);
+    ctx->pending = grown;
+    ctx->pending_capacity = 2 * n;
+  }
+  MPI_Request *requests = ctx->pending;
   int count = 0;
   /* receives first, so that sends find them posted; one tag: between two
    * ranks, the messages of one call pair up in the order given */
@@ -221,10 +232,22 @@ tpmg_status tpmg_comm_host_messages(tpmg_context *ctx, int n, const tpmg_message
     if (messages[i].send_bytes > 0)
       MPI_Isend((void *)messages[i].send, (int)messages[i].send_bytes, MPI_BYTE, messages[i].peer,
                 7, COMM(ctx), &requests[count++]);
-  MPI_Waitall(count, requests, MPI_STATUSES_IGNORE);
-  if (requests != few) free(requests);
+  ctx->n_pending = count;
   return TPMG_SUCCESS;
 #else
   return tpmg_error_set(ctx, TPMG_ERROR_UNSUPPORTED, __FILE__, __LINE__, "built without MPI");
 #endif
+}
+
+tpmg_status tpmg_comm_host_messages_wait(tpmg_context *ctx) {
+#ifdef TPMG_HAVE_MPI
+  if (ctx->n_pending > 0) MPI_Waitall(ctx->n_pending, ctx->pending, MPI_STATUSES_IGNORE);
+#endif
+  ctx->n_pending = 0;
+  return TPMG_SUCCESS;
+}
+
+tpmg_status tpmg_comm_host_messages(tpmg_context *ctx, int n, const tpmg_message *messages) {
+  TPMG_CALL(tpmg_comm_host_messages_start(ctx, n, messages));
+  return tpmg_comm_host_messages_wait(ctx);
 }

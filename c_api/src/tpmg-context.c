@@ -29,7 +29,7 @@ size_t tpmg_precision_size(tpmg_precision precision) {
 }
 
 tpmg_context_options tpmg_context_options_default(void) {
-  tpmg_context_options options = {NULL, 0, 0, NULL, -1};
+  tpmg_context_options options = {NULL, 0, 0, NULL, -1, 1};
   return options;
 }
 
@@ -38,7 +38,8 @@ static tpmg_status create_local(const tpmg_context_options *opts, int local_rank
                                 tpmg_context **ctx) {
   const char *name = opts->backend ? opts->backend : "cpu";
   if (opts->n_threads < 0 || opts->n_threads > TPMG_MAX_THREADS || opts->device < 0 ||
-      opts->whole_level_dofs < -1 || opts->whole_level_dofs > TPMG_MAX_WHOLE_LEVEL_DOFS)
+      opts->whole_level_dofs < -1 || opts->whole_level_dofs > TPMG_MAX_WHOLE_LEVEL_DOFS ||
+      (opts->overlap != 0 && opts->overlap != 1))
     return TPMG_ERROR_ARGUMENT;
   tpmg_context *c = calloc(1, sizeof(*c));
   if (!c) return TPMG_ERROR_MEMORY;
@@ -64,6 +65,7 @@ static tpmg_status create_local(const tpmg_context_options *opts, int local_rank
   c->device = opts->device;
   c->whole_level_dofs =
       opts->whole_level_dofs >= 0 ? opts->whole_level_dofs : c->ops->whole_level_dofs;
+  c->overlap = opts->overlap;
   c->local_rank = local_rank;
   c->transport = "none";
   c->refs = 1;
@@ -104,7 +106,7 @@ tpmg_status tpmg_context_create(const tpmg_context_options *options, tpmg_contex
     if (status == TPMG_SUCCESS) /* the partition follows it */
       status = tpmg_comm_same(c, &c->whole_level_dofs, sizeof(c->whole_level_dofs),
                               "the levels kept whole (whole_level_dofs)");
-    if (status == TPMG_SUCCESS && c->size > 1 && !c->ops->messages)
+    if (status == TPMG_SUCCESS && c->size > 1 && !c->ops->messages_start)
       status = TPMG_ERROR_UNSUPPORTED; /* the same backend on every rank: the same answer */
     if (status == TPMG_SUCCESS && c->size > 1) {
       c->transport = "mpi";

@@ -34,8 +34,11 @@ struct tpmg_context {
   int stopwatch_started;     /* a start mark without its end mark yet */
   int rank, size;            /* in comm; 0 and 1 on one process */
   void *comm;                /* an MPI_Comm duplicated from the caller's, or NULL (tpmg-comm.c) */
+  void *pending;             /* MPI_Request[pending_capacity]: host messages in flight */
+  int n_pending, pending_capacity;
   int local_rank;            /* index among the ranks on this node; 0 on one process */
   tpmg_index whole_level_dofs; /* levels this small are kept whole on every rank */
+  int overlap;               /* smoothers overlap exchanges with patches (tpmg-smoother.c) */
   const char *transport;     /* how messages travel (tpmg_context_transport) */
   tpmg_communication traffic; /* counted by tpmg-partition.c and tpmg-comm.c */
   char error[1024];          /* the last message; mutable through const in tpmg_error_set */
@@ -131,6 +134,22 @@ tpmg_status tpmg_partition_create(tpmg_grid *grid);
  * Collective on distributed levels, nothing to do on others. */
 tpmg_status tpmg_partition_exchange(const tpmg_grid *grid, int l, tpmg_precision p, void *v,
                                     tpmg_index below, tpmg_index above);
+/* The same for the n (1 or 2) vectors v[], in two halves: between _start and
+ * _wait the backend may compute what neither reads the ghost planes nor
+ * writes the planes sent (the owned `above` planes at the lower cut, `below`
+ * at the upper one). _wait follows every _start, whatever failed between. */
+tpmg_status tpmg_partition_exchange_start(const tpmg_grid *grid, int l, tpmg_precision p, int n,
+                                          void *const *v, tpmg_index below, tpmg_index above);
+tpmg_status tpmg_partition_exchange_wait(const tpmg_grid *grid, int l);
+/* The patches of level l's box that the smoother updates, by their vertices
+ * v along the last direction, each range [first, end): `inner` reads no
+ * ghost plane and writes no plane sent by an exchange of k + 1 planes below
+ * and k above, so it may run while that exchange travels; edge[0] and
+ * edge[1] (next to the lower and the upper cut) are the others. Patches whose
+ * interior is ghost planes only are in none of them. One rank or a whole
+ * level: inner is every patch, the edges are empty. */
+void tpmg_partition_patches(const tpmg_grid *grid, int l, tpmg_index inner[2],
+                            tpmg_index edge[2][2]);
 /* The owned entries of level l's local vector: [offset, offset + n). */
 void tpmg_partition_owned(const tpmg_grid *grid, int l, tpmg_index *offset, tpmg_index *n);
 /* Dots over the owned entries, summed over the ranks: as the backend's dot,

@@ -119,38 +119,90 @@ int tpmg_partition_colour(const tpmg_grid *grid, int l, int colour) {
   return colour ^ (int)((first_cell & 1) << last_dim(grid));
 }
 
-/* The backend's messages op, counted as an exchange's or a gathering's. */
-static tpmg_status counted_messages(tpmg_context *ctx, int gather, int n, const tpmg_message *m) {
+/* The backend's messages_start, counted as an exchange's or a gathering's. */
+static tpmg_status counted_start(tpmg_context *ctx, int gather, int n, const tpmg_message *m) {
   for (int i = 0; i < n; ++i)
     if (m[i].send_bytes > 0) {
       *(gather ? &ctx->traffic.gather_messages : &ctx->traffic.exchange_messages) += 1;
       *(gather ? &ctx->traffic.gather_bytes : &ctx->traffic.exchange_bytes) +=
           (long long)m[i].send_bytes;
     }
-  return ctx->ops->messages(ctx, n, m);
+  return ctx->ops->messages_start(ctx, n, m);
+}
+
+/* Start and complete the messages. */
+static tpmg_status counted_messages(tpmg_context *ctx, int gather, int n, const tpmg_message *m) {
+  tpmg_status status = counted_start(ctx, gather, n, m);
+  tpmg_status waited = ctx->ops->messages_wait(ctx);
+  return status != TPMG_SUCCESS ? status : waited;
 }
 
 static char *at(const void *v, tpmg_index entries, tpmg_precision p) {
   return (char *)v + (size_t)entries * tpmg_precision_size(p);
 }
 
-tpmg_status tpmg_partition_exchange(const tpmg_grid *grid, int l, tpmg_precision p, void *v,
-                                    tpmg_index below, tpmg_index above) {
+tpmg_status tpmg_partition_exchange_start(const tpmg_grid *grid, int l, tpmg_precision p, int n,
+                                          void *const *v, tpmg_index below, tpmg_index above) {
   const tpmg_part *part = &grid->part[l];
   if (!part->distributed) return TPMG_SUCCESS;
   tpmg_context *ctx = grid->ctx;
   size_t bytes = (size_t)part->plane * tpmg_precision_size(p);
   tpmg_index lo = part->owned_first - part->first, hi = part->owned_end - part->first;
-  tpmg_message m[2];
-  int n = 0;
-  if (ctx->rank > 0)
-    m[n++] = (tpmg_message){ctx->rank - 1, at(v, lo * part->plane, p), (size_t)above * bytes,
-                            at(v, (lo - below) * part->plane, p), (size_t)below * bytes};
-  if (ctx->rank < ctx->size - 1)
-    m[n++] = (tpmg_message){ctx->rank + 1, at(v, (hi - below) * part->plane, p),
-                            (size_t)below * bytes, at(v, hi * part->plane, p),
-                            (size_t)above * bytes};
-  return counted_messages(ctx, 0, n, m);
+  tpmg_message m[4];
+  int count = 0;
+  /* with each neighbour the vectors in order: they pair up in that order */
+  for (int i = 0; i < n && ctx->rank > 0; ++i)
+    m[count++] = (tpmg_message){ctx->rank - 1, at(v[i], lo * part->plane, p), (size_t)above * bytes,
+                                at(v[i], (lo - below) * part->plane, p), (size_t)below * bytes};
+  for (int i = 0; i < n && ctx->rank < ctx->size - 1; ++i)
+    m[count++] = (tpmg_message){ctx->rank + 1, at(v[i], (hi - below) * part->plane, p),
+                                (size_t)below * bytes, at(v[i], hi * part->plane, p),
+                                (size_t)above * bytes};
+  return counted_start(ctx, 0, count, m);
+}
+
+tpmg_status tpmg_partition_exchange_wait(const tpmg_grid *grid, int l) {
+  if (!grid->part[l].distributed) return TPMG_SUCCESS;
+  return grid->ctx->ops->messages_wait(grid->ctx);
+}
+
+tpmg_status tpmg_partition_exchange(const tpmg_grid *grid, int l, tpmg_precision p, void *v,
+                                    tpmg_index below, tpmg_index above) {
+  tpmg_status status = tpmg_partition_exchange_start(grid, l, p, 1, &v, below, above);
+  tpmg_status waited = tpmg_partition_exchange_wait(grid, l);
+  return status != TPMG_SUCCESS ? status : waited;
+}
+
+void tpmg_partition_patches(const tpmg_grid *grid, int l, tpmg_index inner[2],
+                            tpmg_index edge[2][2]) {
+  const tpmg_part *part = &grid->part[l];
+  const tpmg_index cells = grid->levels[l].cells[last_dim(grid)];
+  const tpmg_index box_cell = part->first / grid->options.degree;
+  /* two ghost cells under the slab, or none (the level's bottom), alike above */
+  const int below = box_cell < part->cell_first, above = box_cell + cells > part->cell_end;
+  /* Box vertex v (the patch of cells v - 1 and v) reads planes (v - 1) k to
+   * (v + 1) k and writes those between. With ghosts below, the exchange
+   * receives planes k .. 2k (the ghost cell next to the slab) and sends
+   * 2k + 1 .. 3k: patches 2 and 3 touch them, patch 1 writes ghosts only.
+   * Above, mirrored (receives (cells - 2) k + 1 .. (cells - 1) k, sends
+   * (cells - 3) k .. (cells - 2) k): patches cells - 3 and cells - 2 touch
+   * them, cells - 1 writes ghosts only. */
+  const tpmg_index first = below ? 2 : 1, end = above ? cells - 1 : cells;
+  const tpmg_index inner_first = below ? 4 : 1, inner_end = above ? cells - 3 : cells;
+  if (inner_first >= inner_end) {
+    /* a slab of 2 or 3 cells: nothing runs while its exchange travels */
+    inner[0] = inner[1] = first;
+    edge[0][0] = first;
+    edge[0][1] = end;
+    edge[1][0] = edge[1][1] = end;
+    return;
+  }
+  inner[0] = inner_first;
+  inner[1] = inner_end;
+  edge[0][0] = first;
+  edge[0][1] = inner_first;
+  edge[1][0] = inner_end;
+  edge[1][1] = end;
 }
 
 tpmg_status tpmg_partition_dot(const tpmg_grid *grid, int l, tpmg_precision p, const void *x,

@@ -94,9 +94,47 @@ tpmg_status tpmg_smoother_apply(tpmg_smoother *smoother, int reverse, const void
   return tpmg_smoother_sweep(smoother, reverse, b, x);
 }
 
+/* FUSED or BOUNDARY on the patches around vertices [range[0], range[1])
+ * along the last direction. */
+static tpmg_status fused(tpmg_smoother *smoother, int colour, const tpmg_index range[2],
+                         const void *b, void *x) {
+  tpmg_context *ctx = smoother->grid->ctx;
+  if (range[0] >= range[1]) return TPMG_SUCCESS;
+  return ctx->ops->patch_fused(ctx, smoother->level, smoother->precision, colour,
+                               smoother->options.variant == TPMG_SMOOTHER_BOUNDARY, range, b, x);
+}
+
+/* FUSED and BOUNDARY: before each colour the exchange of x (and before the
+ * first also of b) runs while the colour's inner patches, which neither read
+ * the ghosts nor write what is sent, are computed (ctx->overlap; else it
+ * completes first); the patches next to the cuts follow. The kernels run in
+ * the same order either way, so the results are the same. */
+static tpmg_status fused_sweep(tpmg_smoother *smoother, int reverse, const void *b, void *x) {
+  tpmg_context *ctx = smoother->grid->ctx;
+  const tpmg_grid *grid = smoother->grid;
+  int l = smoother->l, k = smoother->level->degree;
+  int n_colours = 1 << smoother->level->dim;
+  tpmg_index inner[2], edge[2][2];
+  tpmg_partition_patches(grid, l, inner, edge);
+  void *const vectors[2] = {x, (void *)b};
+  for (int step = 0; step < n_colours; ++step) {
+    int colour = tpmg_partition_colour(grid, l, reverse ? n_colours - 1 - step : step);
+    tpmg_status status = tpmg_partition_exchange_start(grid, l, smoother->precision,
+                                                       step == 0 ? 2 : 1, vectors, k + 1, k);
+    if (status == TPMG_SUCCESS && ctx->overlap) status = fused(smoother, colour, inner, b, x);
+    tpmg_status waited = tpmg_partition_exchange_wait(grid, l);
+    if (status == TPMG_SUCCESS) status = waited;
+    if (status == TPMG_SUCCESS && !ctx->overlap) status = fused(smoother, colour, inner, b, x);
+    for (int side = 0; side < 2 && status == TPMG_SUCCESS; ++side)
+      status = fused(smoother, colour, edge[side], b, x);
+    TPMG_CALL(status);
+  }
+  return TPMG_SUCCESS;
+}
+
 /* Patches of one colour do not overlap, so a colour's sweep gives the same
  * values at owned DoFs on every partition once the ghost cell next to the
- * slab is current: b once, x before the first colour and after each. */
+ * slab is current: b once, x before each colour. */
 tpmg_status tpmg_smoother_sweep(tpmg_smoother *smoother, int reverse, const void *b, void *x) {
   tpmg_context *ctx = smoother->grid->ctx;
   const tpmg_grid *grid = smoother->grid;
@@ -104,28 +142,21 @@ tpmg_status tpmg_smoother_sweep(tpmg_smoother *smoother, int reverse, const void
   tpmg_precision p = smoother->precision;
   int l = smoother->l, k = lvl->degree;
   int n_colours = 1 << lvl->dim;
+  if (smoother->options.variant == TPMG_SMOOTHER_FUSED ||
+      smoother->options.variant == TPMG_SMOOTHER_BOUNDARY)
+    return fused_sweep(smoother, reverse, b, x);
   TPMG_CALL(tpmg_partition_exchange(grid, l, p, (void *)b, k + 1, k));
   for (int step = 0; step < n_colours; ++step) {
     int colour = tpmg_partition_colour(grid, l, reverse ? n_colours - 1 - step : step);
-    switch (smoother->options.variant) {
-    case TPMG_SMOOTHER_GLOBAL:
+    if (smoother->options.variant == TPMG_SMOOTHER_GLOBAL) {
       TPMG_CALL(tpmg_partition_laplace(grid, l, p, x, smoother->residual));
       TPMG_CALL(ctx->ops->axpby(ctx, p, lvl->n_dofs, 1.0, b, -1.0, smoother->residual));
       TPMG_CALL(tpmg_partition_exchange(grid, l, p, smoother->residual, k + 1, k));
-      TPMG_CALL(ctx->ops->patch_solve(ctx, lvl, p, colour, smoother->residual, x));
-      break;
-    case TPMG_SMOOTHER_SEPARATE:
+    } else {
       TPMG_CALL(tpmg_partition_exchange(grid, l, p, x, k + 1, k));
       TPMG_CALL(ctx->ops->patch_residual(ctx, lvl, p, colour, b, x, smoother->residual));
-      TPMG_CALL(ctx->ops->patch_solve(ctx, lvl, p, colour, smoother->residual, x));
-      break;
-    case TPMG_SMOOTHER_FUSED:
-    case TPMG_SMOOTHER_BOUNDARY:
-      TPMG_CALL(tpmg_partition_exchange(grid, l, p, x, k + 1, k));
-      TPMG_CALL(ctx->ops->patch_fused(ctx, lvl, p, colour,
-                                      smoother->options.variant == TPMG_SMOOTHER_BOUNDARY, b, x));
-      break;
     }
+    TPMG_CALL(ctx->ops->patch_solve(ctx, lvl, p, colour, smoother->residual, x));
   }
   return TPMG_SUCCESS;
 }

@@ -37,25 +37,26 @@ enum { PATCH_RESIDUAL, PATCH_SOLVE, PATCH_FUSED, PATCH_BOUNDARY };
 #undef TPMG_CPU_SCALAR
 
 tpmg_status tpmg_cpu_patch_fused(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
-                                 int colour, int boundary, const void *b, void *x) {
+                                 int colour, int boundary, const tpmg_index vertices[2],
+                                 const void *b, void *x) {
   const int mode = boundary ? PATCH_BOUNDARY : PATCH_FUSED;
   if (prec == TPMG_FLOAT)
-    return patch_pass_float(ctx, lvl, mode, colour, b, x, NULL, x);
-  return patch_pass_double(ctx, lvl, mode, colour, b, x, NULL, x);
+    return patch_pass_float(ctx, lvl, mode, colour, vertices, b, x, NULL, x);
+  return patch_pass_double(ctx, lvl, mode, colour, vertices, b, x, NULL, x);
 }
 
 tpmg_status tpmg_cpu_patch_residual(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
                                     int colour, const void *b, const void *x, void *r) {
   if (prec == TPMG_FLOAT)
-    return patch_pass_float(ctx, lvl, PATCH_RESIDUAL, colour, b, x, r, NULL);
-  return patch_pass_double(ctx, lvl, PATCH_RESIDUAL, colour, b, x, r, NULL);
+    return patch_pass_float(ctx, lvl, PATCH_RESIDUAL, colour, NULL, b, x, r, NULL);
+  return patch_pass_double(ctx, lvl, PATCH_RESIDUAL, colour, NULL, b, x, r, NULL);
 }
 
 tpmg_status tpmg_cpu_patch_solve(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
                                  int colour, const void *r, void *x) {
   if (prec == TPMG_FLOAT)
-    return patch_pass_float(ctx, lvl, PATCH_SOLVE, colour, r, NULL, NULL, x);
-  return patch_pass_double(ctx, lvl, PATCH_SOLVE, colour, r, NULL, NULL, x);
+    return patch_pass_float(ctx, lvl, PATCH_SOLVE, colour, NULL, r, NULL, NULL, x);
+  return patch_pass_double(ctx, lvl, PATCH_SOLVE, colour, NULL, r, NULL, NULL, x);
 }
 
 #elif !defined(TPMG_CPU_ISA) /* precision-generic part */
@@ -77,6 +78,9 @@ typedef struct {
   T *x_out;
   T *r_out; /* PATCH_RESIDUAL's output */
   int boundary;
+  /* the pass's patches: t_d < m[d], the last direction's from t_first on
+   * (tpmg_level_patch_layers) */
+  tpmg_index m[3], t_first;
 } TPMG_CPU_NAME(patch_data);
 
 /* r = b_I - Abar xbar on the patch at origin (lo/hi: it touches the Dirichlet
@@ -168,10 +172,12 @@ typedef void TPMG_CPU_NAME(patch_batch_kernel)(const TPMG_CPU_NAME(patch_data) *
 #include "tpmg-cpu-simd.h"
 #undef TPMG_CPU_SELF
 
-/* One pass of `mode` over the patches of a colour; b is r for PATCH_SOLVE. */
+/* One pass of `mode` over the patches of a colour around the vertices
+ * [vertices[0], vertices[1]) along the last direction (NULL: all); b is r for
+ * PATCH_SOLVE. */
 static tpmg_status TPMG_CPU_NAME(patch_pass)(tpmg_context *ctx, const tpmg_level *lvl, int mode,
-                                             int colour, const T *b, const T *x, T *r_out,
-                                             T *x_out) {
+                                             int colour, const tpmg_index *vertices, const T *b,
+                                             const T *x, T *r_out, T *x_out) {
   const int dim = lvl->dim, k = lvl->degree, n_pts = 2 * k + 1, n_in = 2 * k - 1;
   const tpmg_level_data *level_data = &lvl->data[TPMG_CPU_PRECISION];
   TPMG_CPU_NAME(patch_residual_kernel) *residual =
@@ -207,9 +213,11 @@ static tpmg_status TPMG_CPU_NAME(patch_pass)(tpmg_context *ctx, const tpmg_level
         data.inverse_eigenvalues[(i2 * n_in + i1) * n_in + i0] =
             1 / ((dim == 3 ? lambda[2][i2] : 0) + lambda[1][i1] + lambda[0][i0]);
 
-  const tpmg_index m0 = tpmg_level_patches_1d(lvl, 0, colour);
-  const tpmg_index m1 = tpmg_level_patches_1d(lvl, 1, colour);
-  const tpmg_index m2 = dim == 3 ? tpmg_level_patches_1d(lvl, 2, colour) : 1;
+  const tpmg_index all[2] = {1, lvl->cells[dim - 1]};
+  for (int d = 0; d < 3; ++d)
+    data.m[d] = d < dim ? tpmg_level_patches_1d(lvl, d, colour) : 1;
+  tpmg_level_patch_layers(lvl, colour, vertices ? vertices : all, &data.t_first, &data.m[dim - 1]);
+  const tpmg_index m0 = data.m[0], m1 = data.m[1], m2 = data.m[2];
 #if TPMG_CPU_HAVE_SIMD
   if (tpmg_cpu_simd(ctx) != TPMG_CPU_SIMD_SCALAR) {
     const int avx512 = tpmg_cpu_simd(ctx) == TPMG_CPU_SIMD_AVX512;
@@ -240,7 +248,8 @@ static tpmg_status TPMG_CPU_NAME(patch_pass)(tpmg_context *ctx, const tpmg_level
     for (tpmg_index t1 = 0; t1 < m1; ++t1)
       for (tpmg_index t0 = 0; t0 < m0; ++t0) {
         /* vertex v_d = 1 + colour_d + 2 t_d */
-        const tpmg_index t[3] = {t0, t1, t2};
+        const tpmg_index t[3] = {t0, t1 + (dim == 2 ? data.t_first : 0),
+                                 t2 + (dim == 3 ? data.t_first : 0)};
         tpmg_index origin[3] = {0, 0, 0}, interior[3] = {0, 0, 0};
         int lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};
         for (int d = 0; d < dim; ++d) {
@@ -280,9 +289,7 @@ TPMG_CPU_INLINE void TPMG_CPU_VNAME(patch_batch)(const TPMG_CPU_NAME(patch_data)
   const int line = dim == 3 ? n_in * n_pts * n_pts : n_in * n_pts;
   V *xbar = scratch, *t0 = xbar + (dim == 3 ? n_pts * n_pts * n_pts : n_pts * n_pts);
   V *t1 = t0 + line, *t2 = t1 + line, *r = t2 + (dim == 3 ? n_in * n_in * n_pts : 0);
-  const tpmg_index m0 = tpmg_level_patches_1d(lvl, 0, colour);
-  const tpmg_index m1 = tpmg_level_patches_1d(lvl, 1, colour);
-  const tpmg_index m2 = dim == 3 ? tpmg_level_patches_1d(lvl, 2, colour) : 1;
+  const tpmg_index m0 = data->m[0], m1 = data->m[1], m2 = data->m[2];
   const tpmg_index count = m0 * m1 * m2;
   const int used = count - first < W ? (int)(count - first) : W;
   tpmg_index origin[W][3], interior[W][3], next[W][3];
@@ -290,9 +297,11 @@ TPMG_CPU_INLINE void TPMG_CPU_VNAME(patch_batch)(const TPMG_CPU_NAME(patch_data)
   const int none[W][3] = {{0}};
   for (int l = 0; l < W; ++l) {
     const tpmg_index patch = first + (l < used ? l : used - 1);
-    const tpmg_index t[3] = {patch % m0, patch / m0 % m1, patch / (m0 * m1)};
+    tpmg_index t[3] = {patch % m0, patch / m0 % m1, patch / (m0 * m1)};
     const tpmg_index ahead = first + W + l < count ? first + W + l : count - 1;
-    const tpmg_index t_ahead[3] = {ahead % m0, ahead / m0 % m1, ahead / (m0 * m1)};
+    tpmg_index t_ahead[3] = {ahead % m0, ahead / m0 % m1, ahead / (m0 * m1)};
+    t[dim - 1] += data->t_first;
+    t_ahead[dim - 1] += data->t_first;
     for (int d = 0; d < 3; ++d) {
       /* vertex v_d = 1 + colour_d + 2 t_d */
       const tpmg_index v = 1 + ((colour >> d) & 1) + 2 * t[d];

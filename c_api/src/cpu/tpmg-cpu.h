@@ -73,7 +73,8 @@ tpmg_status tpmg_cpu_laplace(tpmg_context *ctx, const tpmg_level *lvl, tpmg_prec
 tpmg_status tpmg_cpu_copy_boundary(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
                                    const void *src, void *dst);
 tpmg_status tpmg_cpu_patch_fused(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
-                                 int colour, int boundary, const void *b, void *x);
+                                 int colour, int boundary, const tpmg_index vertices[2],
+                                 const void *b, void *x);
 tpmg_status tpmg_cpu_patch_residual(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
                                     int colour, const void *b, const void *x, void *r);
 tpmg_status tpmg_cpu_patch_solve(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
