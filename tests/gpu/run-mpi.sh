@@ -16,10 +16,13 @@
 #   4. unless TPMG_SKIP_SCALING=1, the scaling table (tpmg-poisson --json,
 #      fastest of $TPMG_REPEAT solves, default 5; mixed precision, to 1e-9;
 #      on the rank counts $TPMG_RANKS, default "1 2 4", up to the GPUs there are;
-#      the parts named in $TPMG_SCALING, default "weak strong whole q4 large"):
+#      the parts named in $TPMG_SCALING, default "weak strong overlap whole q4 large"):
 #      weak:   the Table 6 problem per GPU, P coarse cells along z (the slabs'
 #              direction): Q1 L9, Q3 L8, Q7 L7 with --cells 1,1,P, GMRES and FMG
 #      strong: the Table 6 problems (one coarse cell) on 1, 2, 4 GPUs, GMRES
+#      overlap: Q1 L9, Q3 L8, Q7 L7 weak (GMRES) on all GPUs (up to 4) with
+#              --overlap 1 and 0 (the smoothers' exchanges hidden behind the
+#              inner patches, or not) against one GPU, in one run
 #      Q4:     degree 4, level 7, --cells 1,1,4 (539 M DoFs) on 4 GPUs (or 2)
 #      large:  the largest Q3 problem the GPUs' memory takes with FMG, on all;
 #      whole:  Q1 L9 and Q3 L8 weak on all GPUs by --whole-level-dofs (0, 1e5,
@@ -34,7 +37,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 jobs=${TPMG_JOBS:-16}
 repeat=${TPMG_REPEAT:-5}
 ranks=${TPMG_RANKS:-1 2 4}
-parts=${TPMG_SCALING:-weak strong whole q4 large}
+parts=${TPMG_SCALING:-weak strong overlap whole q4 large}
 build=build-gpu-mpi
 logs=${OUT:-$build/logs}
 mkdir -p "$logs"
@@ -81,10 +84,7 @@ configure() {
     -DCMAKE_CUDA_ARCHITECTURES=90 -DTPMG_ENABLE_BRIDGE=OFF &&
     grep '^TPMG_NCCL_LIBRARY:FILEPATH=/' "$build/CMakeCache.txt"
 }
-build_all() {
-  cmake --build "$build" -j "$jobs" --target t750-mpi-objects t751-mpi-solvers t850-gpu-mpi \
-    tpmg-poisson tpmg-bench
-}
+build_all() { cmake --build "$build" -j "$jobs"; }
 step "configure (with NCCL)" configure.log configure
 step "build (-j$jobs)" build.log build_all
 built=$?
@@ -129,6 +129,17 @@ scaling() {
       poisson "$P" strong.jsonl --degree "$k" --level "$l" || return 1
     done
   done
+  if [ "$gpus" -ge 2 ] && has_part overlap; then
+    P=$((gpus < 4 ? gpus : 4))
+    for kl in 1:9 3:8 7:7; do
+      k=${kl%:*} l=${kl#*:}
+      poisson 1 overlap.jsonl --degree "$k" --level "$l" || return 1
+      for o in 1 0; do
+        poisson "$P" overlap.jsonl --degree "$k" --level "$l" --cells 1,1,$P --box 0,1,0,1,0,$P \
+          --overlap $o || return 1
+      done
+    done
+  fi
   if [ "$gpus" -ge 2 ] && has_part whole; then
     # which levels to keep whole on every rank: Q1 L9 and Q3 L8 weak on all
     # GPUs (up to 4) against one GPU, by --whole-level-dofs
@@ -185,6 +196,10 @@ for r in strong:
 for name, title in (("q4.jsonl", "Q4 539 M"), ("large.jsonl", "largest Q3")):
     for r in load(name):
         print(title + ": " + row(r))
+for r in load("overlap.jsonl"):
+    one = [s for s in load("overlap.jsonl") if s["ranks"] == 1 and s["degree"] == r["degree"]]
+    eff = one[0]["solve_seconds"] / r["solve_seconds"] if one else float("nan")
+    print("overlap %s: " % r.get("overlap", "-") + row(r) + "  efficiency %.2f" % eff)
 for r in load("whole.jsonl"):
     print("whole levels <= %9d DoFs: " % r.get("whole_level_dofs", -1) + row(r))
 EOF
