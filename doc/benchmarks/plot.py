@@ -11,6 +11,9 @@ Writes, into the folder:
   h200-roofs.png      the fastest fused smoothing step's share of the FP and
                       shared-memory roofs
   h200-breakdown.png  GMRES solve time by component (paper Figs. 11/12)
+  gpu-mpi-4xh200.png  weak and strong scaling on 4 H200 (gpu-mpi-4xh200.jsonl),
+                      with the 4-GPU efficiency of the overlapped smoothers
+                      (gpu-mpi-4xh200-overlap.jsonl) as stars
 """
 import csv
 import glob
@@ -159,6 +162,21 @@ if os.path.exists(scaling):
         if len(ps) < 2:
             continue
         axes[2].plot(ps, [times[1] / times[p] for p in ps], "o-", label=f"Q{k} L{level} {solver}")
+    # the same weak problems with the smoothers' exchanges overlapped (commit
+    # 04dcb10, one run of each on the same 4 H200): efficiency on 4 GPUs
+    overlap = os.path.join(folder, "gpu-mpi-4xh200-overlap.jsonl")
+    if os.path.exists(overlap):
+        with open(overlap) as f:
+            later = [json.loads(line) for line in f if line.strip()]
+        for r in later:
+            cells = r["cells"][0] * r["cells"][1] * r["cells"][2]
+            if r["ranks"] != 4 or cells != 4 or r.get("overlap") != 1:
+                continue
+            one = [s for s in later if s["ranks"] == 1 and s["degree"] == r["degree"]
+                   and s["solver"] == r["solver"]]
+            if one:
+                axes[1].plot([4], [one[0]["solve_seconds"] / r["solve_seconds"]], "*", markersize=10,
+                             label=f"Q{r['degree']} {r['solver']}, overlap")
     axes[2].plot([1, 4], [1, 4], "k:", label="ideal")
     axes[0].set_title("weak scaling: solve time")
     axes[0].set_ylabel("s")
