@@ -3,7 +3,7 @@
  * not asked for. Everything of MPI that tpmg uses is here: reductions, the
  * agreement on a status after a call that may fail on some ranks only, the
  * check that ranks were given the same options, the host transport that the
- * CPU backend's `messages` op is, and what a GPU backend needs to set up its
+ * CPU backend's messages ops are, and what a GPU backend needs to set up its
  * own transport (the node-local rank, an all-gather, whether MPI takes device
  * memory). */
 #include <limits.h>
