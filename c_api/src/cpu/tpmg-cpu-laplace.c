@@ -129,6 +129,11 @@ static void laplace_plan(const tpmg_level *lvl, int lanes, size_t size, int thre
   plan->tile_x = plan->tiles[0] > 0
                      ? laplace_round_up((plan->n_x + plan->tiles[0] - 1) / plan->tiles[0], lanes)
                      : 0;
+  /* 3D: share out in y rather than along s (where k planes of a, b, c, d would be
+   * computed again, not k + 1 lines of a and b) */
+  while (dim == 3 && plan->tile_y > 1 &&
+         plan->tiles[0] * ((lvl->cells[1] + plan->tile_y - 1) / plan->tile_y) < threads)
+    plan->tile_y = (plan->tile_y + 1) / 2;
   plan->tiles[1] = dim == 3 ? (lvl->cells[1] + plan->tile_y - 1) / plan->tile_y : 1;
   /* cut along s where the tiles across would not share out evenly */
   const tpmg_index across = plan->tiles[0] * plan->tiles[1];
@@ -672,41 +677,69 @@ TPMG_CPU_INLINE void TPMG_CPU_VNAME(laplace_slow)(int k, int vertex, tpmg_index 
  * lines) j. Row 0, the vertex shared with the cell below, adds to what row k
  * of that cell left in o_0: a vertex row is the sum over the lower cell, then
  * over the upper one, wherever the tiles are cut. */
-TPMG_CPU_INLINE void TPMG_CPU_VNAME(laplace_cell)(int k, int first, int last, tpmg_index n_v,
-                                                  tpmg_index count, const T *restrict mass,
-                                                  const T *restrict stiffness, const T *const p[],
-                                                  const T *const q[], T *const o[]) {
-  for (tpmg_index v = 0; v < n_v; ++v) {
-    const tpmg_index left = count - v * W;
-    V acc[TPMG_MAX_DEGREE_2D + 1];
+TPMG_CPU_INLINE void TPMG_CPU_VNAME(laplace_cell_vectors)(
+    int k, int first, int last, int U, tpmg_index v0, tpmg_index count, const T *restrict mass,
+    const T *restrict stiffness, const T *const p[], const T *const q[], T *const o[]) {
+  V acc[2][TPMG_MAX_DEGREE_2D + 1];
+  for (int u = 0; u < U; ++u) {
+    const tpmg_index v = v0 + u, left = count - v * W;
     TPMG_CPU_UNROLL
     for (int r = first; r <= last; ++r)
-      acc[r] = (V){0};
+      acc[u][r] = (V){0};
     if (first == 0) {
       if (left >= W) {
-        acc[0] = TPMG_CPU_VNAME(laplace_load)(o[0] + v * W);
+        acc[u][0] = TPMG_CPU_VNAME(laplace_load)(o[0] + v * W);
       } else {
         T lanes[W];
         for (int l = 0; l < W; ++l)
           lanes[l] = l < left ? o[0][v * W + l] : 0;
-        memcpy(&acc[0], lanes, sizeof(V));
+        memcpy(&acc[u][0], lanes, sizeof(V));
       }
+    }
+  }
+  TPMG_CPU_UNROLL
+  for (int j = 0; j <= k; ++j) {
+    V pj[2], qj[2];
+    for (int u = 0; u < U; ++u) {
+      pj[u] = TPMG_CPU_VNAME(laplace_load)(p[j] + (v0 + u) * W);
+      qj[u] = TPMG_CPU_VNAME(laplace_load)(q[j] + (v0 + u) * W);
     }
     TPMG_CPU_UNROLL
-    for (int j = 0; j <= k; ++j) {
-      const V pj = TPMG_CPU_VNAME(laplace_load)(p[j] + v * W);
-      const V qj = TPMG_CPU_VNAME(laplace_load)(q[j] + v * W);
-      TPMG_CPU_UNROLL
-      for (int r = first; r <= last; ++r) {
-        acc[r] += stiffness[r * (k + 1) + j] * pj;
-        acc[r] += mass[r * (k + 1) + j] * qj;
+    for (int r = first; r <= last; ++r) {
+      const T kr = stiffness[r * (k + 1) + j], mr = mass[r * (k + 1) + j];
+      for (int u = 0; u < U; ++u) {
+        acc[u][r] += kr * pj[u];
+        acc[u][r] += mr * qj[u];
       }
     }
+  }
+  for (int u = 0; u < U; ++u) {
     TPMG_CPU_UNROLL
     for (int r = first; r <= last; ++r)
-      TPMG_CPU_VNAME(laplace_store)(o[r] + v * W, acc[r], left);
+      TPMG_CPU_VNAME(laplace_store)(o[r] + (v0 + u) * W, acc[u][r], count - (v0 + u) * W);
   }
 }
+
+/* Two vectors at a time where 32 registers hold their accumulators: each
+ * broadcast entry then serves two multiply-adds. */
+#if defined(TPMG_CPU_SIMD_BYTES) && TPMG_CPU_SIMD_BYTES == 64
+#define TPMG_CPU_LAPLACE_UNROLL 2
+#else
+#define TPMG_CPU_LAPLACE_UNROLL 1
+#endif
+
+TPMG_CPU_INLINE void TPMG_CPU_VNAME(laplace_cell)(int k, int first, int last, tpmg_index n_v,
+                                                  tpmg_index count, const T *restrict mass,
+                                                  const T *restrict stiffness, const T *const p[],
+                                                  const T *const q[], T *const o[]) {
+  tpmg_index v = 0;
+  for (; v + TPMG_CPU_LAPLACE_UNROLL <= n_v; v += TPMG_CPU_LAPLACE_UNROLL)
+    TPMG_CPU_VNAME(laplace_cell_vectors)
+  (k, first, last, TPMG_CPU_LAPLACE_UNROLL, v, count, mass, stiffness, p, q, o);
+  for (; v < n_v; ++v)
+    TPMG_CPU_VNAME(laplace_cell_vectors)(k, first, last, 1, v, count, mass, stiffness, p, q, o);
+}
+#undef TPMG_CPU_LAPLACE_UNROLL
 
 /* The scratch of one tile, as laplace_scratch_bytes lays it out. */
 typedef struct {
