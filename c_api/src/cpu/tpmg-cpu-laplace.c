@@ -621,17 +621,17 @@ TPMG_CPU_INLINE void TPMG_CPU_VNAME(laplace_x)(int k, int G, tpmg_index n_v,
   }
 }
 
-/* Rows 1..k of one cell along a slow direction (row k, the vertex, only if
- * `vertex`), pointwise over n_v lane vectors of `count` points:
- *   o_r = sum_j K_rj p_j + M_rj q_j,  and where c: c_r = sum_j M_rj p_j,
+/* Rows 1..k of one cell along y (row k, the vertex, only if `vertex`),
+ * pointwise over n_v lane vectors of `count` points:
+ *   o_r = sum_j K_rj p_j + M_rj q_j,  c_r = sum_j M_rj p_j,
  * j over the cell's columns 0..k (the vertex row over 0..2k): p_j, q_j are
- * the input lines (planes) of the cell's rows j, mass and stiffness the rows
- * of data's rows_mass, rows_stiffness. The accumulators of all rows stay in
+ * the lines of a and b of the cell's rows j, mass and stiffness the rows of
+ * data's rows_mass, rows_stiffness. The accumulators of all rows stay in
  * registers while each input is read once. */
-TPMG_CPU_INLINE void TPMG_CPU_VNAME(laplace_slow)(int k, int vertex, tpmg_index n_v,
-                                                  tpmg_index count, const T *restrict mass,
-                                                  const T *restrict stiffness, const T *const p[],
-                                                  const T *const q[], T *const o[], T *const c[]) {
+TPMG_CPU_INLINE void TPMG_CPU_VNAME(laplace_y)(int k, int vertex, tpmg_index n_v, tpmg_index count,
+                                               const T *restrict mass, const T *restrict stiffness,
+                                               const T *const p[], const T *const q[], T *const o[],
+                                               T *const c[]) {
   const int rows = vertex ? k : k - 1, band = 2 * k + 1;
   for (tpmg_index v = 0; v < n_v; ++v) {
     V so[TPMG_MAX_DEGREE_2D], sc[TPMG_MAX_DEGREE_2D];
@@ -646,8 +646,7 @@ TPMG_CPU_INLINE void TPMG_CPU_VNAME(laplace_slow)(int k, int vertex, tpmg_index 
       for (int r = 0; r < rows; ++r) {
         so[r] += stiffness[r * band + j] * pj;
         so[r] += mass[r * band + j] * qj;
-        if (c)
-          sc[r] += mass[r * band + j] * pj;
+        sc[r] += mass[r * band + j] * pj;
       }
     }
     if (vertex) {
@@ -657,16 +656,14 @@ TPMG_CPU_INLINE void TPMG_CPU_VNAME(laplace_slow)(int k, int vertex, tpmg_index 
         const V qj = TPMG_CPU_VNAME(laplace_load)(q[j] + v * W);
         so[k - 1] += stiffness[(k - 1) * band + j] * pj;
         so[k - 1] += mass[(k - 1) * band + j] * qj;
-        if (c)
-          sc[k - 1] += mass[(k - 1) * band + j] * pj;
+        sc[k - 1] += mass[(k - 1) * band + j] * pj;
       }
     }
     const tpmg_index left = count - v * W;
     TPMG_CPU_UNROLL
     for (int r = 0; r < rows; ++r) {
       TPMG_CPU_VNAME(laplace_store)(o[r] + v * W, so[r], left);
-      if (c)
-        TPMG_CPU_VNAME(laplace_store)(c[r] + v * W, sc[r], left);
+      TPMG_CPU_VNAME(laplace_store)(c[r] + v * W, sc[r], left);
     }
   }
 }
@@ -888,8 +885,13 @@ TPMG_CPU_INLINE void TPMG_CPU_VNAME(laplace_tile)(const TPMG_CPU_NAME(laplace_da
           out_c[r - 1] = ring_p + (cy * k + r - y_cd) * width;
           out_d[r - 1] = ring_q + (cy * k + r - y_cd) * width;
         }
-        TPMG_CPU_VNAME(laplace_slow)
-        (k, vertex_y, n_v, width, data->rows_mass, data->rows_stiffness, in_a, in_b, out_d, out_c);
+        /* constant row counts: the accumulators stay in registers */
+        if (vertex_y)
+          TPMG_CPU_VNAME(laplace_y)
+          (k, 1, n_v, width, data->rows_mass, data->rows_stiffness, in_a, in_b, out_d, out_c);
+        else
+          TPMG_CPU_VNAME(laplace_y)
+          (k, 0, n_v, width, data->rows_mass, data->rows_stiffness, in_a, in_b, out_d, out_c);
       }
     }
     TPMG_CPU_VNAME(laplace_flush)(data, k, &s, &lines, x0, n_v);
