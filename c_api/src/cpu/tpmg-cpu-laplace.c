@@ -138,8 +138,10 @@ static void laplace_plan(const tpmg_level *lvl, int lanes, size_t size, int thre
   /* cut along s where the tiles across would not share out evenly */
   const tpmg_index across = plan->tiles[0] * plan->tiles[1];
   tpmg_index chunks = across > 0 ? threads / laplace_gcd(across, threads) : 1;
-  if (chunks > lvl->cells[s])
-    chunks = lvl->cells[s];
+  if (chunks > lvl->cells[s] / 4) /* at least 4 cells each */
+    chunks = lvl->cells[s] / 4;
+  if (chunks < 1)
+    chunks = 1;
   plan->tile_s = (lvl->cells[s] + chunks - 1) / chunks;
   plan->tiles[2] = (lvl->cells[s] + plan->tile_s - 1) / plan->tile_s;
   plan->scratch_bytes = laplace_scratch_bytes(plan, plan->tile_x, plan->tile_y, size);
@@ -239,7 +241,7 @@ void tpmg_cpu_laplace_work(const tpmg_context *ctx, const tpmg_level *lvl, tpmg_
     const tpmg_index c0 = t * plan.tile_s;
     const tpmg_index c1 = c0 + plan.tile_s < lvl->cells[s] ? c0 + plan.tile_s : lvl->cells[s];
     const tpmg_index first = c0 * k > 1 ? c0 * k : 1;
-    const tpmg_index last = c1 == lvl->cells[s] ? c1 * k - 1 : c1 * k + k;
+    const tpmg_index last = c1 * k + k < lvl->n[s] - 2 ? c1 * k + k : lvl->n[s] - 2;
     planes += (double)(last - first + 1);
   }
   double lines_ab = 1, lines_cd = 1;
@@ -249,7 +251,7 @@ void tpmg_cpu_laplace_work(const tpmg_context *ctx, const tpmg_level *lvl, tpmg_
       const tpmg_index c0 = t * plan.tile_y;
       const tpmg_index c1 = c0 + plan.tile_y < lvl->cells[1] ? c0 + plan.tile_y : lvl->cells[1];
       const tpmg_index first = c0 * k > 1 ? c0 * k : 1;
-      const tpmg_index last = c1 == lvl->cells[1] ? c1 * k - 1 : c1 * k + k;
+      const tpmg_index last = c1 * k + k < lvl->n[1] - 2 ? c1 * k + k : lvl->n[1] - 2;
       lines_ab += (double)(last - first + 1);
     }
     lines_cd = (double)(lvl->n[1] - 2);
@@ -888,10 +890,9 @@ TPMG_CPU_INLINE void TPMG_CPU_VNAME(laplace_tile)(const TPMG_CPU_NAME(laplace_da
         /* constant row counts: the accumulators stay in registers */
         if (vertex_y)
           TPMG_CPU_VNAME(laplace_y)
-          (k, 1, n_v, width, data->rows_mass, data->rows_stiffness, in_a, in_b, out_d, out_c);
-        else
-          TPMG_CPU_VNAME(laplace_y)
-          (k, 0, n_v, width, data->rows_mass, data->rows_stiffness, in_a, in_b, out_d, out_c);
+        (k, 1, n_v, width, data->rows_mass, data->rows_stiffness, in_a, in_b, out_d, out_c);
+        else TPMG_CPU_VNAME(laplace_y)(k, 0, n_v, width, data->rows_mass, data->rows_stiffness,
+                                       in_a, in_b, out_d, out_c);
       }
     }
     TPMG_CPU_VNAME(laplace_flush)(data, k, &s, &lines, x0, n_v);
