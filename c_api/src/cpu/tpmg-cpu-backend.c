@@ -350,28 +350,13 @@ static tpmg_status cpu_measure_limits(tpmg_context *ctx, tpmg_device_limits *lim
   return TPMG_SUCCESS;
 }
 
-/* The operator of tpmg-cpu-laplace.c, cell by cell by sum factorization: with
- * n = k + 1 points per direction, 7 contractions of n^4 multiply-adds per cell
- * in 3D (M_0 and K_0 in x, M_1 twice and K_1 in y, K_2 and M_2 in z), 4 of n^3
- * in 2D (the 1D matrices, in the call's data, count as not loaded, as for the
- * smoother); the lane tensors in work arrays (counted as shared): each
- * contraction reads its input
- * and writes its output (two of them also read the output they add to), the
- * gather writes the cell's n^dim values and the scatter reads them. Main
- * memory as the vertex-patch count. */
+/* The operator of tpmg-cpu-laplace.c, counted there (tpmg_cpu_laplace_work):
+ * its multiply-adds as the kernel executes them, the 1D matrices (in the
+ * call's data) as not loaded, the intermediate lines in cache as shared words,
+ * main memory src read and dst written once. */
 static tpmg_status cpu_operator_work(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
                                      tpmg_work *work) {
-  tpmg_work_operator(lvl, 0, 1, 0, work);
-  const double n = lvl->degree + 1, n_dofs = (double)lvl->n_dofs;
-  double cells = 1;
-  for (int d = 0; d < lvl->dim; ++d)
-    cells *= (double)lvl->cells[d];
-  const double tensor = lvl->dim == 3 ? n * n * n : n * n;
-  const int contractions = lvl->dim == 3 ? 7 : 4, adds = lvl->dim == 3 ? 2 : 1;
-  work->flops = 2 * contractions * tensor * n * cells / n_dofs;
-  work->matrix_words = 0;
-  work->shared_words = (2.0 * contractions + adds + 2) * tensor * cells / n_dofs;
-  work->kernel = "cpu";
+  tpmg_cpu_laplace_work(ctx, lvl, prec, work);
   return TPMG_SUCCESS;
 }
 

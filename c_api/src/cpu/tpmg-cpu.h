@@ -35,8 +35,9 @@
   X(2, 2)                                                                                          \
   X(2, 3)                                                                                          \
   X(2, 4)                                                                                          \
-  X(2, 5) X(2, 6) X(2, 7) X(2, 8) X(2, 9) X(2, 10) X(3, 1) X(3, 2) X(3, 3) X(3, 4) X(3, 5) X(3, 6) \
-      X(3, 7) X(3, 8)
+  X(2, 5)                                                                                          \
+  X(2, 6) X(2, 7) X(2, 8) X(2, 9) X(2, 10) X(3, 1) X(3, 2) X(3, 3) X(3, 4) X(3, 5) X(3, 6) X(3, 7) \
+      X(3, 8)
 
 #if defined(__GNUC__)
 #define TPMG_CPU_INLINE static inline __attribute__((always_inline))
@@ -70,6 +71,9 @@ tpmg_status tpmg_cpu_scratch(tpmg_context *ctx, size_t bytes, size_t *stride, ch
  * arguments as in tpmg_backend_ops. */
 tpmg_status tpmg_cpu_laplace(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
                              const void *src, void *dst);
+/* The work per DoF of one tpmg_cpu_laplace, counted from its kernel. */
+void tpmg_cpu_laplace_work(const tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
+                           tpmg_work *work);
 tpmg_status tpmg_cpu_copy_boundary(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
                                    const void *src, void *dst);
 tpmg_status tpmg_cpu_patch_fused(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
