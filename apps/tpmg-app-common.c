@@ -354,6 +354,23 @@ int app_machine_option(int argc, char **argv, int *i, app_machine *m) {
   return 1;
 }
 
+app_distribution app_distribution_default(void) {
+  app_distribution d = {-1, 1};
+  return d;
+}
+
+int app_distribution_option(int argc, char **argv, int *i, app_distribution *d) {
+  const char *arg = argv[*i];
+  if (app_option_is(arg, "--whole-level-dofs"))
+    d->whole_level_dofs = app_parse_int(
+        "--whole-level-dofs", app_option_value(argc, argv, i, "--whole-level-dofs"), -1, INT_MAX);
+  else if (app_option_is(arg, "--overlap"))
+    d->overlap = app_parse_int("--overlap", app_option_value(argc, argv, i, "--overlap"), 0, 1);
+  else
+    return 0;
+  return 1;
+}
+
 /* ---- JSON ---- */
 
 /* The comma and the key of the next value. */

@@ -134,6 +134,19 @@ app_machine app_machine_default(void);
 /* If argv[*i] is --threads or --backend, parse it into m and return 1; else 0. */
 int app_machine_option(int argc, char **argv, int *i, app_machine *m);
 
+/* How a context spreads over the ranks of mpirun: --whole-level-dofs and
+ * --overlap (tpmg_context_options; tpmg-poisson and tpmg-bench). */
+typedef struct {
+  int whole_level_dofs; /* -1: the backend's choice */
+  int overlap;          /* 0 or 1 (default) */
+} app_distribution;
+
+app_distribution app_distribution_default(void);
+
+/* If argv[*i] is --whole-level-dofs or --overlap, parse it into d and return
+ * 1; else 0. */
+int app_distribution_option(int argc, char **argv, int *i, app_distribution *d);
+
 /* ---- one line of JSON on stdout -------------------------------------------- */
 
 /* A JSON writer: objects and arrays nest; key is NULL for an array element. */

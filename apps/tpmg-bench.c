@@ -44,6 +44,8 @@ typedef struct {
   int repeat;
   int breakdown;
   int communication;
+  app_problem mesh;              /* --cells and --box only (breakdown, communication) */
+  app_distribution distribution; /* under mpirun */
   const char *csv;
 } options;
 
@@ -69,6 +71,13 @@ static void print_help(void) {
          "                         apply, smoothing step, V-cycle and GMRES iteration, the\n"
          "                         V-cycle's time, and a weak-scaling model for 1 to 4096\n"
          "                         ranks (latency 2 us, 10 GB/s per link, stated assumptions)\n"
+         "  --cells n0,n1[,n2]     --breakdown and --communication: the coarse mesh (default\n"
+         "                         one cell; needs --dim 2 or 3)\n"
+         "  --box a0,b0,a1,b1,...  with them: the domain (default: unit lengths)\n"
+         "  --whole-level-dofs n   under mpirun: levels of at most n DoFs kept whole on every\n"
+         "                         rank; -1: the backend's choice (default)\n"
+         "  --overlap 0|1          under mpirun: the smoothers' exchanges overlapped (1,\n"
+         "                         default) or completed first (0)\n"
          "  --backend NAME         where it runs (default cpu); cuda: a column for every\n"
          "                         kernel variant (cuda/basic, cuda/constant, cuda/tiled,\n"
          "                         cuda/thread, cuda/brick) and one for cuda itself; a\n"
@@ -81,8 +90,34 @@ static void print_help(void) {
          "Exit status: 0 success, 1 library or file error, 2 bad option.\n");
 }
 
+/* ---- the mesh of --breakdown and --communication ---------------------------- */
+
+/* The finest level of (dim, k): --level, else the one nearest to --dofs on
+ * the --cells mesh. */
+static int mesh_level(const options *o, int dim, int k) {
+  int cells[3] = {1, 1, 1};
+  for (int d = 0; d < o->mesh.n_cells; ++d)
+    cells[d] = o->mesh.cells[d];
+  return o->level ? o->level : app_choose_level(dim, k, cells, o->dofs);
+}
+
+/* The grid of (dim, k, level) on the --cells mesh and --box domain, checked as
+ * tpmg-poisson checks them (a usage error exits on every rank alike). */
+static tpmg_grid_options mesh_grid_options(const options *o, int dim, int k, int level) {
+  app_problem p = o->mesh;
+  p.dim = dim;
+  p.degree = k;
+  p.level = level;
+  app_problem_finish(&p, o->dofs);
+  return app_problem_grid_options(&p);
+}
+
 static options parse_options(int argc, char **argv) {
-  options o = {.dofs = DEFAULT_TARGET_DOFS, .repeat = 5, .mode = TPMG_MODE_MIXED};
+  options o = {.dofs = DEFAULT_TARGET_DOFS,
+               .repeat = 5,
+               .mode = TPMG_MODE_MIXED,
+               .mesh = app_problem_default(),
+               .distribution = app_distribution_default()};
   app_machine machine = app_machine_default();
   int dofs_given = 0;
   for (int i = 1; i < argc; ++i) {
@@ -111,7 +146,11 @@ static options parse_options(int argc, char **argv) {
       o.breakdown = 1;
     } else if (app_option_is(arg, "--communication")) {
       o.communication = 1;
-    } else if (app_machine_option(argc, argv, &i, &machine)) {
+    } else if (app_machine_option(argc, argv, &i, &machine) ||
+               app_distribution_option(argc, argv, &i, &o.distribution)) {
+      continue;
+    } else if ((app_option_is(arg, "--cells") || app_option_is(arg, "--box")) &&
+               app_problem_option(argc, argv, &i, &o.mesh)) {
       continue;
     } else if (app_option_is(arg, "--repeat")) {
       o.repeat =
@@ -130,6 +169,13 @@ static options parse_options(int argc, char **argv) {
     app_usage_error("--level and --dofs exclude each other");
   if (o.breakdown && o.communication)
     app_usage_error("--breakdown and --communication exclude each other");
+  if (o.mesh.first && !(o.breakdown || o.communication))
+    app_usage_error("%s: only with --breakdown or --communication", o.mesh.first);
+  if (o.mesh.first && o.dim == 0)
+    app_usage_error("%s: needs --dim 2 or 3", o.mesh.first);
+  for (int k = 1; o.mesh.first && k <= app_max_degree(o.dim); ++k)
+    if (!o.degree || o.degree == k) /* the mesh's checks, before any output */
+      (void)mesh_grid_options(&o, o.dim, k, mesh_level(&o, o.dim, k));
   int dim = o.dim == 2 ? 2 : 3;
   if (o.degree > app_max_degree(dim))
     app_usage_error("--degree %d: must be 1..%d for dim %d%s", o.degree, app_max_degree(dim), dim,
@@ -156,7 +202,8 @@ static int compare_doubles(const void *a, const void *b) {
 typedef tpmg_status (*run_fn)(void *arg);
 
 /* Median seconds of `repeat` runs after one warm-up run, each run between two
- * stopwatch marks (on the GPU, CUDA events on the context's stream). */
+ * stopwatch marks (on the GPU, CUDA events on the context's stream); under
+ * mpirun each run's time is the slowest rank's. */
 static tpmg_status time_median(tpmg_context *ctx, run_fn fn, void *arg, int repeat, double *times,
                                double *median) {
   tpmg_status status = fn(arg);
@@ -169,6 +216,8 @@ static tpmg_status time_median(tpmg_context *ctx, run_fn fn, void *arg, int repe
   }
   if (status != TPMG_SUCCESS)
     return status;
+  for (int rep = 0; rep < repeat; ++rep)
+    times[rep] = app_mpi_max(times[rep]); /* under mpirun: the slowest rank's */
   qsort(times, (size_t)repeat, sizeof *times, compare_doubles);
   *median = repeat % 2 ? times[repeat / 2] : 0.5 * (times[repeat / 2 - 1] + times[repeat / 2]);
   return TPMG_SUCCESS;
@@ -848,6 +897,8 @@ static tpmg_status time_solve(tpmg_context *ctx, tpmg_grid *grid, tpmg_mode mode
   if (status == TPMG_SUCCESS)
     status = tpmg_context_stopwatch(ctx, 0, seconds);
   if (status == TPMG_SUCCESS)
+    *seconds = app_mpi_max(*seconds); /* under mpirun: the slowest rank's */
+  if (status == TPMG_SUCCESS)
     status = tpmg_solver_restart(solver, restart);
   tpmg_solver_destroy(&solver);
   tpmg_vector_destroy(ctx, &b);
@@ -955,10 +1006,7 @@ static void print_breakdown(const options *o, const component_times *t, const br
 static int run_breakdown_mode(tpmg_context *ctx, const options *o, FILE *csv, double *times,
                               int dim, int k, int L) {
   const tpmg_precision p = o->mode == TPMG_MODE_MIXED ? TPMG_FLOAT : TPMG_DOUBLE;
-  tpmg_grid_options go = tpmg_grid_options_default();
-  go.dim = dim;
-  go.degree = k;
-  go.fine_level = L;
+  tpmg_grid_options go = mesh_grid_options(o, dim, k, L);
   tpmg_grid *grid = NULL;
   tpmg_status status = tpmg_grid_create(ctx, &go, &grid);
   if (status != TPMG_SUCCESS)
@@ -1046,10 +1094,7 @@ static double model_seconds(const tpmg_communication *v, int ranks_here, int P, 
 
 static int run_communication_mode(tpmg_context *ctx, const options *o, double *times, int dim,
                                   int k, int level) {
-  tpmg_grid_options go = tpmg_grid_options_default();
-  go.dim = dim;
-  go.degree = k;
-  go.fine_level = level;
+  tpmg_grid_options go = mesh_grid_options(o, dim, k, level);
   tpmg_grid *grid = NULL;
   tpmg_operator *op = NULL;
   tpmg_smoother *smoother = NULL;
@@ -1102,7 +1147,8 @@ static int run_communication_mode(tpmg_context *ctx, const options *o, double *t
     double start = app_now();
     COMM_STEP("tpmg_multigrid_vcycle", tpmg_multigrid_vcycle(mg, b, x));
     COMM_STEP("tpmg_context_synchronize", tpmg_context_synchronize(ctx));
-    if (rep >= 0) times[rep] = app_mpi_max(app_now() - start);
+    if (rep >= 0)
+      times[rep] = app_mpi_max(app_now() - start);
   }
 #undef COMM_STEP
   int exit_status = 0;
@@ -1111,7 +1157,8 @@ static int run_communication_mode(tpmg_context *ctx, const options *o, double *t
   } else {
     qsort(times, (size_t)o->repeat, sizeof *times, compare_doubles);
     double seconds = times[o->repeat / 2], whole = 1.0;
-    for (int d = 0; d < dim; ++d) whole *= (double)layout.n_global[d];
+    for (int d = 0; d < dim; ++d)
+      whole *= (double)layout.n_global[d];
     int P = app_mpi_size();
     printf("%dD Q%d level %d, %.0f DoFs on %d rank%s (slabs along %c; this rank's vector %lld "
            "entries), %s V-cycle %.3f ms\n",
@@ -1184,6 +1231,8 @@ int main(int argc, char **argv) {
     context_options.backend = o.breakdown || o.communication ? o.backend : cl.c[c].backend;
     context_options.n_threads = o.threads;
     context_options.mpi_comm = app_mpi_comm();
+    context_options.whole_level_dofs = o.distribution.whole_level_dofs;
+    context_options.overlap = o.distribution.overlap;
     status = tpmg_context_create(&context_options, &contexts[c]);
     if (strcmp(context_options.backend, o.backend) == 0)
       main_column = c;
@@ -1212,7 +1261,7 @@ int main(int argc, char **argv) {
   int exit_status = 0;
   if (app_mpi_size() > 1 && !o.communication)
     printf("tpmg-bench: on %d ranks: DoF counts and rates below are rank 0's (its slab and ghost "
-           "cells), times include the exchanges\n",
+           "cells); times are the slowest rank's, exchanges included\n",
            app_mpi_size());
   if (o.communication) {
     printf("tpmg-bench: %s backend, %d thread%s per rank, communication, median of %d after one "
@@ -1220,18 +1269,18 @@ int main(int argc, char **argv) {
            o.backend, threads, threads == 1 ? "" : "s", o.repeat);
     for (int di = 0; di < n_dims && exit_status == 0; ++di)
       for (int ki = 0; ki < n_degrees[di] && exit_status == 0; ++ki) {
-        int cells[3] = {1, 1, 1}, k = degrees[di][ki];
-        int level = o.level ? o.level : app_choose_level(dims[di], k, cells, o.dofs);
-        exit_status = run_communication_mode(ctx, &o, times, dims[di], k, level);
+        int k = degrees[di][ki];
+        exit_status =
+            run_communication_mode(ctx, &o, times, dims[di], k, mesh_level(&o, dims[di], k));
       }
   } else if (o.breakdown) {
     printf("tpmg-bench: %s backend, %d thread%s, breakdown, median of %d after one warm-up\n",
            o.backend, threads, threads == 1 ? "" : "s", o.repeat);
     for (int di = 0; di < n_dims && exit_status == 0; ++di)
       for (int ki = 0; ki < n_degrees[di] && exit_status == 0; ++ki) {
-        int cells[3] = {1, 1, 1}, k = degrees[di][ki];
-        int level = o.level ? o.level : app_choose_level(dims[di], k, cells, o.dofs);
-        exit_status = run_breakdown_mode(ctx, &o, csv, times, dims[di], k, level);
+        int k = degrees[di][ki];
+        exit_status =
+            run_breakdown_mode(ctx, &o, csv, times, dims[di], k, mesh_level(&o, dims[di], k));
       }
   } else {
     limits lim;

@@ -20,8 +20,7 @@ typedef struct {
   tpmg_solver_options solver; /* its monitor is set by main */
   app_machine machine;
   int repeat;
-  int whole_level_dofs; /* tpmg_context_options.whole_level_dofs */
-  int overlap;          /* tpmg_context_options.overlap */
+  app_distribution distribution;
   int json;
   const char *setup;       /* --setup FILE: grid and problem from the file, or NULL */
   const char *write_setup; /* --write-setup FILE, or NULL */
@@ -81,14 +80,14 @@ static options parse_options(int argc, char **argv) {
       .solver = app_solver_default(),
       .machine = app_machine_default(),
       .repeat = 1,
-      .whole_level_dofs = -1,
-      .overlap = 1,
+      .distribution = app_distribution_default(),
   };
   for (int i = 1; i < argc; ++i) {
     const char *arg = argv[i];
     if (app_problem_option(argc, argv, &i, &o.problem) ||
         app_solver_option(argc, argv, &i, &o.solver) ||
-        app_machine_option(argc, argv, &i, &o.machine))
+        app_machine_option(argc, argv, &i, &o.machine) ||
+        app_distribution_option(argc, argv, &i, &o.distribution))
       continue;
     if (app_option_is(arg, "--help")) {
       print_help();
@@ -104,11 +103,6 @@ static options parse_options(int argc, char **argv) {
       o.write_setup = app_option_value(argc, argv, &i, "--write-setup");
       if (o.write_setup[0] == '\0')
         app_usage_error("--write-setup needs a file name");
-    } else if (app_option_is(arg, "--whole-level-dofs")) {
-      o.whole_level_dofs = app_parse_int(
-          "--whole-level-dofs", app_option_value(argc, argv, &i, "--whole-level-dofs"), -1, INT_MAX);
-    } else if (app_option_is(arg, "--overlap")) {
-      o.overlap = app_parse_int("--overlap", app_option_value(argc, argv, &i, "--overlap"), 0, 1);
     } else if (app_option_is(arg, "--repeat")) {
       o.repeat =
           app_parse_int("--repeat", app_option_value(argc, argv, &i, "--repeat"), 1, INT_MAX);
@@ -143,8 +137,8 @@ typedef struct {
   tpmg_index n_dofs;        /* of this rank's vectors */
   double n_global;          /* of the whole fine level */
   tpmg_level_layout layout; /* of the fine level on this rank */
-  const char *backend; /* the context's backend name */
-  const char *transport; /* how its ranks exchange vectors (tpmg_context_transport) */
+  const char *backend;      /* the context's backend name */
+  const char *transport;    /* how its ranks exchange vectors (tpmg_context_transport) */
   int threads, restart, rhs_from_file;
   double setup_seconds, solve_seconds, l2_error;
   size_t memory;        /* the context's backend memory after set-up */
@@ -186,8 +180,8 @@ static int create_context(const options *o, run *r) {
   context_options.backend = o->machine.backend;
   context_options.n_threads = o->machine.threads;
   context_options.mpi_comm = app_mpi_comm();
-  context_options.whole_level_dofs = o->whole_level_dofs;
-  context_options.overlap = o->overlap;
+  context_options.whole_level_dofs = o->distribution.whole_level_dofs;
+  context_options.overlap = o->distribution.overlap;
   tpmg_status status = tpmg_context_create(&context_options, &r->ctx);
   if (status != TPMG_SUCCESS)
     return app_library_error(NULL, "tpmg_context_create", status);
@@ -299,7 +293,7 @@ static void print_setup(const options *o, const run *r) {
          r->threads, r->threads == 1 ? "" : "s");
   if (app_mpi_size() > 1)
     printf(" x %d ranks (slabs along %c, messages by %s)", app_mpi_size(),
-           "xyz"[o->problem.dim - 1], r->transport);
+           "xyz"[o->problem.dim - 1], r -> transport);
   printf("\n");
   if (s->type == TPMG_SOLVER_GMRES)
     printf("solver gmres(%d), %s preconditioning", r->restart,
@@ -390,8 +384,8 @@ static void print_json(const options *o, const run *r) {
   app_json_string(&j, "setup", o->setup);
   app_json_string(&j, "backend", r->backend);
   app_json_string(&j, "transport", r->transport);
-  app_json_int(&j, "whole_level_dofs", o->whole_level_dofs);
-  app_json_int(&j, "overlap", o->overlap);
+  app_json_int(&j, "whole_level_dofs", o->distribution.whole_level_dofs);
+  app_json_int(&j, "overlap", o->distribution.overlap);
   app_json_int(&j, "threads", r->threads);
   app_json_number(&j, "tolerance", s->tolerance);
   app_json_int(&j, "max_iterations", s->max_iterations);

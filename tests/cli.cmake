@@ -397,6 +397,13 @@ else()
   tpmg_cli_usage(bench-level-and-dofs tpmg-bench "--level and --dofs exclude each other"
                  --level 2 --dofs 1000)
   tpmg_cli_usage(bench-precision-mixed tpmg-bench "--precision mixed:" --precision mixed)
+  tpmg_cli_usage(bench-cells-alone tpmg-bench "--cells: only with --breakdown or --communication"
+                 --dim 3 --cells 1,1,2)
+  tpmg_cli_usage(bench-box-needs-dim tpmg-bench "--box: needs --dim 2 or 3" --breakdown
+                 --box 0,1,0,1,0,2)
+  tpmg_cli_usage(bench-cells-count tpmg-bench "--cells 1,1: needs 3 values for dim 3" --breakdown
+                 --dim 3 --cells 1,1)
+  tpmg_cli_usage(bench-overlap-2 tpmg-bench "--overlap 2:" --overlap 2)
 
   # A library error: exit status 1 and the context's message.
   tpmg_cli_test(poisson-library-error tpmg-poisson MODE library

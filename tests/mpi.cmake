@@ -86,6 +86,16 @@ tpmg_mpi_cli(mpi-poisson-split-np4 4 error "-DARGS=--dim|2|--level|1|--threads|1
 tpmg_mpi_cli(mpi-poisson-option-np3 3 error "-DARGS=--no-such-option" -DEXIT=2
              "-DEXPECT=unknown option")
 
+# tpmg-bench --breakdown on a mesh of 3 coarse cells along z, on 3 ranks with
+# the exchanges not overlapped: it runs and prints its model
+add_test(NAME mpi-bench-breakdown-np3
+         COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 3 ${tpmg_mpiexec_flags}
+                 $<TARGET_FILE:tpmg-bench> --breakdown --dim 3 --degree 2 --level 2 --cells 1,1,3
+                 --box 0,1,0,1,0,3 --overlap 0 --threads 1 --repeat 1)
+set_tests_properties(mpi-bench-breakdown-np3 PROPERTIES LABELS "mpi;cli" TIMEOUT 300 PROCESSORS 3
+                     ENVIRONMENT "${tpmg_mpi_cli_environment}"
+                     PASS_REGULAR_EXPRESSION "breakdown: 3D Q2 level 2, [0-9]+ DoFs, GMRES\\(30\\) mixed, [0-9]+ iterations")
+
 # tpmg-poisson --write-setup on one process and on 3 ranks gives the same
 # file, and --setup on 2 ranks the same solve (tests/mpi-setup.cmake)
 function(tpmg_mpi_setup_test name)
