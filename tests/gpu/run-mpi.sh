@@ -16,7 +16,7 @@
 #   4. unless TPMG_SKIP_SCALING=1, the scaling table (tpmg-poisson --json,
 #      fastest of $TPMG_REPEAT solves, default 5; mixed precision, to 1e-9;
 #      on the rank counts $TPMG_RANKS, default "1 2 4", up to the GPUs there are;
-#      the parts named in $TPMG_SCALING, default "weak strong overlap whole q4 large"):
+#      the parts named in $TPMG_SCALING, default all of them):
 #      weak:   the Table 6 problem per GPU, P coarse cells along z (the slabs'
 #              direction): Q1 L9, Q3 L8, Q7 L7 with --cells 1,1,P, GMRES and FMG
 #      strong: the Table 6 problems (one coarse cell) on 1, 2, 4 GPUs, GMRES
@@ -27,6 +27,15 @@
 #      large:  the largest Q3 problem the GPUs' memory takes with FMG, on all;
 #      whole:  Q1 L9 and Q3 L8 weak on all GPUs by --whole-level-dofs (0, 1e5,
 #              1e6, 1e7: the levels kept whole on every rank) against one GPU;
+#      breakdown: tpmg-bench --breakdown (each component timed alone, the
+#              slowest rank's time) on one GPU and on all (up to 4): Q1 L9 weak,
+#              Q3 L8 and Q7 L7 strong, and the strong problems' one-rank share
+#              (a 1/P slab: --cells P,P,1 two levels lower for P = 4) on one
+#              GPU, so that each component's cost of the distribution shows
+#              (breakdown.txt);
+#      host:   the V-cycle of the levels kept whole (Q1 L9 and Q3 L8 weak on 4
+#              GPUs: their levels <= 1e6 DoFs) on the host's CPU cores against
+#              the same levels on the GPUs (host.txt);
 # and a summary last (scaling.txt: the table; *.jsonl: every run). Logs go
 # to $OUT (if set) or build-gpu-mpi/logs.
 #
@@ -37,7 +46,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 jobs=${TPMG_JOBS:-16}
 repeat=${TPMG_REPEAT:-5}
 ranks=${TPMG_RANKS:-1 2 4}
-parts=${TPMG_SCALING:-weak strong overlap whole q4 large}
+parts=${TPMG_SCALING:-weak strong overlap whole breakdown host q4 large}
 build=build-gpu-mpi
 logs=${OUT:-$build/logs}
 mkdir -p "$logs"
@@ -110,6 +119,15 @@ poisson() { # P LOG ARGS...: tpmg-poisson on P ranks, its JSON line appended to 
 
 has_part() { [[ " $parts " == *" $1 "* ]]; }
 
+bench() { # P LOG ARGS...: tpmg-bench --breakdown (mixed) on P ranks, appended to LOG
+  local np=$1 log=$2
+  shift 2
+  echo "## tpmg-bench --breakdown on $np GPUs: $*" >> "$logs/$log"
+  "${mpiexec[@]}" -np "$np" "$build/bin/tpmg-bench" --backend cuda --dim 3 --breakdown \
+    --repeat 5 "$@" 2>&1 | grep -v '^tpmg-bench: breakdown' | tee -a "$logs/$log"
+  return "${PIPESTATUS[0]}"
+}
+
 scaling() {
   local P kl k l solver
   for kl in 1:9 3:8 7:7; do
@@ -153,6 +171,32 @@ scaling() {
       poisson "$P" whole.jsonl --degree 3 --level 8 --cells 1,1,$P --box 0,1,0,1,0,$P \
         --whole-level-dofs $w || return 1
     done
+  fi
+  if [ "$gpus" -ge 2 ] && has_part breakdown; then
+    P=$((gpus < 4 ? gpus : 4))
+    local lower=$((P == 4 ? 2 : 1)) # levels below the strong problem's for one rank's share
+    bench 1 breakdown.txt --degree 1 --level 9 || return 1
+    bench "$P" breakdown.txt --degree 1 --level 9 --cells 1,1,$P --box 0,1,0,1,0,$P || return 1
+    for kl in 3:8 7:7; do
+      k=${kl%:*} l=${kl#*:}
+      bench 1 breakdown.txt --degree "$k" --level "$l" || return 1
+      bench "$P" breakdown.txt --degree "$k" --level "$l" || return 1
+      bench 1 breakdown.txt --degree "$k" --level $((l - lower)) --cells $P,$P,1 \
+        --box 0,1,0,1,0,$(python3 -c "print(1 / $P)") || return 1
+    done
+  fi
+  if [ "$gpus" -ge 4 ] && has_part host; then
+    # the levels a 4-GPU weak run keeps whole (<= 1e6 DoFs): Q1 up to level 5,
+    # Q3 up to level 4 of --cells 1,1,4; their V-cycle on all host cores
+    local cores
+    cores=$(nproc)
+    for kl in 1:5 3:4; do
+      k=${kl%:*} l=${kl#*:}
+      OMP_WAIT_POLICY=PASSIVE "$build/bin/tpmg-bench" --backend cpu --threads "$cores" --dim 3 \
+        --breakdown --degree "$k" --level "$l" --cells 1,1,4 --box 0,1,0,1,0,4 \
+        >> "$logs/host.txt" 2>&1 || return 1
+    done
+    tail -40 "$logs/host.txt"
   fi
   if [ "$gpus" -ge 2 ] && has_part q4; then
     for solver in gmres fmg; do
@@ -210,6 +254,9 @@ echo
 echo "==> Summary (logs in $logs)"
 printf '  %s\n' "${summary[@]}"
 [ -f "$logs/scaling.txt" ] && cat "$logs/scaling.txt"
+# the breakdowns' totals, components and finest-level times
+[ -f "$logs/breakdown.txt" ] && grep -E '^## |^  solve|^  (levels|level L|GMRES)|finest level' "$logs/breakdown.txt"
+[ -f "$logs/host.txt" ] && grep -E 'breakdown:|one V-cycle' "$logs/host.txt"
 if [ $failed -eq 0 ]; then
   echo "  ALL PASSED"
 else
