@@ -106,9 +106,10 @@ static tpmg_status fused(tpmg_smoother *smoother, int colour, const tpmg_index r
 
 /* FUSED and BOUNDARY: before each colour the exchange of x (and before the
  * first also of b) runs while the colour's inner patches, which neither read
- * the ghosts nor write what is sent, are computed (ctx->overlap; else it
- * completes first); the patches next to the cuts follow. The kernels run in
- * the same order either way, so the results are the same. */
+ * the ghosts nor write what is sent, are computed (ctx->overlap); the patches
+ * next to the cuts follow. Without overlap the exchange completes first and
+ * all of the colour's patches run in one call. The same patches see the same
+ * values either way, so the results are the same. */
 static tpmg_status fused_sweep(tpmg_smoother *smoother, int reverse, const void *b, void *x) {
   tpmg_context *ctx = smoother->grid->ctx;
   const tpmg_grid *grid = smoother->grid;
@@ -116,6 +117,9 @@ static tpmg_status fused_sweep(tpmg_smoother *smoother, int reverse, const void 
   int n_colours = 1 << smoother->level->dim;
   tpmg_index inner[2], edge[2][2];
   tpmg_partition_patches(grid, l, inner, edge);
+  /* without overlap: the colour's patches in one call after the wait (the
+   * ranges are contiguous and a colour's patches do not overlap) */
+  const tpmg_index all[2] = {edge[0][0], edge[1][1]};
   void *const vectors[2] = {x, (void *)b};
   for (int step = 0; step < n_colours; ++step) {
     int colour = tpmg_partition_colour(grid, l, reverse ? n_colours - 1 - step : step);
@@ -124,8 +128,8 @@ static tpmg_status fused_sweep(tpmg_smoother *smoother, int reverse, const void 
     if (status == TPMG_SUCCESS && ctx->overlap) status = fused(smoother, colour, inner, b, x);
     tpmg_status waited = tpmg_partition_exchange_wait(grid, l);
     if (status == TPMG_SUCCESS) status = waited;
-    if (status == TPMG_SUCCESS && !ctx->overlap) status = fused(smoother, colour, inner, b, x);
-    for (int side = 0; side < 2 && status == TPMG_SUCCESS; ++side)
+    if (status == TPMG_SUCCESS && !ctx->overlap) status = fused(smoother, colour, all, b, x);
+    for (int side = 0; side < 2 && status == TPMG_SUCCESS && ctx->overlap; ++side)
       status = fused(smoother, colour, edge[side], b, x);
     TPMG_CALL(status);
   }
