@@ -112,7 +112,15 @@ void finalize(tpmg_context *ctx) {
 tpmg_status alloc(tpmg_context *ctx, size_t bytes, void **ptr) {
   *ptr = NULL;
   TPMG_CALL(activate(ctx));
-  TPMG_CUDA_CALL(ctx, cudaMalloc(ptr, bytes));
+  const cudaError_t error = cudaMalloc(ptr, bytes);
+  if (error != cudaSuccess) {
+    *ptr = NULL;
+    /* A failed allocation is not sticky, but it stays the runtime's last
+     * error: cleared here, so that the next launch check (cudaGetLastError)
+     * does not report it as that kernel's failure. */
+    (void)cudaGetLastError();
+    return cuda_error(ctx, error, "cudaMalloc(ptr, bytes)", __FILE__, __LINE__);
+  }
   return TPMG_SUCCESS;
 }
 
