@@ -224,61 +224,75 @@ __global__ void restrict_kernel(const tpmg_level coarse, const tpmg_level fine,
   }
 }
 
-/* Degree 1, one thread per fine point: fine += P coarse from the 2^dim coarse
- * points of the coarse cell that owns it (that cell's row t of the 1D
- * prolongation per direction), by sum factorization x, y, z as the team
- * kernel. 2^dim (cached) loads and 14 multiply-adds (3D) per fine point. */
+/* Degree 1, one thread per coarse cell: fine += P coarse on the 2^dim fine
+ * points 2 c + t (t = 0, 1 per direction) of coarse cell c, from its 2^dim
+ * corners by sum factorization x, y, z (in 3D 8 loads and 48 multiply-adds
+ * per cell, every weight at a compile-time index). The cells' points tile the
+ * fine level but for its last point per direction, a Dirichlet point; only
+ * interior points are written. A thread per fine point would load the
+ * corners 2^dim times and, with t varying across a warp, index the weights
+ * at run time. */
 template <int dim, typename T>
 __global__ void __launch_bounds__(point_threads)
-    prolongate_point_kernel(const item_grid grid, const tpmg_level coarse, const tpmg_level fine,
-                            const T *__restrict__ c, T *__restrict__ f,
-                            const __grid_constant__ reference_data<1, T> constants) {
+    prolongate_cell_kernel(const item_grid grid, const tpmg_level coarse, const tpmg_level fine,
+                           const T *__restrict__ c, T *__restrict__ f,
+                           const __grid_constant__ reference_data<1, T> constants) {
   const auto prol = matrices_of<T>(fine, constants).prolongation();
-  for_each_point(grid, [&](const tpmg_index(&i)[3]) {
-    bool interior = true;
-    tpmg_index cell[3] = {0, 0, 0};
-    int t[3] = {0, 0, 0};
+  constexpr int S = dim == 3 ? 2 : 1; /* corners and fine points along z */
+  for_each_point(grid, [&](const tpmg_index(&cell)[3]) {
+    const tpmg_index cn0 = coarse.n[0], cn01 = coarse.n[0] * coarse.n[1];
+    const tpmg_index fn0 = fine.n[0], fn01 = fine.n[0] * fine.n[1];
+    const tpmg_index corner = cell[0] + cn0 * cell[1] + cn01 * cell[2];
+    const tpmg_index first = 2 * cell[0] + fn0 * 2 * cell[1] + fn01 * 2 * cell[2];
+    T a[S][2][2]; /* [s2][s1][t0]: the corners contracted in x */
 #pragma unroll
-    for (int d = 0; d < dim; ++d) {
-      interior = interior && inside(i[d], fine.n[d]);
-      cell[d] = i[d] / 2 < coarse.cells[d] - 1 ? i[d] / 2 : coarse.cells[d] - 1;
-      t[d] = int(i[d] - 2 * cell[d]);
-    }
-    if (!interior)
-      return;
-    T b[2] = {0, 0}; /* per z: the x and y contractions */
-#pragma unroll
-    for (int s2 = 0; s2 < (dim == 3 ? 2 : 1); ++s2) {
-      T a[2];
+    for (int s2 = 0; s2 < S; ++s2)
 #pragma unroll
       for (int s1 = 0; s1 < 2; ++s1) {
-        T in[2], out[1];
+        T in[2];
 #pragma unroll
         for (int s0 = 0; s0 < 2; ++s0) {
-          const tpmg_index c0 = cell[0] + s0, c1 = cell[1] + s1, c2 = cell[2] + s2;
-          const bool use = inside(c0, coarse.n[0]) && inside(c1, coarse.n[1]) &&
-                           (dim == 2 || inside(c2, coarse.n[2]));
-          in[s0] = use ? c[c0 + coarse.n[0] * (c1 + coarse.n[1] * c2)] : T(0);
+          const bool use = inside(cell[0] + s0, coarse.n[0]) && inside(cell[1] + s1, coarse.n[1]) &&
+                           (dim == 2 || inside(cell[2] + s2, coarse.n[2]));
+          in[s0] = use ? c[corner + s0 + cn0 * s1 + cn01 * s2] : T(0);
         }
-        out[0] = T(0) + prol[t[0] * 2] * in[0];
-        out[0] += prol[t[0] * 2 + 1] * in[1];
-        a[s1] = out[0];
+#pragma unroll
+        for (int t0 = 0; t0 < 2; ++t0) {
+          a[s2][s1][t0] = T(0) + prol[t0 * 2] * in[0];
+          a[s2][s1][t0] += prol[t0 * 2 + 1] * in[1];
+        }
       }
-      b[s2] = T(0) + prol[t[1] * 2] * a[0];
-      b[s2] += prol[t[1] * 2 + 1] * a[1];
-    }
-    T value = b[0];
-    if constexpr (dim == 3) {
-      value = T(0) + prol[t[2] * 2] * b[0];
-      value += prol[t[2] * 2 + 1] * b[1];
-    }
-    f[i[0] + fine.n[0] * (i[1] + fine.n[1] * i[2])] += value;
+    T b[S][2][2]; /* [s2][t1][t0]: and in y */
+#pragma unroll
+    for (int s2 = 0; s2 < S; ++s2)
+#pragma unroll
+      for (int t1 = 0; t1 < 2; ++t1)
+#pragma unroll
+        for (int t0 = 0; t0 < 2; ++t0) {
+          b[s2][t1][t0] = T(0) + prol[t1 * 2] * a[s2][0][t0];
+          b[s2][t1][t0] += prol[t1 * 2 + 1] * a[s2][1][t0];
+        }
+#pragma unroll
+    for (int t2 = 0; t2 < S; ++t2)
+#pragma unroll
+      for (int t1 = 0; t1 < 2; ++t1)
+#pragma unroll
+        for (int t0 = 0; t0 < 2; ++t0) {
+          T value = b[0][t1][t0];
+          if constexpr (dim == 3) {
+            value = T(0) + prol[t2 * 2] * b[0][t1][t0];
+            value += prol[t2 * 2 + 1] * b[1][t1][t0];
+          }
+          if (inside(2 * cell[0] + t0, fine.n[0]) && inside(2 * cell[1] + t1, fine.n[1]) &&
+              (dim == 2 || inside(2 * cell[2] + t2, fine.n[2])))
+            f[first + t0 + fn0 * t1 + fn01 * t2] += value;
+        }
   });
 }
 
 /* Degree 1, one thread per coarse point: coarse = P^T fine gathered from the
  * fine points 2j-1, 2j, 2j+1 per direction, each with the weight of the
- * coarse cell that owns it (the transpose of prolongate_point_kernel).
+ * coarse cell that owns it (the transpose of the degree-1 prolongation).
  * 3^dim (cached) loads and 13 multiply-adds (3D) per coarse point. */
 template <int dim, typename T>
 __global__ void __launch_bounds__(point_threads)
@@ -358,10 +372,14 @@ tpmg_status prolongate_add(tpmg_context *ctx, const tpmg_level *coarse, const tp
     using T = decltype(zero);
     reference_data<k, T> constants;
     TPMG_CALL(level_constants(ctx, fine, &constants));
-    if constexpr (k == 1)
-      return launch_points(ctx, "prolongate_point_kernel", prolongate_point_kernel<dim, T>,
-                           point_grid(fine), *coarse, *fine, static_cast<const T *>(c),
-                           static_cast<T *>(f), constants);
+    if constexpr (k == 1) {
+      item_grid cells = grid;
+      for (int d = 0; d < 3; ++d)
+        cells.step[d] = 1;
+      return launch_points(ctx, "prolongate_cell_kernel", prolongate_cell_kernel<dim, T>, cells,
+                           *coarse, *fine, static_cast<const T *>(c), static_cast<T *>(f),
+                           constants);
+    }
     return launch_teams<transfer_config<dim, k, T>>(
         ctx, "prolongate_kernel", prolongate_kernel<dim, k, T>, grid.total, *coarse, *fine, grid,
         static_cast<const T *>(c), static_cast<T *>(f), constants);
