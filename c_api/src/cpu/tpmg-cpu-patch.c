@@ -216,7 +216,10 @@ static void TPMG_CPU_NAME(mirror_blocks)(int rows, int cols, const double *a, T 
         out[at++] = (T)a[i * cols + j];
 }
 
-/* data's mirror-coordinate matrices from the level's (patch_pass's comment). */
+/* data's matrices in mirror coordinates from the level's 1D data: F M B and
+ * F K B of the interior rows, Q S^T B and F S Q^T, with Q the modes sorted by
+ * parity (the sign of s_i . (s_i mirrored)); refused if the counts are not k
+ * even and k-1 odd (a degenerate eigenvalue). */
 static tpmg_status TPMG_CPU_NAME(patch_mirror_data)(tpmg_context *ctx, const tpmg_level *lvl,
                                                     TPMG_CPU_NAME(patch_data) * data) {
   const int dim = lvl->dim, k = lvl->degree, n_pts = 2 * k + 1, n_in = 2 * k - 1;
@@ -432,7 +435,7 @@ TPMG_CPU_INLINE void TPMG_CPU_VNAME(mirror_all)(int dim, int n, V *restrict u, i
     TPMG_CPU_VNAME(mirror)(n, n * n, 1, u, backward);
 }
 
-/* One diagonal block of simd_contract_eo: rows r0 .. r0 + nr - 1 from columns
+/* One diagonal block of contract_eo: rows r0 .. r0 + nr - 1 from columns
  * c0 .. c0 + nc - 1, the block column-major in a. */
 TPMG_CPU_INLINE void TPMG_CPU_VNAME(contract_block)(int rows, int cols, int pre, int post, int r0,
                                                     int nr, int c0, int nc, const T *restrict a,
