@@ -261,15 +261,21 @@ typedef struct {
                                tpmg_smoother_variant variant, tpmg_work *work);
 } tpmg_backend_ops;
 
+/* Kinds of smoother arithmetic for tpmg_work_smoother: dense, sparse (the
+ * CUDA kernels other than basic), mirror (the CPU's batched kernels). */
+enum { TPMG_WORK_DENSE = 0, TPMG_WORK_SPARSE = 1, TPMG_WORK_MIRROR = 2 };
+
 /* Counted work per DoF of the vertex-patch kernels (tpmg-work.c), for the
  * backends' operator_work and smoother_work: `sparse` kernels skip the zero
  * blocks of the patch matrices and split the eigenvectors into even and odd
- * ones; `shared` kernels keep their intermediate tensors in shared memory;
- * `matrices_loaded` kernels load each 1D matrix entry per multiply-add.
+ * ones (tpmg_work_smoother's kind TPMG_WORK_SPARSE; TPMG_WORK_MIRROR: all 1D
+ * matrices split so, in mirror coordinates); `shared` kernels keep their
+ * intermediate tensors in shared memory; `matrices_loaded` kernels load each
+ * 1D matrix entry per multiply-add.
  * work->kernel is left to the caller. */
 void tpmg_work_operator(const tpmg_level *lvl, int sparse, int shared, int matrices_loaded,
                         tpmg_work *work);
-void tpmg_work_smoother(const tpmg_level *lvl, tpmg_smoother_variant variant, int sparse,
+void tpmg_work_smoother(const tpmg_level *lvl, tpmg_smoother_variant variant, int kind,
                         int shared, int matrices_loaded, const tpmg_work *apply, tpmg_work *work);
 
 /* Backend memory with accounting; a failed allocation sets the message. */

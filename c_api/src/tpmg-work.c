@@ -41,6 +41,10 @@ void tpmg_work_operator(const tpmg_level *lvl, int sparse, int shared, int matri
  * window and the fast diagonalization. sparse: rows 1..2k-1 of the patch
  * matrices hold 2k^2 + 2k - 1 nonzeros, not I P, and a line transform by the
  * even and odd eigenvectors takes k^2 + (k-1)^2 multiply-adds, not I^2.
+ * mirror (TPMG_WORK_MIRROR, the CPU's batched kernels): every 1D matrix block
+ * diagonal in mirror coordinates, 2k^2 multiply-adds per line of the patch
+ * matrices' rows and k^2 + (k-1)^2 per transform, plus the passes to and from
+ * these coordinates.
  * GLOBAL computes its residual with 2^dim operator applies (`apply`) instead
  * of the patch residuals. Device memory per colour, with the windows' shared
  * planes read once and f = (I / 2k)^dim the fraction of DoFs in the colour's
@@ -49,12 +53,24 @@ void tpmg_work_operator(const tpmg_level *lvl, int sparse, int shared, int matri
  * only, b_I and stores x_I: 1 + f; SEPARATE writes r_I in its first pass
  * (1 + 2f) and reads r_I and x_I and writes x_I in its second (3f); GLOBAL an
  * operator apply (2), r = b - r (3) and the solves (3f). */
-void tpmg_work_smoother(const tpmg_level *lvl, tpmg_smoother_variant variant, int sparse,
-                        int shared, int matrices_loaded, const tpmg_work *apply, tpmg_work *work) {
+void tpmg_work_smoother(const tpmg_level *lvl, tpmg_smoother_variant variant, int kind, int shared,
+                        int matrices_loaded, const tpmg_work *apply, tpmg_work *work) {
   const int dim = lvl->dim, k = lvl->degree, colours = 1 << dim;
+  const int sparse = kind == TPMG_WORK_SPARSE, mirror = kind == TPMG_WORK_MIRROR;
   const double P = 2 * k + 1, I = 2 * k - 1;
-  const double rows = sparse ? 2.0 * k * k + 2 * k - 1 : I * P; /* per line, rows 1..2k-1 */
-  const double transform = sparse ? (double)k * k + (double)(k - 1) * (k - 1) : I * I;
+  /* per line, rows 1..2k-1 */
+  const double rows = sparse ? 2.0 * k * k + 2 * k - 1 : mirror ? 2.0 * k * k : I * P;
+  const double transform = sparse || mirror ? (double)k * k + (double)(k - 1) * (k - 1) : I * I;
+  /* mirror: a pass to (from) mirror coordinates over an n^dim tensor adds
+   * (adds and halves) the n - 1 entries off the centre of every line in every
+   * direction, reading and writing them: xbar and b_I to, z_I from; SEPARATE
+   * also r_I from and back to, GLOBAL only r_I to and z_I from */
+  const double pass_p = mirror ? dim * (P - 1) * pow(P, dim - 1) : 0;
+  const double pass_i = mirror ? dim * (I - 1) * pow(I, dim - 1) : 0;
+  const double to = variant == TPMG_SMOOTHER_GLOBAL     ? pass_i
+                    : variant == TPMG_SMOOTHER_SEPARATE ? pass_p + 2 * pass_i
+                                                        : pass_p + pass_i;
+  const double from = variant == TPMG_SMOOTHER_SEPARATE ? 2 * pass_i : pass_i;
   double n_patches = 1;
   for (int d = 0; d < dim; ++d)
     n_patches *= (double)(lvl->cells[d] - 1);
@@ -75,6 +91,8 @@ void tpmg_work_smoother(const tpmg_level *lvl, tpmg_smoother_variant variant, in
     solve_words = (sparse ? 10 : 12) * I * I * I;
     extra = 3 * I * I * I;
   }
+  extra += to + 2 * from;
+  solve_words += 2 * (to + from);
   const double f = pow((2.0 * k - 1) / (2.0 * k), dim);
   if (variant == TPMG_SMOOTHER_GLOBAL) {
     work->flops = colours * apply->flops + (2 * solve_fma + extra) * per;

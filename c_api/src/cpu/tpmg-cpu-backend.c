@@ -360,14 +360,16 @@ static tpmg_status cpu_operator_work(tpmg_context *ctx, const tpmg_level *lvl, t
   return TPMG_SUCCESS;
 }
 
-/* The smoother of tpmg-cpu-patch.c does the dense vertex-patch arithmetic,
- * its intermediate tensors in work arrays; GLOBAL's residual by the operator
+/* The smoother of tpmg-cpu-patch.c does the dense vertex-patch arithmetic in
+ * its scalar kernels, the mirror-coordinate one in its batched kernels, its
+ * intermediate tensors in work arrays; GLOBAL's residual by the operator
  * above. */
 static tpmg_status cpu_smoother_work(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
                                      tpmg_smoother_variant variant, tpmg_work *work) {
   tpmg_work apply;
   TPMG_CALL(cpu_operator_work(ctx, lvl, prec, &apply));
-  tpmg_work_smoother(lvl, variant, 0, 1, 0, &apply, work);
+  const int kind = tpmg_cpu_simd(ctx) == TPMG_CPU_SIMD_SCALAR ? TPMG_WORK_DENSE : TPMG_WORK_MIRROR;
+  tpmg_work_smoother(lvl, variant, kind, 1, 0, &apply, work);
   work->kernel = "cpu";
   return TPMG_SUCCESS;
 }

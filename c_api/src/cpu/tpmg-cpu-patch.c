@@ -15,6 +15,10 @@
  * BOUNDARY (see tpmg-smoother.c) is the fused pass with xbar's patch interior
  * read as zero, so that r_j = R_j b - A_IB x_B, and x_I = A_j^{-1} r_j stored
  * instead of added: the old x_I is never read.
+ * The batched kernels compute between their gathers and their scatter in
+ * mirror coordinates (patch_mirror_data), where every 1D matrix is block
+ * diagonal: about half the multiply-adds of the scalar kernels, the same
+ * results up to rounding.
  *
  * This file includes itself once per scalar type (see tpmg-cpu.h) and, in
  * that part, once per instruction set for its batched kernels (see
@@ -73,6 +77,15 @@ typedef struct {
   T vectors_t[3][TPMG_CPU_MAX_MATRIX];        /* S^T */
   T vectors[3][TPMG_CPU_MAX_MATRIX];          /* S */
   T inverse_eigenvalues[TPMG_CPU_MAX_TENSOR]; /* 1 / (lambda_z + lambda_y + lambda_x), I^dim */
+#if TPMG_CPU_HAVE_SIMD
+  /* The batched kernels' matrices in mirror coordinates (patch_mirror_data):
+   * per direction the even block, then the odd block, each column-major. */
+  T mass_eo[3][TPMG_CPU_MAX_MATRIX];
+  T stiffness_eo[3][TPMG_CPU_MAX_MATRIX];
+  T vectors_t_eo[3][TPMG_CPU_MAX_MATRIX];        /* Q S^T B */
+  T vectors_eo[3][TPMG_CPU_MAX_MATRIX];          /* F S Q^T */
+  T inverse_eigenvalues_eo[TPMG_CPU_MAX_TENSOR]; /* modes in the order of Q */
+#endif
   const T *b;
   const T *x;
   T *x_out;
@@ -164,6 +177,121 @@ static size_t TPMG_CPU_NAME(patch_scratch)(int dim, int k) {
 }
 #endif
 
+#if TPMG_CPU_HAVE_SIMD
+/* Mirror coordinates of n (odd) points per direction, h = (n - 1) / 2: the
+ * pairs (a, n-1-a), a < h, become their sum at a and their difference at
+ * n-1-a, the centre h stays (F); B = F^-1 halves the pairs back. On a patch of
+ * two equal cells the 1D patch matrices are centrosymmetric and the
+ * eigenvectors even or odd, so that in these coordinates the interior rows of
+ * the patch matrices and, with the modes sorted even first (Q), S^T and S are
+ * block diagonal: an even block (the sums and the centre) and an odd one (the
+ * differences); a contraction costs about half the multiply-adds of the
+ * dense one (the even-odd decomposition of sum factorization, as in deal.II's
+ * evaluate_evenodd kernels: Kronbichler and Kormann, ACM TOMS 45(3), 2019).
+ * Position e in these coordinates: e <= h even, e > h odd. */
+static double TPMG_CPU_NAME(mirror_f)(int n, int e, int a) {
+  const int h = (n - 1) / 2;
+  if (e <= h)
+    return (a == e) + (e < h && a == n - 1 - e);
+  return (a == n - 1 - e) - (a == e);
+}
+static double TPMG_CPU_NAME(mirror_b)(int n, int a, int e) {
+  const int h = (n - 1) / 2;
+  if (e == h)
+    return a == h;
+  if (e < h)
+    return 0.5 * ((a == e) + (a == n - 1 - e));
+  return 0.5 * ((a == n - 1 - e) - (a == e));
+}
+
+/* The two diagonal blocks of the rows x cols matrix a (row-major) in mirror
+ * coordinates: the even one (rows and columns up to the centre), then the odd
+ * one, each column-major, into out; the other entries are zero up to rounding. */
+static void TPMG_CPU_NAME(mirror_blocks)(int rows, int cols, const double *a, T *out) {
+  const int hr = (rows - 1) / 2, hc = (cols - 1) / 2;
+  int at = 0;
+  for (int b = 0; b < 2; ++b)
+    for (int j = b ? hc + 1 : 0; j < (b ? cols : hc + 1); ++j)
+      for (int i = b ? hr + 1 : 0; i < (b ? rows : hr + 1); ++i)
+        out[at++] = (T)a[i * cols + j];
+}
+
+/* data's matrices in mirror coordinates from the level's 1D data: F M B and
+ * F K B of the interior rows, Q S^T B and F S Q^T, with Q the modes sorted by
+ * parity (the sign of s_i . (s_i mirrored)); refused if the counts are not k
+ * even and k-1 odd (a degenerate eigenvalue). */
+static tpmg_status TPMG_CPU_NAME(patch_mirror_data)(tpmg_context *ctx, const tpmg_level *lvl,
+                                                    TPMG_CPU_NAME(patch_data) * data) {
+  const int dim = lvl->dim, k = lvl->degree, n_pts = 2 * k + 1, n_in = 2 * k - 1;
+  const tpmg_level_data *level_data = &lvl->data[TPMG_CPU_PRECISION];
+  int mode[3][TPMG_CPU_MAX_POINTS];
+  for (int d = 0; d < dim; ++d) {
+    const T *mass = level_data->patch_mass[d], *stiffness = level_data->patch_stiffness[d];
+    const T *vectors = level_data->eigenvectors[d];
+    /* Q: the even modes first */
+    int even[TPMG_CPU_MAX_POINTS], n_even = 0;
+    for (int i = 0; i < n_in; ++i) {
+      double s = 0;
+      for (int a = 0; a < n_in; ++a)
+        s += (double)vectors[a * n_in + i] * (double)vectors[(n_in - 1 - a) * n_in + i];
+      even[i] = s > 0;
+      n_even += even[i];
+    }
+    TPMG_CHECK(ctx, n_even == k, TPMG_ERROR_NUMERICAL,
+               "patch eigenvectors of direction %d: %d even of %d, expected %d", d, n_even, n_in,
+               k);
+    for (int b = 0, at = 0; b < 2; ++b)
+      for (int i = 0; i < n_in; ++i)
+        if (even[i] == (b == 0))
+          mode[d][at++] = i;
+    double m[TPMG_CPU_MAX_MATRIX], kk[TPMG_CPU_MAX_MATRIX], t1[TPMG_CPU_MAX_MATRIX],
+        t2[TPMG_CPU_MAX_MATRIX];
+    for (int e = 0; e < n_in; ++e)
+      for (int c = 0; c < n_pts; ++c) {
+        /* F M B, F K B with M, K the interior rows 1..2k-1 */
+        double sm = 0, sk = 0;
+        for (int a = 0; a < n_in; ++a) {
+          const double f = TPMG_CPU_NAME(mirror_f)(n_in, e, a);
+          if (f == 0)
+            continue;
+          for (int j = 0; j < n_pts; ++j) {
+            const double fb = f * TPMG_CPU_NAME(mirror_b)(n_pts, j, c);
+            sm += fb * (double)mass[(a + 1) * n_pts + j];
+            sk += fb * (double)stiffness[(a + 1) * n_pts + j];
+          }
+        }
+        m[e * n_pts + c] = sm;
+        kk[e * n_pts + c] = sk;
+      }
+    for (int e = 0; e < n_in; ++e)
+      for (int c = 0; c < n_in; ++c) {
+        /* Q S^T B (row e a mode) and F S Q^T (column c a mode) */
+        double s1 = 0, s2 = 0;
+        for (int a = 0; a < n_in; ++a) {
+          s1 += (double)vectors[a * n_in + mode[d][e]] * TPMG_CPU_NAME(mirror_b)(n_in, a, c);
+          s2 += TPMG_CPU_NAME(mirror_f)(n_in, e, a) * (double)vectors[a * n_in + mode[d][c]];
+        }
+        t1[e * n_in + c] = s1;
+        t2[e * n_in + c] = s2;
+      }
+    TPMG_CPU_NAME(mirror_blocks)(n_in, n_pts, m, data->mass_eo[d]);
+    TPMG_CPU_NAME(mirror_blocks)(n_in, n_pts, kk, data->stiffness_eo[d]);
+    TPMG_CPU_NAME(mirror_blocks)(n_in, n_in, t1, data->vectors_t_eo[d]);
+    TPMG_CPU_NAME(mirror_blocks)(n_in, n_in, t2, data->vectors_eo[d]);
+  }
+  const T *lambda[3] = {level_data->eigenvalues[0], level_data->eigenvalues[1],
+                        level_data->eigenvalues[2]};
+  const int n_2 = dim == 3 ? n_in : 1;
+  for (int i2 = 0; i2 < n_2; ++i2)
+    for (int i1 = 0; i1 < n_in; ++i1)
+      for (int i0 = 0; i0 < n_in; ++i0)
+        data->inverse_eigenvalues_eo[(i2 * n_in + i1) * n_in + i0] =
+            1 / ((dim == 3 ? lambda[2][mode[2][i2]] : 0) + lambda[1][mode[1][i1]] +
+                 lambda[0][mode[0][i0]]);
+  return TPMG_SUCCESS;
+}
+#endif
+
 /* Batched passes: W patches at a time, scratch the calling thread's block. */
 typedef void TPMG_CPU_NAME(patch_batch_kernel)(const TPMG_CPU_NAME(patch_data) *, int mode,
                                                int colour, tpmg_index first, char *scratch);
@@ -222,6 +350,7 @@ static tpmg_status TPMG_CPU_NAME(patch_pass)(tpmg_context *ctx, const tpmg_level
   if (tpmg_cpu_simd(ctx) != TPMG_CPU_SIMD_SCALAR) {
     const int avx512 = tpmg_cpu_simd(ctx) == TPMG_CPU_SIMD_AVX512;
     const size_t vector_bytes = avx512 ? 64 : 32, lanes = vector_bytes / sizeof(T);
+    TPMG_CALL(TPMG_CPU_NAME(patch_mirror_data)(ctx, lvl, &data));
     TPMG_CPU_NAME(patch_batch_kernel) *batch =
         avx512 ? TPMG_CPU_SIMD_NAME(patch_batch_kernels, avx512)[dim - 2][k]
                : TPMG_CPU_SIMD_NAME(patch_batch_kernels, avx2)[dim - 2][k];
@@ -276,6 +405,116 @@ static tpmg_status TPMG_CPU_NAME(patch_pass)(tpmg_context *ctx, const tpmg_level
 
 #include "tpmg-cpu-simd.h"
 
+/* In place along one direction of a tensor of lane vectors (lines of n points,
+ * point stride pre, post lines of them): to mirror coordinates (F) or back
+ * (B, backward). */
+TPMG_CPU_INLINE void TPMG_CPU_VNAME(mirror)(int n, int pre, int post, V *restrict u, int backward) {
+  const int h = (n - 1) / 2;
+  for (int q = 0; q < post; ++q)
+    for (int p = 0; p < pre; ++p) {
+      V *restrict line = u + q * n * pre + p;
+      TPMG_CPU_UNROLL
+      for (int a = 0; a < h; ++a) {
+        const V s = line[a * pre], t = line[(n - 1 - a) * pre];
+        if (backward) {
+          line[a * pre] = (T)0.5 * (s + t);
+          line[(n - 1 - a) * pre] = (T)0.5 * (s - t);
+        } else {
+          line[a * pre] = s + t;
+          line[(n - 1 - a) * pre] = s - t;
+        }
+      }
+    }
+}
+
+/* mirror along every direction of an n^dim tensor. */
+TPMG_CPU_INLINE void TPMG_CPU_VNAME(mirror_all)(int dim, int n, V *restrict u, int backward) {
+  TPMG_CPU_VNAME(mirror)(n, 1, dim == 3 ? n * n : n, u, backward);
+  TPMG_CPU_VNAME(mirror)(n, n, dim == 3 ? n : 1, u, backward);
+  if (dim == 3)
+    TPMG_CPU_VNAME(mirror)(n, n * n, 1, u, backward);
+}
+
+/* One diagonal block of contract_eo: rows r0 .. r0 + nr - 1 from columns
+ * c0 .. c0 + nc - 1, the block column-major in a. */
+TPMG_CPU_INLINE void TPMG_CPU_VNAME(contract_block)(int rows, int cols, int pre, int post, int r0,
+                                                    int nr, int c0, int nc, const T *restrict a,
+                                                    const V *restrict in, V *restrict out,
+                                                    int add) {
+  for (int q = 0; q < post; ++q)
+    for (int p = 0; p < pre; ++p) {
+      V acc[TPMG_CPU_MAX_POINTS];
+      TPMG_CPU_UNROLL
+      for (int i = 0; i < nr; ++i)
+        acc[i] = add ? out[(q * rows + r0 + i) * pre + p] : (V){0};
+      for (int j = 0; j < nc; ++j) {
+        const V u = in[(q * cols + c0 + j) * pre + p];
+        TPMG_CPU_UNROLL
+        for (int i = 0; i < nr; ++i)
+          acc[i] += a[j * nr + i] * u;
+      }
+      TPMG_CPU_UNROLL
+      for (int i = 0; i < nr; ++i)
+        out[(q * rows + r0 + i) * pre + p] = acc[i];
+    }
+}
+
+/* simd_contract with a matrix block diagonal in mirror coordinates, at as
+ * patch_mirror_data stores it (even block, then odd). */
+TPMG_CPU_INLINE void TPMG_CPU_VNAME(contract_eo)(int rows, int cols, int pre, int post,
+                                                 const T *restrict at, const V *restrict in,
+                                                 V *restrict out, int add) {
+  const int re = (rows + 1) / 2, ce = (cols + 1) / 2;
+  TPMG_CPU_VNAME(contract_block)(rows, cols, pre, post, 0, re, 0, ce, at, in, out, add);
+  TPMG_CPU_VNAME(contract_block)
+  (rows, cols, pre, post, re, rows - re, ce, cols - ce, at + re * ce, in, out, add);
+}
+
+/* simd_kron_laplace in mirror coordinates. */
+TPMG_CPU_INLINE void
+TPMG_CPU_VNAME(kron_laplace_eo)(int dim, int rows, int cols, const T *const mass[3],
+                                const T *const stiffness[3], const V *restrict in, V *restrict t0,
+                                V *restrict t1, V *restrict t2, V *restrict out) {
+  const int slower = dim == 3 ? cols * cols : cols;
+  TPMG_CPU_VNAME(contract_eo)(rows, cols, 1, slower, mass[0], in, t0, 0);
+  TPMG_CPU_VNAME(contract_eo)(rows, cols, 1, slower, stiffness[0], in, t1, 0);
+  if (dim == 2) {
+    TPMG_CPU_VNAME(contract_eo)(rows, cols, rows, 1, stiffness[1], t0, out, 0);
+    TPMG_CPU_VNAME(contract_eo)(rows, cols, rows, 1, mass[1], t1, out, 1);
+    return;
+  }
+  TPMG_CPU_VNAME(contract_eo)(rows, cols, rows, cols, mass[1], t0, t2, 0);
+  TPMG_CPU_VNAME(contract_eo)(rows, cols, rows * rows, 1, stiffness[2], t2, out, 0);
+  TPMG_CPU_VNAME(contract_eo)(rows, cols, rows, cols, stiffness[1], t0, t2, 0);
+  TPMG_CPU_VNAME(contract_eo)(rows, cols, rows, cols, mass[1], t1, t2, 1);
+  TPMG_CPU_VNAME(contract_eo)(rows, cols, rows * rows, 1, mass[2], t2, out, 1);
+}
+
+/* simd_kron_apply in mirror coordinates. */
+TPMG_CPU_INLINE void TPMG_CPU_VNAME(kron_apply_eo)(int dim, int n, const T *const a[3],
+                                                   const V *restrict in, V *restrict work,
+                                                   V *restrict out) {
+  if (dim == 2) {
+    TPMG_CPU_VNAME(contract_eo)(n, n, 1, n, a[0], in, work, 0);
+    TPMG_CPU_VNAME(contract_eo)(n, n, n, 1, a[1], work, out, 0);
+    return;
+  }
+  TPMG_CPU_VNAME(contract_eo)(n, n, 1, n * n, a[0], in, out, 0);
+  TPMG_CPU_VNAME(contract_eo)(n, n, n, n, a[1], out, work, 0);
+  TPMG_CPU_VNAME(contract_eo)(n, n, n * n, 1, a[2], work, out, 0);
+}
+
+/* t: the coordinates of the next patch of a colour (t0 fastest, t2 slowest). */
+TPMG_CPU_INLINE void TPMG_CPU_VNAME(patch_next)(tpmg_index t[3], tpmg_index m0, tpmg_index m1) {
+  if (++t[0] < m0)
+    return;
+  t[0] = 0;
+  if (++t[1] < m1)
+    return;
+  t[1] = 0;
+  ++t[2];
+}
+
 /* The patches first .. first + W - 1 of a colour (in the order t0 fastest, t2
  * slowest; the last batch repeats its last patch in the unused lanes) through
  * one pass of `mode`, as patch_residual, patch_solve and the scalar pass do
@@ -295,11 +534,17 @@ TPMG_CPU_INLINE void TPMG_CPU_VNAME(patch_batch)(const TPMG_CPU_NAME(patch_data)
   tpmg_index origin[W][3], interior[W][3], next[W][3];
   int lo[W][3], hi[W][3];
   const int none[W][3] = {{0}};
+  /* the lanes' patch coordinates counted on from the batch's first patch and
+   * from the next batch's (one division each, not one per lane) */
+  const tpmg_index ahead = first + W < count ? first + W : count - 1;
+  tpmg_index p[3] = {first % m0, first / m0 % m1, first / (m0 * m1)};
+  tpmg_index p_ahead[3] = {ahead % m0, ahead / m0 % m1, ahead / (m0 * m1)};
   for (int l = 0; l < W; ++l) {
-    const tpmg_index patch = first + (l < used ? l : used - 1);
-    tpmg_index t[3] = {patch % m0, patch / m0 % m1, patch / (m0 * m1)};
-    const tpmg_index ahead = first + W + l < count ? first + W + l : count - 1;
-    tpmg_index t_ahead[3] = {ahead % m0, ahead / m0 % m1, ahead / (m0 * m1)};
+    tpmg_index t[3] = {p[0], p[1], p[2]}, t_ahead[3] = {p_ahead[0], p_ahead[1], p_ahead[2]};
+    if (l + 1 < used)
+      TPMG_CPU_VNAME(patch_next)(p, m0, m1);
+    if (ahead + l + 1 < count)
+      TPMG_CPU_VNAME(patch_next)(p_ahead, m0, m1);
     t[dim - 1] += data->t_first;
     t_ahead[dim - 1] += data->t_first;
     for (int d = 0; d < 3; ++d) {
@@ -313,36 +558,39 @@ TPMG_CPU_INLINE void TPMG_CPU_VNAME(patch_batch)(const TPMG_CPU_NAME(patch_data)
     }
   }
   const tpmg_index *n = lvl->n;
-  const int begin[3] = {0, 0, 0}, end[3] = {n_in, n_in, dim == 3 ? n_in : 1};
   if (first + W < count)
     TPMG_CPU_VNAME(simd_prefetch)(dim, n_pts, mode == PATCH_SOLVE ? data->b : data->x, n, next);
+  /* in mirror coordinates (patch_mirror_data) from the gathers to the scatter */
   if (mode == PATCH_SOLVE) {
     TPMG_CPU_VNAME(simd_gather)(dim, n_in, data->b, n, interior, none, none, 0, r);
+    TPMG_CPU_VNAME(mirror_all)(dim, n_in, r, 0);
   } else {
     /* r = b_I - Abar xbar */
-    const T *mass[3] = {data->mass[0], data->mass[1], data->mass[2]};
-    const T *stiffness[3] = {data->stiffness[0], data->stiffness[1], data->stiffness[2]};
+    const T *mass[3] = {data->mass_eo[0], data->mass_eo[1], data->mass_eo[2]};
+    const T *stiffness[3] = {data->stiffness_eo[0], data->stiffness_eo[1], data->stiffness_eo[2]};
     TPMG_CPU_VNAME(simd_gather)(dim, n_pts, data->x, n, origin, lo, hi, data->boundary, xbar);
-    TPMG_CPU_VNAME(simd_kron_laplace)(dim, n_in, n_pts, mass, stiffness, xbar, t0, t1, t2, r);
+    TPMG_CPU_VNAME(mirror_all)(dim, n_pts, xbar, 0);
+    TPMG_CPU_VNAME(kron_laplace_eo)(dim, n_in, n_pts, mass, stiffness, xbar, t0, t1, t2, r);
     TPMG_CPU_VNAME(simd_gather)(dim, n_in, data->b, n, interior, none, none, 0, xbar);
+    TPMG_CPU_VNAME(mirror_all)(dim, n_in, xbar, 0);
     for (int i = 0; i < n_local; ++i)
       r[i] = xbar[i] - r[i];
   }
   if (mode == PATCH_RESIDUAL) {
-    for (int l = 0; l < used; ++l)
-      TPMG_CPU_VNAME(simd_scatter)(dim, n_in, r, l, n, interior[l], begin, end, data->r_out, 0);
+    TPMG_CPU_VNAME(mirror_all)(dim, n_in, r, 1);
+    TPMG_CPU_VNAME(simd_scatter_disjoint)(dim, n_in, r, used, n, interior, data->r_out, 0);
     return;
   }
   /* x_I (+)= S (L^-1 (S^T r)): y in t0, the work in t1, z in r */
-  const T *vectors_t[3] = {data->vectors_t[0], data->vectors_t[1], data->vectors_t[2]};
-  const T *vectors[3] = {data->vectors[0], data->vectors[1], data->vectors[2]};
-  TPMG_CPU_VNAME(simd_kron_apply)(dim, n_in, vectors_t, r, t1, t0);
+  const T *vectors_t[3] = {data->vectors_t_eo[0], data->vectors_t_eo[1], data->vectors_t_eo[2]};
+  const T *vectors[3] = {data->vectors_eo[0], data->vectors_eo[1], data->vectors_eo[2]};
+  TPMG_CPU_VNAME(kron_apply_eo)(dim, n_in, vectors_t, r, t1, t0);
   for (int i = 0; i < n_local; ++i)
-    t0[i] *= data->inverse_eigenvalues[i];
-  TPMG_CPU_VNAME(simd_kron_apply)(dim, n_in, vectors, t0, t1, r);
+    t0[i] *= data->inverse_eigenvalues_eo[i];
+  TPMG_CPU_VNAME(kron_apply_eo)(dim, n_in, vectors, t0, t1, r);
+  TPMG_CPU_VNAME(mirror_all)(dim, n_in, r, 1);
   const int add = !data->boundary;
-  for (int l = 0; l < used; ++l)
-    TPMG_CPU_VNAME(simd_scatter)(dim, n_in, r, l, n, interior[l], begin, end, data->x_out, add);
+  TPMG_CPU_VNAME(simd_scatter_disjoint)(dim, n_in, r, used, n, interior, data->x_out, add);
 }
 
 #define TPMG_CPU_INSTANCE(dim, k)                                                                  \

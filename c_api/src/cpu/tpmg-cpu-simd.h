@@ -140,20 +140,6 @@ TPMG_CPU_VNAME(simd_kron_laplace)(int dim, int rows, int cols, const T *const ma
   TPMG_CPU_VNAME(simd_contract)(rows, cols, rows * rows, 1, mass[2], t2, out, 1);
 }
 
-/* tpmg_cpu_kron_apply on lane vectors. */
-TPMG_CPU_INLINE void TPMG_CPU_VNAME(simd_kron_apply)(int dim, int n, const T *const a[3],
-                                                     const V *restrict in, V *restrict work,
-                                                     V *restrict out) {
-  if (dim == 2) {
-    TPMG_CPU_VNAME(simd_contract)(n, n, 1, n, a[0], in, work, 0);
-    TPMG_CPU_VNAME(simd_contract)(n, n, n, 1, a[1], work, out, 0);
-    return;
-  }
-  TPMG_CPU_VNAME(simd_contract)(n, n, 1, n * n, a[0], in, out, 0);
-  TPMG_CPU_VNAME(simd_contract)(n, n, n, n, a[1], out, work, 0);
-  TPMG_CPU_VNAME(simd_contract)(n, n, n * n, 1, a[2], work, out, 0);
-}
-
 /* tpmg_cpu_gather of W blocks into the lanes of local (n_pts^dim lane vectors):
  * lane l from origin[l] with lo[l], hi[l]; hollow is the same for all lanes.
  * Scalar loads: on AMD Zen 4 they beat the gather instructions (measured). */
@@ -239,6 +225,36 @@ TPMG_CPU_INLINE void TPMG_CPU_VNAME(simd_scatter)(int dim, int n_pts, const V *r
       else
         for (int a0 = begin[0]; a0 < end[0]; ++a0)
           dst[a0] = row[a0][lane];
+    }
+}
+
+/* tpmg_cpu_scatter of the first `used` lanes of local (n_pts^dim lane vectors)
+ * to blocks at origin[l] that do not overlap (the interiors of one colour's
+ * patches), so that the order of the lanes does not matter: vector by vector,
+ * all lanes of each, reading local once (lane by lane, as simd_scatter, a
+ * local larger than the L1 cache is read from L2 once per lane). */
+TPMG_CPU_INLINE void TPMG_CPU_VNAME(simd_scatter_disjoint)(int dim, int n_pts,
+                                                           const V *restrict local, int used,
+                                                           const tpmg_index n[3],
+                                                           const tpmg_index origin[][3],
+                                                           T *restrict x, int add) {
+  const int n_2 = dim == 3 ? n_pts : 1;
+  T *block[W];
+  for (int l = 0; l < used; ++l)
+    block[l] = x + origin[l][0] + n[0] * (origin[l][1] + n[1] * origin[l][2]);
+  for (int a2 = 0; a2 < n_2; ++a2)
+    for (int a1 = 0; a1 < n_pts; ++a1) {
+      const V *restrict row = local + (a2 * n_pts + a1) * n_pts;
+      const tpmg_index line = n[0] * (a1 + n[1] * a2);
+      for (int l = 0; l < used; ++l) {
+        T *restrict dst = block[l] + line;
+        if (add)
+          for (int a0 = 0; a0 < n_pts; ++a0)
+            dst[a0] += row[a0][l];
+        else
+          for (int a0 = 0; a0 < n_pts; ++a0)
+            dst[a0] = row[a0][l];
+      }
     }
 }
 
