@@ -177,6 +177,27 @@ static size_t TPMG_CPU_NAME(patch_scratch)(int dim, int k) {
 }
 #endif
 
+/* out = 1 / (lambda_z + lambda_y + lambda_x) over the I^dim interior modes
+ * (x fastest), position i of direction d taking mode mode[d][i] (NULL: i). */
+static void TPMG_CPU_NAME(patch_inverse_eigenvalues)(const tpmg_level *lvl,
+                                                     const int (*mode)[TPMG_CPU_MAX_POINTS],
+                                                     T *out) {
+  const int dim = lvl->dim, n_in = 2 * lvl->degree - 1, n_2 = dim == 3 ? n_in : 1;
+  const tpmg_level_data *level_data = &lvl->data[TPMG_CPU_PRECISION];
+  const T *lambda[3] = {level_data->eigenvalues[0], level_data->eigenvalues[1],
+                        level_data->eigenvalues[2]};
+  for (int i2 = 0; i2 < n_2; ++i2)
+    for (int i1 = 0; i1 < n_in; ++i1)
+      for (int i0 = 0; i0 < n_in; ++i0) {
+        const int m2 = dim < 3 ? 0
+                       : mode  ? mode[2][i2]
+                               : i2,
+                  m1 = mode ? mode[1][i1] : i1, m0 = mode ? mode[0][i0] : i0;
+        out[(i2 * n_in + i1) * n_in + i0] =
+            1 / ((dim == 3 ? lambda[2][m2] : 0) + lambda[1][m1] + lambda[0][m0]);
+      }
+}
+
 #if TPMG_CPU_HAVE_SIMD
 /* Mirror coordinates of n (odd) points per direction, h = (n - 1) / 2: the
  * pairs (a, n-1-a), a < h, become their sum at a and their difference at
@@ -188,20 +209,22 @@ static size_t TPMG_CPU_NAME(patch_scratch)(int dim, int k) {
  * differences); a contraction costs about half the multiply-adds of the
  * dense one (the even-odd decomposition of sum factorization, as in deal.II's
  * evaluate_evenodd kernels: Kronbichler and Kormann, ACM TOMS 45(3), 2019).
- * Position e in these coordinates: e <= h even, e > h odd. */
-static double TPMG_CPU_NAME(mirror_f)(int n, int e, int a) {
+ * Position e in these coordinates: e <= h even, e > h odd. Row e of F and
+ * column e of B have one or two nonzeros: mirror_terms gives them (B: backward),
+ * their indices a ascending, so that the products below take O(1) terms. */
+static int TPMG_CPU_NAME(mirror_terms)(int n, int e, int backward, int a[2], double w[2]) {
   const int h = (n - 1) / 2;
-  if (e <= h)
-    return (a == e) + (e < h && a == n - 1 - e);
-  return (a == n - 1 - e) - (a == e);
-}
-static double TPMG_CPU_NAME(mirror_b)(int n, int a, int e) {
-  const int h = (n - 1) / 2;
-  if (e == h)
-    return a == h;
-  if (e < h)
-    return 0.5 * ((a == e) + (a == n - 1 - e));
-  return 0.5 * ((a == n - 1 - e) - (a == e));
+  const double half = backward ? 0.5 : 1.0;
+  if (e == h) {
+    a[0] = h;
+    w[0] = 1;
+    return 1;
+  }
+  a[0] = e < h ? e : n - 1 - e;
+  a[1] = e < h ? n - 1 - e : e;
+  w[0] = half;
+  w[1] = e < h ? half : -half;
+  return 2;
 }
 
 /* The two diagonal blocks of the rows x cols matrix a (row-major) in mirror
@@ -249,28 +272,30 @@ static tpmg_status TPMG_CPU_NAME(patch_mirror_data)(tpmg_context *ctx, const tpm
     for (int e = 0; e < n_in; ++e)
       for (int c = 0; c < n_pts; ++c) {
         /* F M B, F K B with M, K the interior rows 1..2k-1 */
-        double sm = 0, sk = 0;
-        for (int a = 0; a < n_in; ++a) {
-          const double f = TPMG_CPU_NAME(mirror_f)(n_in, e, a);
-          if (f == 0)
-            continue;
-          for (int j = 0; j < n_pts; ++j) {
-            const double fb = f * TPMG_CPU_NAME(mirror_b)(n_pts, j, c);
-            sm += fb * (double)mass[(a + 1) * n_pts + j];
-            sk += fb * (double)stiffness[(a + 1) * n_pts + j];
+        int fa[2], bj[2];
+        double fw[2], bw[2], sm = 0, sk = 0;
+        const int nf = TPMG_CPU_NAME(mirror_terms)(n_in, e, 0, fa, fw),
+                  nb = TPMG_CPU_NAME(mirror_terms)(n_pts, c, 1, bj, bw);
+        for (int p = 0; p < nf; ++p)
+          for (int q = 0; q < nb; ++q) {
+            const double fb = fw[p] * bw[q];
+            sm += fb * (double)mass[(fa[p] + 1) * n_pts + bj[q]];
+            sk += fb * (double)stiffness[(fa[p] + 1) * n_pts + bj[q]];
           }
-        }
         m[e * n_pts + c] = sm;
         kk[e * n_pts + c] = sk;
       }
     for (int e = 0; e < n_in; ++e)
       for (int c = 0; c < n_in; ++c) {
         /* Q S^T B (row e a mode) and F S Q^T (column c a mode) */
-        double s1 = 0, s2 = 0;
-        for (int a = 0; a < n_in; ++a) {
-          s1 += (double)vectors[a * n_in + mode[d][e]] * TPMG_CPU_NAME(mirror_b)(n_in, a, c);
-          s2 += TPMG_CPU_NAME(mirror_f)(n_in, e, a) * (double)vectors[a * n_in + mode[d][c]];
-        }
+        int ba[2], fa[2];
+        double bw[2], fw[2], s1 = 0, s2 = 0;
+        const int nb = TPMG_CPU_NAME(mirror_terms)(n_in, c, 1, ba, bw),
+                  nf = TPMG_CPU_NAME(mirror_terms)(n_in, e, 0, fa, fw);
+        for (int p = 0; p < nb; ++p)
+          s1 += (double)vectors[ba[p] * n_in + mode[d][e]] * bw[p];
+        for (int p = 0; p < nf; ++p)
+          s2 += fw[p] * (double)vectors[fa[p] * n_in + mode[d][c]];
         t1[e * n_in + c] = s1;
         t2[e * n_in + c] = s2;
       }
@@ -279,15 +304,7 @@ static tpmg_status TPMG_CPU_NAME(patch_mirror_data)(tpmg_context *ctx, const tpm
     TPMG_CPU_NAME(mirror_blocks)(n_in, n_in, t1, data->vectors_t_eo[d]);
     TPMG_CPU_NAME(mirror_blocks)(n_in, n_in, t2, data->vectors_eo[d]);
   }
-  const T *lambda[3] = {level_data->eigenvalues[0], level_data->eigenvalues[1],
-                        level_data->eigenvalues[2]};
-  const int n_2 = dim == 3 ? n_in : 1;
-  for (int i2 = 0; i2 < n_2; ++i2)
-    for (int i1 = 0; i1 < n_in; ++i1)
-      for (int i0 = 0; i0 < n_in; ++i0)
-        data->inverse_eigenvalues_eo[(i2 * n_in + i1) * n_in + i0] =
-            1 / ((dim == 3 ? lambda[2][mode[2][i2]] : 0) + lambda[1][mode[1][i1]] +
-                 lambda[0][mode[0][i0]]);
+  TPMG_CPU_NAME(patch_inverse_eigenvalues)(lvl, mode, data->inverse_eigenvalues_eo);
   return TPMG_SUCCESS;
 }
 #endif
@@ -332,14 +349,7 @@ static tpmg_status TPMG_CPU_NAME(patch_pass)(tpmg_context *ctx, const tpmg_level
       }
     }
   }
-  const T *lambda[3] = {level_data->eigenvalues[0], level_data->eigenvalues[1],
-                        level_data->eigenvalues[2]};
-  const int n_2 = dim == 3 ? n_in : 1;
-  for (int i2 = 0; i2 < n_2; ++i2)
-    for (int i1 = 0; i1 < n_in; ++i1)
-      for (int i0 = 0; i0 < n_in; ++i0)
-        data.inverse_eigenvalues[(i2 * n_in + i1) * n_in + i0] =
-            1 / ((dim == 3 ? lambda[2][i2] : 0) + lambda[1][i1] + lambda[0][i0]);
+  TPMG_CPU_NAME(patch_inverse_eigenvalues)(lvl, NULL, data.inverse_eigenvalues);
 
   const tpmg_index all[2] = {1, lvl->cells[dim - 1]};
   for (int d = 0; d < 3; ++d)
