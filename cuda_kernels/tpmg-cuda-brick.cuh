@@ -52,9 +52,15 @@
  *                  once; 3D Q7 double C = 2, C_s = 1, G = 8: 2.82, with G = 1
  *                  as before 5.29), one store
  * 2D: multiply-adds (k+2) (2 w + 2), shared memory 4 w + 2, loads w W_s / R_s.
+ * Instructions (sm_90, CUDA 13): ptxas loads each matrix entry into a uniform
+ * register (ULDC) before its multiply-add, so the stages issue about two
+ * instructions per multiply-add; the per-point index work is kept small (the
+ * z loads step a pointer, the 3D store pass steps its row indices): 3D Q7
+ * double about 270 issued per DoF by count of the SASS loops (Nsight Compute
+ * measured 352 before the store pass and z loads were simplified).
  * The shapes (C, C_s, G per dimension, degree and precision, brick_table) keep
  * the lines of the later stages short (W at most 25 in 3D, 33 in 2D: two of
- * them live in registers) and the shared memory so that two (3D Q7, Q8
+ * them live in registers) and the shared memory so that two (3D Q8
  * double) to eight blocks fit an SM. Threads: about one per line of the second
  * stage (of a segment in 3D). */
 #ifndef TPMG_CUDA_BRICK_CUH
@@ -83,7 +89,9 @@ struct brick_shape {
  * 1, G = 8: 43.6 GDoF/s (G = 4: 41.2, 16: 44.3, 1: 36.8; on 721M DoFs G = 8:
  * 45.6, 16: 45.2); Q6 double with 4 blocks per SM (123 registers): 63.4 (3
  * blocks, 168 registers: 52.0); Q8 double 2 blocks per SM at 128 registers
- * (232 bytes spilled): 39.0 (1 block, 255 registers: 29.3). 2D: W about 20-35
+ * (232 bytes spilled): 39.0 (1 block, 255 registers: 29.3). With the cheaper
+ * z loads and store pass, Q7 double 3 blocks per SM at 128 registers (116
+ * bytes spilled): 48.9 (2 blocks, 168 registers: 47.4). 2D: W about 20-35
  * and G R_s lines of the second stage; C = 1 in double from k = 9 (C = 2
  * measured no faster). */
 template <int dim, int k, typename T> constexpr brick_shape brick_table() {
@@ -103,7 +111,7 @@ template <int dim, int k, typename T> constexpr brick_shape brick_table() {
     case 6:
       return dbl ? brick_shape{2, 1, 8, 1, 4} : brick_shape{2, 1, 8, 1, 0};
     case 7:
-      return dbl ? brick_shape{2, 1, 8, 1, 2} : brick_shape{2, 2, 8, 1, 0};
+      return dbl ? brick_shape{2, 1, 8, 1, 3} : brick_shape{2, 2, 8, 1, 0};
     default:
       return dbl ? brick_shape{2, 1, 16, 1, 2} : brick_shape{2, 2, 4, 1, 0};
     }
@@ -265,6 +273,8 @@ __global__ void __launch_bounds__(brick_config<dim, k, T>::threads,
       /* z: s1 = M_z w, s2 = K_z w on the segment's rows, [RS][W][PW]; the
        * window's points k+1..k+RS from device memory, the loads of LT lines
        * issued together */
+      /* the window's points z0 + 1 + z with z < z_inside are inside the level */
+      const int z_inside = int(n2 - 2 - z0 < RS ? n2 - 2 - z0 : RS);
       for (int l0 = threadIdx.x; l0 < WW; l0 += LT * NT) {
         T col[LT][RS];
 #pragma unroll
@@ -274,8 +284,8 @@ __global__ void __launch_bounds__(brick_config<dim, k, T>::threads,
           const bool in_xy = l < WW && inside(gx, n0) && inside(gy, n1);
           const T *p = src + (in_xy ? gx + n0 * gy + plane * (z0 + 1) : 0);
 #pragma unroll
-          for (int z = 0; z < RS; ++z)
-            col[i][z] = in_xy && inside(z0 + 1 + z, n2) ? p[plane * z] : T(0);
+          for (int z = 0; z < RS; ++z, p += plane)
+            col[i][z] = in_xy && z < z_inside ? *p : T(0);
         }
 #pragma unroll
         for (int i = 0; i < LT; ++i) {
@@ -342,12 +352,40 @@ __global__ void __launch_bounds__(brick_config<dim, k, T>::threads,
       /* dst = out inside, src on the Dirichlet points; a point local == extent
        * (the last brick's last point) is a Dirichlet point */
       if (!last) {
-        for (int l = threadIdx.x; l < RS * R * R; l += NT) {
-          const int x = l % R, y = (l / R) % R, z = l / (R * R);
-          const tpmg_index gx = v[0] + x, gy = v[1] + y, gz = z0 + z;
-          const tpmg_index gi = gx + n0 * gy + plane * gz;
-          dst[gi] = inside(gx, n0) && inside(gy, n1) && inside(gz, n2) ? s1[z * S1 + y * PW + x]
-                                                                       : src[gi];
+        /* a thread keeps its x and stores the rows (y, z) r0, r0 + RPI, ...,
+         * stepping its indices (no division by an extent, no 64-bit product
+         * per point); of the Dirichlet points only the level's lower faces
+         * can lie in a brick that is not the last in any direction */
+        constexpr int RPI = NT / R, DY = RPI % R, DZ = RPI / R;
+        const int x = threadIdx.x % R, r0 = threadIdx.x / R;
+        if (r0 < RPI) {
+          int y = r0 % R, z = r0 / R, si = z * S1 + y * PW + x;
+          const tpmg_index step = DY * n0 + DZ * plane, wrap = plane - R * n0;
+          tpmg_index gi = v[0] + x + n0 * (v[1] + y) + plane * (z0 + z);
+          /* the rows of this thread, with `interior(y, z)` for the points
+           * of dst to take from out (the others copy src) */
+          const auto store = [&](auto interior) {
+            while (z < RS) {
+              dst[gi] = interior(y, z) ? s1[si] : src[gi];
+              y += DY;
+              z += DZ;
+              gi += step;
+              si += DY * PW + DZ * S1;
+              if (y >= R) {
+                y -= R;
+                ++z;
+                gi += wrap;
+                si += S1 - R * PW;
+              }
+            }
+          };
+          if (v[0] > 0 && v[1] > 0 && z0 > 0) {
+            store([](int, int) { return true; });
+          } else {
+            const bool in_x = v[0] + x > 0;
+            const int y_first = v[1] == 0, z_first = z0 == 0;
+            store([=](int y_, int z_) { return in_x && y_ >= y_first && z_ >= z_first; });
+          }
         }
       } else {
         const int ex = int(e[0]), ey = int(e[1]);
