@@ -14,6 +14,8 @@ Writes, into the folder:
   gpu-mpi-4xh200.png  weak and strong scaling on 4 H200 (gpu-mpi-4xh200.jsonl),
                       with the 4-GPU efficiency of the overlapped smoothers
                       (gpu-mpi-4xh200-overlap.jsonl) as stars
+  h200-brick.png      the 3D BRICK operator before and after 3a6120d, measured
+                      in one call (h200-brick-ab.csv), against issue 15's targets
 """
 import csv
 import glob
@@ -189,3 +191,23 @@ if os.path.exists(scaling):
         ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(os.path.join(folder, "gpu-mpi-4xh200.png"), dpi=120)
+
+brick = os.path.join(folder, "h200-brick-ab.csv")
+if os.path.exists(brick):
+    rows = read(brick)
+    fig, axes = plt.subplots(1, 2, figsize=(9, 4))
+    for ax, precision, target in zip(axes, ("double", "float"), (120, 200)):
+        mine = [r for r in rows if r["precision"] == precision]
+        degrees = [int(r["degree"]) for r in mine]
+        for key, style, label in (("base_gdofs", "o--", "4d72c81"), ("new_gdofs", "o-", "3a6120d"),
+                                  ("new_early_store_gdofs", "x:", "3a6120d, early store")):
+            ax.plot(degrees, [value(r, key) for r in mine], style, label=label)
+        ax.axhline(target, color="k", linestyle=":", label=f"issue 15 target {target}")
+        ax.set_title(f"3D {precision}: BRICK operator, one H200")
+        ax.set_xlabel("degree k")
+        ax.set_ylabel("GDoF/s")
+        ax.set_ylim(bottom=0)
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(os.path.join(folder, "h200-brick.png"), dpi=120)
