@@ -77,6 +77,7 @@ struct brick_shape {
   int cells, cells_slow, segments;
   int lines;  /* 3D: z lines per thread whose loads are issued together (0: all, at most 4) */
   int blocks; /* blocks per SM the registers are limited for (0: brick_config's estimate) */
+  bool early; /* 3D: the y stage stores a before it computes b (two lines of W live, not three) */
 };
 
 /* The shapes, measured on the H200 (3D: the kernel alone, median of 10
@@ -91,7 +92,11 @@ struct brick_shape {
  * blocks, 168 registers: 52.0); Q8 double 2 blocks per SM at 128 registers
  * (232 bytes spilled): 39.0 (1 block, 255 registers: 29.3). With the cheaper
  * z loads and store pass, Q7 double 3 blocks per SM at 128 registers (116
- * bytes spilled): 48.9 (2 blocks, 168 registers: 47.4). 2D: W about 20-35
+ * bytes spilled): 48.9 (2 blocks, 168 registers: 47.4). The early store of a
+ * where it measured faster (same run, against the late one): double Q4 81.6
+ * (72.7), Q5 71.0 (69.7), Q7 49.6 (48.9), Q8 47.0 (44.0); float Q6 95.1
+ * (93.3), Q8 93.7 (90.3); elsewhere within 1%, and double Q6 57.5 (67.2: it
+ * spills at 4 blocks per SM). 2D: W about 20-35
  * and G R_s lines of the second stage; C = 1 in double from k = 9 (C = 2
  * measured no faster). */
 template <int dim, int k, typename T> constexpr brick_shape brick_table() {
@@ -105,15 +110,15 @@ template <int dim, int k, typename T> constexpr brick_shape brick_table() {
     case 3:
       return dbl ? brick_shape{4, 3, 2, 0, 0} : brick_shape{4, 6, 4, 1, 0};
     case 4:
-      return {3, dbl ? 2 : 3, 4, 1, 0};
+      return dbl ? brick_shape{3, 2, 4, 1, 0, true} : brick_shape{3, 3, 4, 1, 0};
     case 5:
-      return dbl ? brick_shape{2, 2, 4, 1, 3} : brick_shape{2, 3, 4, 1, 0};
+      return dbl ? brick_shape{2, 2, 4, 1, 3, true} : brick_shape{2, 3, 4, 1, 0};
     case 6:
-      return dbl ? brick_shape{2, 1, 8, 1, 4} : brick_shape{2, 1, 8, 1, 0};
+      return dbl ? brick_shape{2, 1, 8, 1, 4} : brick_shape{2, 1, 8, 1, 0, true};
     case 7:
-      return dbl ? brick_shape{2, 1, 8, 1, 3} : brick_shape{2, 2, 8, 1, 0};
+      return dbl ? brick_shape{2, 1, 8, 1, 3, true} : brick_shape{2, 2, 8, 1, 0};
     default:
-      return dbl ? brick_shape{2, 1, 16, 1, 2} : brick_shape{2, 2, 4, 1, 0};
+      return dbl ? brick_shape{2, 1, 16, 1, 2, true} : brick_shape{2, 2, 4, 1, 0, true};
     }
   } else {
     switch (k) {
@@ -325,12 +330,18 @@ __global__ void __launch_bounds__(brick_config<dim, k, T>::threads,
       /* y: a = M_y m, b = c_1 K_y m + c_2 M_y s over m, s: [RS][R][PW] */
       for (int l = threadIdx.x; l < RS * W; l += NT) {
         T *const p1 = s1 + (l / W) * S1 + l % W, *const p2 = p1 + RS * S1;
-        T t[W], a[R], b[R];
+        T t[W], b[R];
         load_line(p1, PW, t);
-        brick_rows<k, R, false>(M, t, a);
-        scale_line(mat.coefficient(1), t);
-        brick_rows<k, R, false>(K, t, b);
-        store_line(p1, PW, a);
+        {
+          T a[R];
+          brick_rows<k, R, false>(M, t, a);
+          if constexpr (config::shape.early)
+            store_line(p1, PW, a);
+          scale_line(mat.coefficient(1), t);
+          brick_rows<k, R, false>(K, t, b);
+          if constexpr (!config::shape.early)
+            store_line(p1, PW, a);
+        }
         load_line(p2, PW, t);
         scale_line(mat.coefficient(2), t);
         brick_rows<k, R, true>(M, t, b);
