@@ -14,8 +14,9 @@ Writes, into the folder:
   gpu-mpi-4xh200.png  weak and strong scaling on 4 H200 (gpu-mpi-4xh200.jsonl),
                       with the 4-GPU efficiency of the overlapped smoothers
                       (gpu-mpi-4xh200-overlap.jsonl) as stars
-  h200-brick.png      the 3D BRICK operator before and after 3a6120d, measured
-                      in one call (h200-brick-ab.csv), against issue 15's targets
+  h200-brick.png      the 3D BRICK operator of 4d72c81, 3a6120d and the early
+                      store of a per degree, measured in one call
+                      (h200-brick-ab.csv), against issue 15's targets
 """
 import csv
 import glob
@@ -197,10 +198,10 @@ if os.path.exists(brick):
     rows = read(brick)
     fig, axes = plt.subplots(1, 2, figsize=(9, 4))
     for ax, precision, target in zip(axes, ("double", "float"), (120, 200)):
-        mine = [r for r in rows if r["precision"] == precision]
+        mine = [r for r in rows if r["precision"] == precision and r["mesh"] == "cube"]
         degrees = [int(r["degree"]) for r in mine]
-        for key, style, label in (("base_gdofs", "o--", "4d72c81"), ("new_gdofs", "o-", "3a6120d"),
-                                  ("new_early_store_gdofs", "x:", "3a6120d, early store")):
+        for key, style, label in (("base_gdofs", "o--", "4d72c81"), ("3a6120d_gdofs", "x:", "3a6120d"),
+                                  ("final_gdofs", "o-", "3a6120d + early store where faster")):
             ax.plot(degrees, [value(r, key) for r in mine], style, label=label)
         ax.axhline(target, color="k", linestyle=":", label=f"issue 15 target {target}")
         ax.set_title(f"3D {precision}: BRICK operator, one H200")
