@@ -257,6 +257,7 @@ namespace DealiiCompare
     tpmg_solver_options solver    = app_solver_default();
     app_machine         machine   = app_machine_default();
     bool                have_dofs = false;
+    solver.type = TPMG_SOLVER_GMRES; // deal.II's Krylov methods: gmres or cg
     for (int i = 1; i < argc; ++i)
       {
         const char *arg   = argv[i];

@@ -237,6 +237,7 @@ namespace DealiiPoisson
     tpmg_solver_options solver                = app_solver_default();
     app_machine         machine               = app_machine_default();
     const char         *coarse_tolerance_text = nullptr;
+    solver.type = TPMG_SOLVER_GMRES; // deal.II's Krylov methods: gmres or cg
     for (int i = 1; i < argc; ++i)
       {
         const char *arg   = argv[i];
@@ -806,6 +807,7 @@ namespace DealiiPoisson
       {
         tpmg_solver_options options     = tpmg_solver_options_default();
         options.type                    = prm.solver;
+        options.mode                    = TPMG_MODE_DOUBLE; // as the other modes
         options.tolerance               = prm.tolerance;
         options.max_iterations          = prm.max_iterations;
         options.restart                 = prm.restart;

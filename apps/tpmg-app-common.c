@@ -299,6 +299,7 @@ tpmg_grid_options app_problem_grid_options(const app_problem *p) {
 tpmg_solver_options app_solver_default(void) {
   tpmg_solver_options s = tpmg_solver_options_default();
   s.tolerance = 0;
+  s.restart = 0;
   return s;
 }
 
@@ -335,6 +336,12 @@ void app_solver_finish(tpmg_solver_options *s) {
   if (s->preconditioning != TPMG_PRECONDITION_RIGHT && s->type != TPMG_SOLVER_GMRES)
     app_usage_error("--preconditioning %s: only with --solver gmres (not %s)",
                     tpmg_preconditioning_name(s->preconditioning), tpmg_solver_type_name(s->type));
+  /* the default solver is not GMRES: a restart given to it is a mistake */
+  if (s->restart != 0 && s->type != TPMG_SOLVER_GMRES)
+    app_usage_error("--restart %d: only with --solver gmres (not %s)", s->restart,
+                    tpmg_solver_type_name(s->type));
+  if (s->restart == 0)
+    s->restart = tpmg_solver_options_default().restart;
 }
 
 app_machine app_machine_default(void) {

@@ -113,14 +113,16 @@ void app_problem_finish(app_problem *p, double target_dofs);
 tpmg_grid_options app_problem_grid_options(const app_problem *p);
 
 /* The solver: --solver, --precision, --smoother, --tol, --max-iterations,
- * --restart, --preconditioning. tolerance 0 until app_solver_finish. */
+ * --restart, --preconditioning. tolerance and restart 0 (not given) until
+ * app_solver_finish. */
 tpmg_solver_options app_solver_default(void);
 
 /* If argv[*i] is a solver option, parse it into s and return 1; else 0. */
 int app_solver_option(int argc, char **argv, int *i, tpmg_solver_options *s);
 
 /* The default tolerance for the precision where none was given (1e-9; 1e-3
- * in float), and the checks that combine solver options. */
+ * in float) and the default restart, and the checks that combine solver
+ * options (--preconditioning and --restart only with GMRES). */
 void app_solver_finish(tpmg_solver_options *s);
 
 /* Where it runs: --threads, --backend. */

@@ -876,6 +876,7 @@ static tpmg_status breakdown_time_components(breakdown *s, int repeat, double *t
 static tpmg_status time_solve(tpmg_context *ctx, tpmg_grid *grid, tpmg_mode mode, tpmg_index nL,
                               double *seconds, tpmg_solver_result *result, int *restart) {
   tpmg_solver_options so = tpmg_solver_options_default();
+  so.type = TPMG_SOLVER_GMRES;
   so.mode = mode;
   tpmg_solver *solver = NULL;
   void *b = NULL, *x = NULL;

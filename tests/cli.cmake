@@ -349,6 +349,8 @@ else()
   tpmg_cli_usage(poisson-cg-left tpmg-poisson
                  "--preconditioning left: only with --solver gmres \\(not cg\\)"
                  --solver cg --preconditioning left)
+  tpmg_cli_usage(poisson-fmg-restart tpmg-poisson
+                 "--restart 5: only with --solver gmres \\(not fmg\\)" --restart 5)
   tpmg_cli_usage(poisson-preconditioning-foo tpmg-poisson
                  "--preconditioning foo: expected one of right, left" --preconditioning foo)
   tpmg_cli_usage(poisson-box-tiny tpmg-poisson
@@ -447,10 +449,10 @@ else()
   # Solves with JSON output. n_dofs = prod_d (n_d 2^L k + 1).
   tpmg_cli_test(poisson-json-2d tpmg-poisson MODE json
                 ARGS --dim 2 --degree 3 --level 4 --tol 1e-10 --json
-                CHECKS "dim == 2" "degree == 3" "level == 4" "n_dofs == 2401" "solver == gmres"
-                       "precision == double" "smoother == fused" "backend == cpu"
+                CHECKS "dim == 2" "degree == 3" "level == 4" "n_dofs == 2401" "solver == fmg"
+                       "precision == mixed" "smoother == fused" "backend == cpu"
                        "converged == true" "residual_reduction <= 1e-10" "iterations >= 1"
-                       "iterations <= 10" "l2_error < 1e-6" "l2_error > 0" "restart == 30"
+                       "iterations <= 10" "l2_error < 1e-6" "l2_error > 0" "restart == null"
                        "solve_seconds > 0" "setup_seconds > 0" "dofs_per_second > 0"
                        "memory_bytes > 0" "memory_bytes_per_dof > 0" "bytes_per_dof > 0"
                        "solver_bytes > 0")
@@ -486,7 +488,8 @@ else()
                 CHECKS "precision == float" "converged == true" "residual_reduction <= 1e-4")
   # The bounds are valid values: the library takes what the parser passes.
   tpmg_cli_test(poisson-json-bounds tpmg-poisson MODE json
-                ARGS --dim 2 --degree 1 --level 2 --threads 1024 --restart 1000 --tol 0.999
+                ARGS --dim 2 --degree 1 --level 2 --threads 1024 --solver gmres --restart 1000
+                     --tol 0.999
                      --max-iterations 2147483647 --box -1e30,1e30,0,4e-30 --rhs ones
                      --preconditioning left --json
                 CHECKS "threads == 1024" "restart >= 1" "preconditioning == left"
@@ -498,7 +501,8 @@ else()
                 CHECKS "n_dofs == 25905" "converged == true" "residual_reduction <= 1e-9"
                        "l2_error < 1e-6")
   tpmg_cli_test(poisson-json-cells-box tpmg-poisson MODE json
-                ARGS --dim 2 --degree 2 --level 3 --cells 2,1 --box 0,2,0,1 --restart 5
+                ARGS --dim 2 --degree 2 --level 3 --cells 2,1 --box 0,2,0,1 --solver gmres
+                     --restart 5
                      --max-iterations 50 --repeat 2 --json
                 CHECKS "n_dofs == 561" "repeat == 2" "restart == 5" "converged == true"
                        "residual_reduction <= 1e-9" "l2_error < 1e-3")

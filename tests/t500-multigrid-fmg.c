@@ -31,9 +31,11 @@ static int check_fmg(tpmg_context *ctx, int dim, int L, int k) {
   REF_CALL(ctx, tpmg_grid_level_size(grid, L, &n, NULL));
   void *b = ref_vector_create(ctx, TPMG_DOUBLE, n, NULL);
   void *x = ref_vector_create(ctx, TPMG_DOUBLE, n, NULL);
+  REF_CALL(ctx, tpmg_vector_set(ctx, TPMG_DOUBLE, n, 0.0, x)); /* FMG from x = 0 */
   REF_CALL(ctx, tpmg_problem_rhs(grid, TPMG_RHS_ONES, TPMG_DOUBLE, b));
   tpmg_solver_options options = tpmg_solver_options_default();
   options.type = TPMG_SOLVER_FMG;
+  options.mode = TPMG_MODE_DOUBLE;
   options.tolerance = 1e-9;
   options.max_iterations = 50;
   tpmg_solver *solver = NULL;

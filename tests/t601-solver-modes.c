@@ -261,14 +261,18 @@ static double *reference_vcycles(problem *p, double tol, int fmg, int *iteration
   return xh;
 }
 
-/* The start vector of solve: random, NaN for FMG and V-cycles (which ignore
- * it); x0 the same with the Dirichlet entries of b. */
+/* The start vector of solve: random; for FMG and V-cycles zero but for random
+ * Dirichlet entries, which the solver replaces by b's, so that they start
+ * from zero as reference_vcycles does (FMG through its start-vector path: x
+ * is not zero); x0 the same with the Dirichlet entries of b. */
 static void start_vector(const problem *p, tpmg_solver_type type, double *x, double *x0) {
   int64_t n = p->m.n_dofs;
   uint64_t seed = 601;
   ref_fill_random(&seed, n, x);
   if (type == TPMG_SOLVER_FMG || type == TPMG_SOLVER_VCYCLE)
-    ref_fill_nan(n, x);
+    for (int64_t i = 0; i < n; i++)
+      if (!ref_mesh_is_boundary(&p->m, i))
+        x[i] = 0.0;
   for (int64_t i = 0; i < n; i++)
     x0[i] = ref_mesh_is_boundary(&p->m, i) ? p->b[i] : x[i];
 }

@@ -120,6 +120,8 @@ static void check_left(tpmg_context *ctx, int dim, int k, int L, const int *cell
   REF_CALL(ctx, tpmg_multigrid_destroy(&mg));
 
   tpmg_solver_options o = tpmg_solver_options_default();
+  o.type = TPMG_SOLVER_GMRES;
+  o.mode = TPMG_MODE_DOUBLE;
   o.preconditioning = TPMG_PRECONDITION_LEFT;
   o.tolerance = tol;
   o.monitor = monitor;

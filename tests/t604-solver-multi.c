@@ -27,6 +27,8 @@ static tpmg_solver_result solve(tpmg_context *ctx, double height, int restart) {
   REF_CALL(ctx, tpmg_problem_rhs(grid, TPMG_RHS_SINE, TPMG_DOUBLE, b));
   REF_CALL(ctx, tpmg_vector_set(ctx, TPMG_DOUBLE, n, 0.0, x));
   tpmg_solver_options options = tpmg_solver_options_default();
+  options.type = TPMG_SOLVER_GMRES;
+  options.mode = TPMG_MODE_DOUBLE;
   options.restart = restart;
   int monitored = 0;
   options.monitor = count_iterations;

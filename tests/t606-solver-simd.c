@@ -237,6 +237,7 @@ static void check_solve(tpmg_context *const *ctx, int dim, int k, int L, const i
     for (int64_t i = 0; i < n; i++)
       x[w][i] = 0;
     tpmg_solver_options options = tpmg_solver_options_default();
+    options.type = TPMG_SOLVER_GMRES;
     options.mode = TPMG_MODE_MIXED;
     tpmg_solver *solver = NULL;
     REF_CALL(ctx[w], tpmg_solver_create(grid, &options, &solver));

@@ -332,6 +332,8 @@ static void check_shrink(tpmg_context *ctx) {
   REF_CHECK(mallopt(M_MMAP_THRESHOLD, 64 * 1024) == 1, "mallopt(M_MMAP_THRESHOLD) failed");
 
   tpmg_solver_options options = tpmg_solver_options_default();
+  options.type = TPMG_SOLVER_GMRES;
+  options.mode = TPMG_MODE_DOUBLE;
   options.tolerance = 1e-10;
   tpmg_solver_result full, shrunk, rf;
   fresh_solve(&p, &options, zero, fresh, &full); /* also grows the backend's scratch */

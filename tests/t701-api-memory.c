@@ -40,6 +40,7 @@ static void run(int dim, int k, int L, tpmg_mode mode) {
   REF_CALL(ctx, tpmg_multigrid_create(grid, NULL, &mg));
   GROWS(ctx, m, "tpmg_multigrid_create");
   tpmg_solver_options options = tpmg_solver_options_default();
+  options.type = TPMG_SOLVER_GMRES; /* its basis grows in the solves */
   options.mode = mode;
   if (mode == TPMG_MODE_FLOAT) options.tolerance = 1e-5;
   tpmg_solver *solver = NULL;

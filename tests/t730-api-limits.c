@@ -116,6 +116,7 @@ static void solvers(tpmg_context *ctx) {
   REF_CALL(ctx, tpmg_grid_create(ctx, &o, &grid));
   tpmg_solver_options s = tpmg_solver_options_default();
   tpmg_solver *solver = NULL;
+  s.type = TPMG_SOLVER_GMRES; /* the restart is GMRES's */
   s.restart = TPMG_MAX_RESTART + 1;
   EXPECT(ctx, tpmg_solver_create(grid, &s, &solver), TPMG_ERROR_ARGUMENT,
          "restart 1001: must be 1..1000");

@@ -142,6 +142,7 @@ int main(int argc, char **argv) {
       mesh_case m = {dim, k, 4, {1, 1, 1}, {0, 1, 0, 1, 0, 1}};
       tpmg_solver_options o = tpmg_solver_options_default();
       o.type = TPMG_SOLVER_FMG;
+      o.mode = TPMG_MODE_DOUBLE;
       o.max_iterations = 50;
       compare(one, all, &m, &o, TPMG_RHS_ONES, 1e-12);
     }

@@ -661,8 +661,8 @@ tpmg_status tpmg_coarse_destroy(tpmg_coarse **coarse);
 typedef enum {
   TPMG_SOLVER_GMRES = 0,  /**< GMRES(restart) preconditioned by one V-cycle (tpmg_preconditioning) */
   TPMG_SOLVER_CG = 1,     /**< flexible CG with the symmetric V-cycle */
-  TPMG_SOLVER_FMG = 2,    /**< full multigrid, then V-cycles (paper Algorithm 2) */
-  TPMG_SOLVER_VCYCLE = 3  /**< V-cycles from x = 0 */
+  TPMG_SOLVER_FMG = 2,    /**< full multigrid, then V-cycles (paper Algorithm 2); the default */
+  TPMG_SOLVER_VCYCLE = 3  /**< V-cycles from the start vector, x += V(0, b - A x) */
 } tpmg_solver_type;
 
 /** Precision of the solve. */
@@ -690,8 +690,8 @@ typedef void (*tpmg_monitor)(void *data, int iteration, double relative_residual
 
 /** Options of the solver. */
 typedef struct {
-  tpmg_solver_type type;          /**< default TPMG_SOLVER_GMRES */
-  tpmg_mode mode;                 /**< default TPMG_MODE_DOUBLE */
+  tpmg_solver_type type;          /**< default TPMG_SOLVER_FMG */
+  tpmg_mode mode;                 /**< default TPMG_MODE_MIXED */
   tpmg_smoother_variant smoother; /**< default TPMG_SMOOTHER_FUSED */
   double tolerance;               /**< stop at ||b - A x|| <= tolerance ||b|| (see
                                        tpmg_preconditioning), in (0, 1); default 1e-9 */
@@ -705,7 +705,10 @@ typedef struct {
 /** The longest GMRES restart (tpmg_solver_options.restart). */
 #define TPMG_MAX_RESTART 1000
 
-/** Default solver options: GMRES(30), double, FUSED, 1e-9, 100 iterations. */
+/** Default solver options: FMG in TPMG_MODE_MIXED, FUSED, 1e-9, 100 iterations
+ *  (restart 30 and right preconditioning for GMRES). Mixed FMG was the fastest
+ *  of GMRES and FMG in double and mixed for the paper's Table 6 problems, on
+ *  one GPU and on the CPU (doc/benchmarks.md, "The default solver"). */
 tpmg_solver_options tpmg_solver_options_default(void);
 
 /** What a solve did. */
@@ -732,8 +735,12 @@ tpmg_status tpmg_solver_create(tpmg_grid *grid, const tpmg_solver_options *optio
                                tpmg_solver **solver);
 
 /** Solve A x = b on the finest level. b and x are double, except in
- *  TPMG_MODE_FLOAT where they are float. x is the start vector (GMRES, CG);
- *  FMG and VCYCLE ignore it. Dirichlet entries of x are set to those of b first.
+ *  TPMG_MODE_FLOAT where they are float. x is the start vector; its Dirichlet
+ *  entries are set to those of b first. FMG from x = 0 (every entry) is paper
+ *  Algorithm 2; from any other x its coarser levels solve for the correction:
+ *  they restrict b - A x instead of b, and the finest level adds the
+ *  prolongated correction to x before its V-cycle (one residual more). From an
+ *  x that is zero but for its Dirichlet entries both give the same x.
  *  Not converging within max_iterations is not an error: see result->converged.
  *  @param[out] result what the solve did (may be NULL) */
 tpmg_status tpmg_solver_solve(tpmg_solver *solver, const void *b, void *x,

@@ -218,9 +218,15 @@ void *tpmg_multigrid_scratch(const tpmg_multigrid *mg);
 /* tpmg_multigrid_fmg without its argument checks (for the solvers). b and x in
  * double on a float hierarchy (mixed FMG): work is a double vector of the
  * finest level's length the call may overwrite, or NULL for the hierarchy's
- * own (made by the first such call). */
+ * own (made by the first such call).
+ * r0 NULL: FMG from x = 0, x written. Otherwise FMG from the start vector in
+ * x: r0 = b - A x (precision's, Dirichlet entries zero) replaces b on the
+ * coarser levels, which so solve for the correction of x, and the finest
+ * level adds the prolongated correction to x before its V-cycle on b. Where x
+ * is zero but for its Dirichlet entries, r0 is b's interior and the result is
+ * that of r0 NULL. r0 may be work: it is read before work is written. */
 tpmg_status tpmg_multigrid_fmg_work(tpmg_multigrid *mg, tpmg_precision precision, const void *b,
-                                    void *x, void *work);
+                                    const void *r0, void *x, void *work);
 
 /* Makes the double level vectors of mixed FMG (and with `work` its own work
  * vector) now rather than at the first mixed FMG; nothing for a double

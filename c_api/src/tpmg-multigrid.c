@@ -263,18 +263,21 @@ tpmg_status tpmg_multigrid_reserve_fmg(tpmg_multigrid *mg, int work) {
 }
 
 /* FMG in the hierarchy's precision: restriction, bottom solve, and per level
- * prolongation and one V-cycle, all in that precision. */
-static tpmg_status fmg_plain(tpmg_multigrid *m, const void *b, void *x) {
+ * prolongation and one V-cycle, all in that precision. r0: see
+ * tpmg_multigrid_fmg_work. */
+static tpmg_status fmg_plain(tpmg_multigrid *m, const void *b, const void *r0, void *x) {
   tpmg_context *ctx = m->grid->ctx;
   tpmg_precision p = m->options.precision;
   int L = m->fine;
   const tpmg_grid *grid = m->grid;
   for (int l = L; l > 0; --l)
-    TPMG_CALL(tpmg_partition_restrict(grid, l, p, l == L ? b : m->b[l], m->b[l - 1], m->scratch));
+    TPMG_CALL(tpmg_partition_restrict(grid, l, p, l < L ? m->b[l] : r0 ? r0 : b, m->b[l - 1],
+                                      m->scratch));
   TPMG_CALL(tpmg_coarse_solve(m->coarse, m->b[0], m->x[0]));
   for (int l = 1; l <= L; ++l) {
     void *xl = l == L ? x : m->x[l];
-    TPMG_CALL(ctx->ops->set(ctx, p, grid->levels[l].n_dofs, 0.0, xl));
+    if (l < L || !r0)
+      TPMG_CALL(ctx->ops->set(ctx, p, grid->levels[l].n_dofs, 0.0, xl));
     TPMG_CALL(tpmg_partition_prolongate_add(grid, l, p, m->x[l - 1], xl));
     TPMG_CALL(vcycle(m, l, l == L ? b : m->b[l], xl));
   }
@@ -290,16 +293,17 @@ static tpmg_status fmg_plain(tpmg_multigrid *m, const void *b, void *x) {
  * in float does not reach discretization accuracy where that is below float
  * precision (3D Q3 on level 8: 4 V-cycles to 1e-9 after the pass, against 1
  * in double). work: double, level L's length. */
-static tpmg_status fmg_mixed(tpmg_multigrid *m, const void *b, void *x, void *work) {
+static tpmg_status fmg_mixed(tpmg_multigrid *m, const void *b, const void *r0, void *x,
+                             void *work) {
   tpmg_context *ctx = m->grid->ctx;
   const tpmg_precision p = m->options.precision, d = TPMG_DOUBLE;
   const double one = 1.0;
   int L = m->fine;
   const tpmg_grid *grid = m->grid;
   const tpmg_level *levels = grid->levels;
-  for (int l = L; l > 0; --l)
-    TPMG_CALL(
-        tpmg_partition_restrict(grid, l, d, l == L ? b : m->fmg_b[l], m->fmg_b[l - 1], m->scratch));
+  for (int l = L; l > 0; --l) /* r0 (which may be work) is read here only */
+    TPMG_CALL(tpmg_partition_restrict(grid, l, d, l < L ? m->fmg_b[l] : r0 ? r0 : b,
+                                      m->fmg_b[l - 1], m->scratch));
   TPMG_CALL(ctx->ops->convert(ctx, levels[0].n_dofs, d, m->fmg_b[0], p, m->b[0]));
   TPMG_CALL(tpmg_coarse_solve(m->coarse, m->b[0], m->x[0]));
   TPMG_CALL(ctx->ops->convert(ctx, levels[0].n_dofs, p, m->x[0], d, m->fmg_x[0]));
@@ -307,7 +311,8 @@ static tpmg_status fmg_mixed(tpmg_multigrid *m, const void *b, void *x, void *wo
     tpmg_index n = levels[l].n_dofs;
     void *xl = l == L ? x : m->fmg_x[l];
     const void *bl = l == L ? b : m->fmg_b[l];
-    TPMG_CALL(ctx->ops->set(ctx, d, n, 0.0, xl));
+    if (l < L || !r0)
+      TPMG_CALL(ctx->ops->set(ctx, d, n, 0.0, xl));
     TPMG_CALL(tpmg_partition_prolongate_add(grid, l, d, m->fmg_x[l - 1], xl));
     TPMG_CALL(tpmg_partition_laplace(grid, l, d, xl, work));
     TPMG_CALL(ctx->ops->axpby(ctx, d, n, 1.0, bl, -1.0, work));
@@ -321,17 +326,17 @@ static tpmg_status fmg_mixed(tpmg_multigrid *m, const void *b, void *x, void *wo
 }
 
 tpmg_status tpmg_multigrid_fmg_work(tpmg_multigrid *mg, tpmg_precision precision, const void *b,
-                                    void *x, void *work) {
+                                    const void *r0, void *x, void *work) {
   if (precision == mg->options.precision)
-    return fmg_plain(mg, b, x);
+    return fmg_plain(mg, b, r0, x);
   if (!mg->fmg_ready || (!work && !mg->fmg_work))
     TPMG_CALL(tpmg_multigrid_reserve_fmg(mg, !work));
-  return fmg_mixed(mg, b, x, work ? work : mg->fmg_work);
+  return fmg_mixed(mg, b, r0, x, work ? work : mg->fmg_work);
 }
 
 tpmg_status tpmg_multigrid_fmg(tpmg_multigrid *mg, tpmg_precision precision, const void *b,
                                void *x) {
   if (!mg) return TPMG_ERROR_ARGUMENT;
   TPMG_CALL(check_vectors(mg, "tpmg_multigrid_fmg", precision, (const char *[2]){"b", "x"}, b, x));
-  return tpmg_multigrid_fmg_work(mg, precision, b, x, NULL);
+  return tpmg_multigrid_fmg_work(mg, precision, b, NULL, x, NULL);
 }

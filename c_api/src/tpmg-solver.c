@@ -67,8 +67,8 @@ struct tpmg_solver {
 tpmg_solver_options tpmg_solver_options_default(void) {
   tpmg_solver_options options;
   memset(&options, 0, sizeof(options));
-  options.type = TPMG_SOLVER_GMRES;
-  options.mode = TPMG_MODE_DOUBLE;
+  options.type = TPMG_SOLVER_FMG;
+  options.mode = TPMG_MODE_MIXED;
   options.smoother = TPMG_SMOOTHER_FUSED;
   options.tolerance = 1e-9;
   options.max_iterations = 100;
@@ -559,14 +559,24 @@ tpmg_status tpmg_solver_solve(tpmg_solver *solver, const void *b, void *x,
   TPMG_CALL(tpmg_vector_check_pair(ctx, "tpmg_solver_solve", s->q, "b", b, n, "x", x, n));
   tpmg_solver_type type = s->options.type;
   void *r = s->vectors[0];
+  double bnorm, rnorm;
 
-  if (type == TPMG_SOLVER_FMG)
-    TPMG_CALL(tpmg_multigrid_fmg_work(s->mg, s->q, b, x, r)); /* r: free until the residual */
-  else if (type == TPMG_SOLVER_VCYCLE)
-    TPMG_CALL(ctx->ops->set(ctx, s->q, n, 0.0, x));
+  /* FMG from the start vector: a zero x (every entry) takes FMG's own path,
+   * any other the correction's (tpmg_multigrid_fmg_work), at the cost of one
+   * residual; r is free until the residual after the pass */
+  if (type == TPMG_SOLVER_FMG) {
+    double xnorm;
+    TPMG_CALL(norm(s, x, &xnorm));
+    const void *r0 = NULL;
+    if (xnorm != 0.0) {
+      TPMG_CALL(ctx->ops->copy_boundary(ctx, s->level, s->q, b, x));
+      TPMG_CALL(residual(s, b, x, r, &rnorm));
+      r0 = r;
+    }
+    TPMG_CALL(tpmg_multigrid_fmg_work(s->mg, s->q, b, r0, x, r));
+  }
   TPMG_CALL(ctx->ops->copy_boundary(ctx, s->level, s->q, b, x));
 
-  double bnorm, rnorm;
   TPMG_CALL(norm(s, b, &bnorm));
   TPMG_CALL(residual(s, b, x, r, &rnorm));
   double rnorm0 = rnorm;
