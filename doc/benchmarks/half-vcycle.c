@@ -97,11 +97,14 @@ enum {
   SITE_RESTRICT,
   SITE_COARSE,
   SITE_PROLONGATE,
-  SITE_POST
+  SITE_POST,
+  SITE_OUTPUT
 };
-#define N_SITES 7
+#define N_SITES 8
+/* post: the post-smoother's x below the finest level; output: on it, the
+ * V-cycle's result z */
 static const char *const site_names[N_SITES] = {"input",  "pre",        "residual", "restrict",
-                                                "coarse", "prolongate", "post"};
+                                                "coarse", "prolongate", "post",     "output"};
 
 /* Per site: the largest magnitude stored, the entries that became infinite
  * (overflow), and the nonzero entries that became subnormal or zero in the
@@ -208,7 +211,7 @@ static void vcycle(hierarchy *h, int l) {
   check(ctx, tpmg_transfer_prolongate_add(h->transfer[l], h->x[l - 1], x), "prolongation");
   store(h, SITE_PROLONGATE, h->n[l], x);
   check(ctx, tpmg_smoother_apply(h->smoother[l], h->post_reverse, b, x), "post-smoothing");
-  store(h, SITE_POST, h->n[l], x);
+  store(h, l == h->fine ? SITE_OUTPUT : SITE_POST, h->n[l], x);
 }
 
 /* x_B = b_B on the Dirichlet DoFs (the faces of the box), as tpmg_solver_solve
@@ -244,7 +247,7 @@ int main(int argc, char **argv) {
             "usage: %s float|bf16|fp16|fp16-unscaled|fp16-vector DIM DEGREE LEVEL [THREADS "
             "[forward|reverse [SITES]]]\n"
             "SITES: all (default) or a comma-separated list of input, pre, residual, restrict, "
-            "coarse, prolongate, post\n",
+            "coarse, prolongate, post, output\n",
             argv[0]);
     return 2;
   }
