@@ -5,7 +5,7 @@
  * memory, so they are rounded in place); built by hand against a build tree
  * (doc/benchmarks.md, "A half-precision V-cycle", gives the command):
  *
- *   half-vcycle FORMAT DIM DEGREE LEVEL [THREADS [POST]]
+ *   half-vcycle FORMAT DIM DEGREE LEVEL [THREADS [POST [SITES]]]
  *
  * FORMAT is the storage of the V-cycle's vectors:
  *   float          no rounding: the library's mixed V-cycle;
@@ -30,7 +30,10 @@
  * default), refined LEVEL times, Q_DEGREE, with TPMG_RHS_SINE (Table 6's
  * problem). POST is the post-smoother's colour order: "forward" (default, as
  * tpmg_solver's V-cycle, FMG and GMRES solvers) or "reverse" (the symmetric
- * V-cycle of its CG).
+ * V-cycle of its CG). SITES: where the V-cycle rounds, "all" (default) or a
+ * comma-separated list of input (the incoming residual), pre, residual,
+ * restrict, coarse, prolongate, post (the post-smoother's x below the finest
+ * level) and output (on the finest level: the V-cycle's result z).
  *
  * The hierarchy is built from the public building blocks in float, per level
  * l = 1..LEVEL an operator, a FUSED smoother and a transfer, and the coarse
@@ -42,8 +45,9 @@
  * one post-smoothing step. The outer iteration is tpmg_solver's
  * TPMG_SOLVER_VCYCLE in TPMG_MODE_MIXED: x = 0 with Dirichlet entries from b,
  * then r = b - A x in double, z = V(0, r), x += z until
- * ||r|| <= 1e-9 ||b|| or 50 V-cycles. The FORMAT float run checks that it
- * reproduces tpmg_solver_solve's iterations and residual history.
+ * ||r|| <= 1e-9 ||b|| or 50 V-cycles. The FORMAT float run with POST forward
+ * checks that it reproduces tpmg_solver_solve's iterations and residual
+ * history.
  *
  * Two approximations of a half-precision V-cycle on a GPU:
  * - rounding happens where a building block has written a vector (the
