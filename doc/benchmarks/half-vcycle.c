@@ -425,6 +425,8 @@ int main(int argc, char **argv) {
     tpmg_solver *solver = NULL;
     check(ctx, tpmg_solver_create(grid, &so, &solver), "tpmg_solver_create");
     tpmg_solver_result result;
+    /* r as the solver's x: V-cycles start from it, so from zero as here */
+    check(ctx, tpmg_vector_set(ctx, TPMG_DOUBLE, n, 0.0, r), "tpmg_vector_set");
     check(ctx, tpmg_solver_solve(solver, b, r, &result), "tpmg_solver_solve");
     double worst = 0.0;
     for (int i = 1; i <= library.n && i <= mine.n; ++i)
