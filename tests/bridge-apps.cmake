@@ -436,14 +436,15 @@ else()
                          CHECKS "converged == true"
                          PROGRAM2 tpmg-poisson
                          ARGS2 --dim 2 --degree 3 --level 3 --cells 2,1 --box 0.25,1.75,0.1,0.9
-                               --solver ${solver} --json
+                               --solver ${solver} --precision double --json
                          SAME n_dofs iterations converged CLOSE l2_error)
   endforeach()
   tpmg_bridge_app_test(dealii-poisson-vs-tpmg-3d dealii-poisson MODE pair
                        ARGS --dim 3 --degree 2 --level 2 --cells 1,2,1 --box 0,1,0,2,0,1 --json
                        CHECKS "converged == true"
                        PROGRAM2 tpmg-poisson
-                       ARGS2 --dim 3 --degree 2 --level 2 --cells 1,2,1 --box 0,1,0,2,0,1 --json
+                       ARGS2 --dim 3 --degree 2 --level 2 --cells 1,2,1 --box 0,1,0,2,0,1
+                             --solver gmres --precision double --json
                        SAME n_dofs iterations CLOSE l2_error)
 
   # The other two ways in: GpuPreconditioner and solve_on_gpu (CPU backend
@@ -522,7 +523,7 @@ else()
                             --write-setup ${out}/bridge-setup.tpmg --json
                        CHECKS "converged == true"
                        PROGRAM2 tpmg-poisson
-                       ARGS2 --setup ${out}/bridge-setup.tpmg --json
+                       ARGS2 --setup ${out}/bridge-setup.tpmg --solver gmres --precision double --json
                        SAME n_dofs iterations CLOSE l2_error)
 
   tpmg_bridge_app_test(dealii-poisson-vtu dealii-poisson MODE file

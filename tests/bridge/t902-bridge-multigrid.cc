@@ -364,6 +364,8 @@ namespace
 
     // solve_on_gpu() on Default vectors, against tpmg's solver
     tpmg_solver_options options = tpmg_solver_options_default();
+    options.type                = TPMG_SOLVER_GMRES;
+    options.mode                = TPMG_MODE_DOUBLE;
     options.tolerance           = tolerance;
     DefaultVector            solution;
     const tpmg_solver_result result = tpmg::dealii::solve_on_gpu(
@@ -476,6 +478,7 @@ namespace
     // a float solve in float
     {
       tpmg_solver_options options     = tpmg_solver_options_default();
+      options.type                    = TPMG_SOLVER_GMRES;
       options.mode                    = TPMG_MODE_FLOAT;
       options.tolerance               = 1e-4;
       const tpmg_solver_result result = tpmg::dealii::solve_on_gpu(
@@ -819,6 +822,7 @@ namespace
       "t902-bridge-setup-" + std::to_string(dim) + "d.tpmg";
     hierarchy.write_setup(file, TPMG_RHS_SINE, &b);
     const std::string command = "'" + tpmg_poisson + "' --setup " + file +
+                                " --solver gmres --precision double"
                                 " --tol 1e-12 --threads 1 --json";
     FILE *pipe = popen(command.c_str(), "r");
     BRIDGE_CHECK(pipe != nullptr, "cannot run " << command);
