@@ -1126,6 +1126,7 @@ static int run_communication_mode(tpmg_context *ctx, const options *o, double *t
   mo.precision = p;
   COMM_STEP("tpmg_multigrid_create", tpmg_multigrid_create(grid, &mo, &mg));
   tpmg_solver_options so = tpmg_solver_options_default();
+  so.type = TPMG_SOLVER_GMRES; /* the traffic per GMRES iteration */
   so.mode = o->mode;
   COMM_STEP("tpmg_solver_create", tpmg_solver_create(grid, &so, &solver));
   tpmg_communication before, apply, smooth, vcycle, solve;
