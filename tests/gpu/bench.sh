@@ -9,8 +9,8 @@
 #   breakdown             tpmg-bench --breakdown for the paper's Table 6 problems
 #                         (Q1 L9, Q3 L8, Q7 L7), mixed precision
 #   breakdown-small       the same one level lower (1/8 the DoFs)
-#   table6                tpmg-poisson --json for the Table 6 problems, mixed and
-#                         double, fastest of 3 solves
+#   table6                tpmg-poisson --json for the Table 6 problems, GMRES in
+#                         mixed and double, fastest of 3 solves
 # Output (CSV, JSON lines, logs) goes to $OUT (if set) or build-gpu/bench-logs,
 # a short summary last. TPMG_JOBS sets the build parallelism (default 16).
 #
@@ -70,7 +70,8 @@ for what in "$@"; do
     for precision in mixed double; do
       for kl in 1:9 3:8 7:7; do
         run "tpmg-poisson Q${kl%:*} L${kl#*:} $precision" table6.jsonl "$poisson" --backend cuda \
-          --dim 3 --degree "${kl%:*}" --level "${kl#*:}" --precision "$precision" --repeat 3 --json
+          --dim 3 --degree "${kl%:*}" --level "${kl#*:}" --solver gmres --precision "$precision" \
+          --repeat 3 --json
       done
     done
     ;;

@@ -144,17 +144,17 @@ scaling() {
     for P in $ranks; do
       has_part strong || break
       [ "$P" -gt 1 ] && [ "$P" -le "$gpus" ] || continue
-      poisson "$P" strong.jsonl --degree "$k" --level "$l" || return 1
+      poisson "$P" strong.jsonl --degree "$k" --level "$l" --solver gmres || return 1
     done
   done
   if [ "$gpus" -ge 2 ] && has_part overlap; then
     P=$((gpus < 4 ? gpus : 4))
     for kl in 1:9 3:8 7:7; do
       k=${kl%:*} l=${kl#*:}
-      poisson 1 overlap.jsonl --degree "$k" --level "$l" || return 1
+      poisson 1 overlap.jsonl --degree "$k" --level "$l" --solver gmres || return 1
       for o in 1 0; do
         poisson "$P" overlap.jsonl --degree "$k" --level "$l" --cells 1,1,$P --box 0,1,0,1,0,$P \
-          --overlap $o || return 1
+          --solver gmres --overlap $o || return 1
       done
     done
   fi
@@ -162,14 +162,14 @@ scaling() {
     # which levels to keep whole on every rank: Q1 L9 and Q3 L8 weak on all
     # GPUs (up to 4) against one GPU, by --whole-level-dofs
     P=$((gpus < 4 ? gpus : 4))
-    poisson 1 whole.jsonl --degree 1 --level 9 || return 1
+    poisson 1 whole.jsonl --degree 1 --level 9 --solver gmres || return 1
     for w in 0 100000 1000000 10000000; do
       poisson "$P" whole.jsonl --degree 1 --level 9 --cells 1,1,$P --box 0,1,0,1,0,$P \
-        --whole-level-dofs $w || return 1
+        --solver gmres --whole-level-dofs $w || return 1
     done
     for w in 0 1000000; do
       poisson "$P" whole.jsonl --degree 3 --level 8 --cells 1,1,$P --box 0,1,0,1,0,$P \
-        --whole-level-dofs $w || return 1
+        --solver gmres --whole-level-dofs $w || return 1
     done
   fi
   if [ "$gpus" -ge 2 ] && has_part breakdown; then
