@@ -333,12 +333,13 @@ void app_solver_finish(tpmg_solver_options *s) {
    * about 1e-5 to 1e-3 for the usual sizes, so float gets a looser default. */
   if (s->tolerance == 0)
     s->tolerance = s->mode == TPMG_MODE_FLOAT ? 1e-3 : 1e-9;
-  if (s->preconditioning != TPMG_PRECONDITION_RIGHT && s->type != TPMG_SOLVER_GMRES)
-    app_usage_error("--preconditioning %s: only with --solver gmres (not %s)",
+  int gmres = s->type == TPMG_SOLVER_GMRES || s->type == TPMG_SOLVER_FMG_GMRES;
+  if (s->preconditioning != TPMG_PRECONDITION_RIGHT && !gmres)
+    app_usage_error("--preconditioning %s: only with --solver gmres or fmg-gmres (not %s)",
                     tpmg_preconditioning_name(s->preconditioning), tpmg_solver_type_name(s->type));
-  /* the default solver is not GMRES: a restart given to it is a mistake */
-  if (s->restart != 0 && s->type != TPMG_SOLVER_GMRES)
-    app_usage_error("--restart %d: only with --solver gmres (not %s)", s->restart,
+  /* a restart given to a solver without GMRES is a mistake */
+  if (s->restart != 0 && !gmres)
+    app_usage_error("--restart %d: only with --solver gmres or fmg-gmres (not %s)", s->restart,
                     tpmg_solver_type_name(s->type));
   if (s->restart == 0)
     s->restart = tpmg_solver_options_default().restart;

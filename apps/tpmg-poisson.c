@@ -38,7 +38,9 @@ static void print_help(void) {
       "                              whose DoF count is nearest to 1,000,000)\n"
       "  --cells n0,n1[,n2]          coarse cells per direction (default 1,1[,1])\n"
       "  --box a0,b0,a1,b1[,a2,b2]   the domain, a_d < b_d (default the unit square/cube)\n"
-      "  --solver gmres|cg|fmg|vcycle   the iteration (default fmg, the fastest measured)\n"
+      "  --solver gmres|cg|fmg|vcycle|fmg-gmres  the iteration: fmg is full multigrid\n"
+      "                              then V-cycles, fmg-gmres its first pass then GMRES\n"
+      "                              (default fmg)\n"
       "  --precision double|mixed|float the arithmetic; mixed runs the V-cycle in float\n"
       "                              (default mixed)\n"
       "  --rhs one|sine|ones         f = 1, g = 0; or u = prod sin(pi x_d); or b = 1 at\n"
@@ -60,7 +62,7 @@ static void print_help(void) {
       "                              travel while the patches away from the cuts are\n"
       "                              computed; 0: each completes first (the same results)\n"
       "  --restart n                 GMRES restart length, 1..1000 (default 30; only with\n"
-      "                              --solver gmres)\n"
+      "                              --solver gmres or fmg-gmres)\n"
       "  --preconditioning right|left  GMRES: right stops on ||b - A x|| (default); left\n"
       "                              on the preconditioned residual, as deal.II's\n"
       "                              SolverGMRES and the paper do\n"
@@ -296,8 +298,8 @@ static void print_setup(const options *o, const run *r) {
     printf(" x %d ranks (slabs along %c, messages by %s)", app_mpi_size(),
            "xyz"[o->problem.dim - 1], r -> transport);
   printf("\n");
-  if (s->type == TPMG_SOLVER_GMRES)
-    printf("solver gmres(%d), %s preconditioning", r->restart,
+  if (r->restart > 0) /* GMRES, after the FMG pass or not */
+    printf("solver %s(%d), %s preconditioning", tpmg_solver_type_name(s->type), r->restart,
            tpmg_preconditioning_name(s->preconditioning));
   else
     printf("solver %s", tpmg_solver_type_name(s->type));
@@ -363,7 +365,7 @@ static void print_result(const options *o, const run *r) {
   printf("memory after the solve %.1f MiB (%.0f bytes/DoF), the solver's %.0f bytes/DoF\n",
          r->memory_solved / 1048576.0, (double)r->memory_solved / r->n_global,
          (double)r->solver_memory / r->n_global);
-  if (o->solver.type == TPMG_SOLVER_GMRES && r->restart < o->solver.restart)
+  if (r->restart > 0 && r->restart < o->solver.restart)
     printf("note: GMRES restart shrunk from %d to %d to fit in memory\n", o->solver.restart,
            r->restart);
 }
@@ -404,7 +406,7 @@ static void print_json(const options *o, const run *r) {
   app_json_number(&j, "memory_bytes_per_dof", (double)r->memory / r->n_global);
   app_json_number(&j, "bytes_per_dof", (double)r->memory_solved / r->n_global);
   app_json_int(&j, "solver_bytes", (long long)r->solver_memory);
-  if (s->type == TPMG_SOLVER_GMRES) {
+  if (r->restart > 0) {
     app_json_int(&j, "restart", r->restart);
     app_json_string(&j, "preconditioning", tpmg_preconditioning_name(s->preconditioning));
   } else {

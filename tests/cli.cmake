@@ -347,10 +347,10 @@ else()
   tpmg_cli_usage(poisson-restart-1001 tpmg-poisson "--restart 1001: expected an integer in 1..1000"
                  --restart 1001)
   tpmg_cli_usage(poisson-cg-left tpmg-poisson
-                 "--preconditioning left: only with --solver gmres \\(not cg\\)"
+                 "--preconditioning left: only with --solver gmres or fmg-gmres \\(not cg\\)"
                  --solver cg --preconditioning left)
   tpmg_cli_usage(poisson-fmg-restart tpmg-poisson
-                 "--restart 5: only with --solver gmres \\(not fmg\\)" --restart 5)
+                 "--restart 5: only with --solver gmres or fmg-gmres \\(not fmg\\)" --restart 5)
   tpmg_cli_usage(poisson-preconditioning-foo tpmg-poisson
                  "--preconditioning foo: expected one of right, left" --preconditioning foo)
   tpmg_cli_usage(poisson-box-tiny tpmg-poisson
@@ -460,7 +460,7 @@ else()
                 ARGS --dim 3 --degree 2 --level 2 --rhs one --threads 1 --json
                 CHECKS "n_dofs == 729" "threads == 1" "converged == true"
                        "residual_reduction <= 1e-9" "l2_error == null")
-  foreach(solver gmres cg fmg vcycle)
+  foreach(solver gmres cg fmg vcycle fmg-gmres)
     tpmg_cli_test(poisson-json-${solver} tpmg-poisson MODE json
                   ARGS --dim 2 --degree 2 --level 4 --solver ${solver} --tol 1e-8 --json
                   CHECKS "solver == ${solver}" "converged == true" "residual_reduction <= 1e-8"

@@ -15,6 +15,9 @@
  *   iterations over public operations with the result converted to double
  *   first (tpmg_multigrid_fmg, tpmg_multigrid_precondition,
  *   tpmg_vector_axpby);
+ * - MIXED FMG-GMRES gives bitwise the iterations, solution and residual of
+ *   the public mixed FMG pass (tpmg_multigrid_fmg) followed by that flexible
+ *   GMRES from its result, and needs no more iterations than GMRES from zero;
  * - CG with the symmetric V-cycle converges and agrees with GMRES;
  * - FLOAT mode converges to 1e-4 with float vectors, L2 error within 1e-3;
  * - FMG and VCYCLE solvers converge; the monitor sees every iteration.
@@ -261,7 +264,29 @@ static double *reference_vcycles(problem *p, double tol, int fmg, int *iteration
   return xh;
 }
 
-/* The start vector of solve: random; for FMG and V-cycles zero but for random
+/* The mixed FMG pass over public operations (tpmg_multigrid_fmg of a float
+ * hierarchy, post-smoothing forward as the solver's, on double vectors), then
+ * the Dirichlet entries of b: where FMG-GMRES starts its GMRES. Returns x
+ * (caller frees). */
+static double *reference_fmg_pass(problem *p) {
+  tpmg_context *ctx = p->ctx;
+  int64_t n = p->m.n_dofs;
+  tpmg_multigrid_options mg_options = {TPMG_FLOAT, TPMG_SMOOTHER_FUSED, 0};
+  tpmg_multigrid *mg = NULL;
+  REF_CALL(ctx, tpmg_multigrid_create(p->grid, &mg_options, &mg));
+  void *x = ref_vector_create(ctx, TPMG_DOUBLE, n, NULL);
+  REF_CALL(ctx, tpmg_multigrid_fmg(mg, TPMG_DOUBLE, p->vb, x));
+  double *xh = ref_malloc(sizeof(double) * n);
+  REF_DOWNLOAD(ctx, TPMG_DOUBLE, n, x, xh);
+  for (int64_t i = 0; i < n; i++)
+    if (ref_mesh_is_boundary(&p->m, i))
+      xh[i] = p->b[i];
+  ref_vector_destroy(ctx, &x);
+  REF_CALL(ctx, tpmg_multigrid_destroy(&mg));
+  return xh;
+}
+
+/* The start vector of solve: random; for FMG, FMG-GMRES and V-cycles zero but for random
  * Dirichlet entries, which the solver replaces by b's, so that they start
  * from zero as reference_vcycles does (FMG through its start-vector path: x
  * is not zero); x0 the same with the Dirichlet entries of b. */
@@ -269,7 +294,7 @@ static void start_vector(const problem *p, tpmg_solver_type type, double *x, dou
   int64_t n = p->m.n_dofs;
   uint64_t seed = 601;
   ref_fill_random(&seed, n, x);
-  if (type == TPMG_SOLVER_FMG || type == TPMG_SOLVER_VCYCLE)
+  if (type == TPMG_SOLVER_FMG || type == TPMG_SOLVER_VCYCLE || type == TPMG_SOLVER_FMG_GMRES)
     for (int64_t i = 0; i < n; i++)
       if (!ref_mesh_is_boundary(&p->m, i))
         x[i] = 0.0;
@@ -374,6 +399,32 @@ static void check_modes(tpmg_context *ctx, int dim, int k, int L, const int *cel
     free(x0);
     free(start);
   }
+  { /* FMG-GMRES: the mixed FMG pass (its last V-cycle writing Z_0 of the
+       lending hierarchy), then GMRES from its result */
+    tpmg_solver_result rg;
+    double eg, residual;
+    int it;
+    double *xg =
+        solve(&p, TPMG_SOLVER_FMG_GMRES, TPMG_MODE_MIXED, tol, &rg, &eg, "FMG-GMRES mixed");
+    double *x0 = reference_fmg_pass(&p);
+    double *xr = reference_fgmres(&p, tol, 30, x0, &it, &residual);
+    REF_CHECK(rg.iterations == it && rg.residual_norm == residual,
+              "FMG-GMRES mixed dim %d k %d L %d: expected %d iterations and residual %.17g "
+              "(public FMG, then double Z_j), got %d and %.17g",
+              dim, k, L, it, residual, rg.iterations, rg.residual_norm);
+    for (int64_t i = 0; i < n; i++)
+      if (memcmp(&xr[i], &xg[i], sizeof(double)) != 0) {
+        REF_CHECK(0, "FMG-GMRES mixed dim %d k %d L %d: x[%lld] expected %.17g, got %.17g", dim, k,
+                  L, (long long)i, xr[i], xg[i]);
+        break;
+      }
+    REF_CHECK(rg.iterations <= rm.iterations,
+              "FMG-GMRES mixed dim %d k %d L %d: %d iterations after the pass, GMRES from zero %d",
+              dim, k, L, rg.iterations, rm.iterations);
+    free(xr);
+    free(x0);
+    free(xg);
+  }
   double *xc = solve(&p, TPMG_SOLVER_CG, TPMG_MODE_DOUBLE, tol, &rc, &ec, "CG double");
   double diff = ref_relative_difference(n, xc, xd);
   REF_CHECK(diff <= 1e-7,
@@ -418,6 +469,7 @@ static void check_modes(tpmg_context *ctx, int dim, int k, int L, const int *cel
     REF_CALL(ctx, tpmg_problem_rhs(p.grid, TPMG_RHS_SINE, TPMG_FLOAT, bf));
     REF_CALL(ctx, tpmg_vector_set(ctx, TPMG_FLOAT, n, 0.0, x));
     tpmg_solver_options options = tpmg_solver_options_default();
+    options.type = TPMG_SOLVER_GMRES;
     options.mode = TPMG_MODE_FLOAT;
     /* the float residual stagnates near eps_float times the condition number */
     options.tolerance = 1e-4;

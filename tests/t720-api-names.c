@@ -60,7 +60,7 @@ static const char *const bad_names[] = {"",       "GMRES",   "gmre",    "gmres "
   } while (0)
 
 int main(void) {
-  CHECK_ENUM(solver_type, tpmg_solver_type, "gmres", "cg", "fmg", "vcycle");
+  CHECK_ENUM(solver_type, tpmg_solver_type, "gmres", "cg", "fmg", "vcycle", "fmg-gmres");
   CHECK_ENUM(mode, tpmg_mode, "double", "mixed", "float");
   CHECK_ENUM(smoother_variant, tpmg_smoother_variant, "global", "separate", "fused", "boundary");
   CHECK_ENUM(rhs, tpmg_rhs, "one", "sine", "ones");
@@ -70,6 +70,8 @@ int main(void) {
   tpmg_solver_type type = TPMG_SOLVER_GMRES;
   EXPECT(tpmg_solver_type_from_name("vcycle", &type) == 0 && type == TPMG_SOLVER_VCYCLE,
          "vcycle is not TPMG_SOLVER_VCYCLE");
+  EXPECT(tpmg_solver_type_from_name("fmg-gmres", &type) == 0 && type == TPMG_SOLVER_FMG_GMRES,
+         "fmg-gmres is not TPMG_SOLVER_FMG_GMRES");
   tpmg_smoother_variant variant = TPMG_SMOOTHER_GLOBAL;
   EXPECT(tpmg_smoother_variant_from_name("boundary", &variant) == 0 &&
              variant == TPMG_SMOOTHER_BOUNDARY,

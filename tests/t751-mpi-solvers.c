@@ -42,7 +42,8 @@ static tpmg_solver_result solve(tpmg_context *ctx, tpmg_grid *grid, const tpmg_s
   memset(&result, 0, sizeof result);
   REF_CALL(ctx, tpmg_solver_solve(solver, b, x, &result));
   *l2 = NAN;
-  if (rhs == TPMG_RHS_SINE) REF_CALL(ctx, tpmg_problem_l2_error(grid, rhs, p, x, l2));
+  if (rhs == TPMG_RHS_SINE)
+    REF_CALL(ctx, tpmg_problem_l2_error(grid, rhs, p, x, l2));
   void *host = ref_malloc((p == TPMG_DOUBLE ? sizeof(double) : sizeof(float)) * (size_t)length);
   ref_vector_download(ctx, p, length, x, host);
   *solution = ref_malloc(sizeof(double) * (size_t)length);
@@ -91,15 +92,15 @@ static void compare(tpmg_context *one, tpmg_context *all, const mesh_case *m,
    * float and mixed results on another backend than "cpu" agree to 5 times
    * the CPU's bounds; double ones to the same. */
   int other = strcmp(mref_backend(), "cpu") != 0;
-  if (other && o->mode != TPMG_MODE_DOUBLE) agree *= 5;
+  if (other && o->mode != TPMG_MODE_DOUBLE)
+    agree *= 5;
   REF_CHECK(fabs(r1.residual_reduction - r2.residual_reduction) <=
                 agree * r1.residual_reduction + 1e-14,
             "%s: residual reduction %.6e on one process, %.6e on P ranks", name,
             r1.residual_reduction, r2.residual_reduction);
   if (rhs == TPMG_RHS_SINE)
     REF_CHECK(fabs(l2_one - l2_all) <= (single ? (other ? 0.25 : 0.05) : 1e-6) * l2_one,
-              "%s: L2 error %.9e on one process, %.9e",
-              name, l2_one, l2_all);
+              "%s: L2 error %.9e on one process, %.9e", name, l2_one, l2_all);
   free(x1);
   free(x2);
   tpmg_grid_destroy(&g1);
@@ -113,13 +114,13 @@ int main(int argc, char **argv) {
    * the CPU) */
   tpmg_context *all = mref_context_create(1), *one = mref_one_context_create(1);
   const tpmg_solver_type types[] = {TPMG_SOLVER_GMRES, TPMG_SOLVER_CG, TPMG_SOLVER_FMG,
-                                    TPMG_SOLVER_VCYCLE};
+                                    TPMG_SOLVER_VCYCLE, TPMG_SOLVER_FMG_GMRES};
   const tpmg_mode modes[] = {TPMG_MODE_DOUBLE, TPMG_MODE_MIXED, TPMG_MODE_FLOAT};
   /* solutions differ by the sums' order: rounding of double for double and
    * mixed (the outer iteration in double), of float for float */
   const double tolerances[] = {1e-12, 1e-10, 2e-4};
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c)
-    for (int t = 0; t < 4; ++t)
+    for (int t = 0; t < 5; ++t)
       for (int q = 0; q < 3; ++q) {
         tpmg_solver_options o = tpmg_solver_options_default();
         o.type = types[t];

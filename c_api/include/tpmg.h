@@ -661,8 +661,9 @@ tpmg_status tpmg_coarse_destroy(tpmg_coarse **coarse);
 typedef enum {
   TPMG_SOLVER_GMRES = 0,  /**< GMRES(restart) preconditioned by one V-cycle (tpmg_preconditioning) */
   TPMG_SOLVER_CG = 1,     /**< flexible CG with the symmetric V-cycle */
-  TPMG_SOLVER_FMG = 2,    /**< full multigrid, then V-cycles (paper Algorithm 2); the default */
-  TPMG_SOLVER_VCYCLE = 3  /**< V-cycles from the start vector, x += V(0, b - A x) */
+  TPMG_SOLVER_FMG = 2,    /**< full multigrid, then V-cycles (paper Algorithm 2) */
+  TPMG_SOLVER_VCYCLE = 3, /**< V-cycles from the start vector, x += V(0, b - A x) */
+  TPMG_SOLVER_FMG_GMRES = 4 /**< FMG's first pass, then GMRES(restart) from its result */
 } tpmg_solver_type;
 
 /** Precision of the solve. */
@@ -699,7 +700,8 @@ typedef struct {
   int restart;                    /**< GMRES restart length, 1..TPMG_MAX_RESTART; default 30 */
   tpmg_monitor monitor;           /**< default NULL */
   void *monitor_data;             /**< passed to monitor */
-  tpmg_preconditioning preconditioning; /**< GMRES only; default TPMG_PRECONDITION_RIGHT */
+  tpmg_preconditioning preconditioning; /**< GMRES and FMG_GMRES only; default
+                                             TPMG_PRECONDITION_RIGHT */
 } tpmg_solver_options;
 
 /** The longest GMRES restart (tpmg_solver_options.restart). */
@@ -713,7 +715,8 @@ tpmg_solver_options tpmg_solver_options_default(void);
 
 /** What a solve did. */
 typedef struct {
-  int iterations;            /**< Krylov iterations, or V-cycles after the FMG pass */
+  int iterations;            /**< Krylov iterations (after the FMG pass for FMG_GMRES),
+                                  or V-cycles after the FMG pass */
   int converged;             /**< 1 if the tolerance was reached (by the preconditioned
                                   residual for TPMG_PRECONDITION_LEFT) */
   double residual_norm_0;    /**< ||b - A x_0|| in the outer precision, x_0 the start vector
@@ -746,7 +749,7 @@ tpmg_status tpmg_solver_create(tpmg_grid *grid, const tpmg_solver_options *optio
 tpmg_status tpmg_solver_solve(tpmg_solver *solver, const void *b, void *x,
                               tpmg_solver_result *result);
 
-/** The GMRES restart length in use (0 for other solvers): the requested one,
+/** The GMRES restart length in use (GMRES and FMG_GMRES; 0 for other solvers): the requested one,
  *  until a solve needs a basis vector that does not fit in backend memory (its
  *  allocation fails, or it would leave less than the 5% kept free, see
  *  tpmg_solver_create); from that iteration on, in that solve and every later
@@ -812,7 +815,7 @@ tpmg_status tpmg_problem_l2_error(tpmg_grid *grid, tpmg_rhs rhs, tpmg_precision 
  * then unchanged; there is no context, so no message); tpmg_X_name(value)
  * returns the name, a static string, or NULL for a value outside the enum. */
 
-/** The solver type named `name` ("gmres", "cg", "fmg", "vcycle").
+/** The solver type named `name` ("gmres", "cg", "fmg", "vcycle", "fmg-gmres").
  *  @param[in]  name  the name; NULL is refused
  *  @param[out] value the type
  *  @return TPMG_ERROR_ARGUMENT for an unknown or NULL name or a NULL value */

@@ -224,9 +224,12 @@ void *tpmg_multigrid_scratch(const tpmg_multigrid *mg);
  * coarser levels, which so solve for the correction of x, and the finest
  * level adds the prolongated correction to x before its V-cycle on b. Where x
  * is zero but for its Dirichlet entries, r0 is b's interior and the result is
- * that of r0 NULL. r0 may be work: it is read before work is written. */
+ * that of r0 NULL. r0 may be work: it is read before work is written.
+ * fine_z: a vector of the hierarchy's precision and level L's length for the
+ * last V-cycle's result where the hierarchy has no x_L of its own (mixed, made
+ * by tpmg_multigrid_create_outer with native), else NULL. */
 tpmg_status tpmg_multigrid_fmg_work(tpmg_multigrid *mg, tpmg_precision precision, const void *b,
-                                    const void *r0, void *x, void *work);
+                                    const void *r0, void *x, void *work, void *fine_z);
 
 /* Makes the double level vectors of mixed FMG (and with `work` its own work
  * vector) now rather than at the first mixed FMG; nothing for a double

@@ -294,7 +294,7 @@ static tpmg_status fmg_plain(tpmg_multigrid *m, const void *b, const void *r0, v
  * precision (3D Q3 on level 8: 4 V-cycles to 1e-9 after the pass, against 1
  * in double). work: double, level L's length. */
 static tpmg_status fmg_mixed(tpmg_multigrid *m, const void *b, const void *r0, void *x,
-                             void *work) {
+                             void *work, void *fine_z) {
   tpmg_context *ctx = m->grid->ctx;
   const tpmg_precision p = m->options.precision, d = TPMG_DOUBLE;
   const double one = 1.0;
@@ -316,27 +316,28 @@ static tpmg_status fmg_mixed(tpmg_multigrid *m, const void *b, const void *r0, v
     TPMG_CALL(tpmg_partition_prolongate_add(grid, l, d, m->fmg_x[l - 1], xl));
     TPMG_CALL(tpmg_partition_laplace(grid, l, d, xl, work));
     TPMG_CALL(ctx->ops->axpby(ctx, d, n, 1.0, bl, -1.0, work));
+    void *zl = m->x[l] ? m->x[l] : fine_z; /* a lending hierarchy has no x_L */
     TPMG_CALL(ctx->ops->convert(ctx, n, d, work, p, m->b[l]));
-    TPMG_CALL(ctx->ops->set(ctx, p, n, 0.0, m->x[l]));
-    TPMG_CALL(vcycle(m, l, m->b[l], m->x[l]));
-    const void *correction = m->x[l]; /* added from float, each entry widened exactly */
+    TPMG_CALL(ctx->ops->set(ctx, p, n, 0.0, zl));
+    TPMG_CALL(vcycle(m, l, m->b[l], zl));
+    const void *correction = zl; /* added from float, each entry widened exactly */
     TPMG_CALL(ctx->ops->axpys(ctx, d, n, 1, &one, p, &correction, xl, NULL));
   }
   return TPMG_SUCCESS;
 }
 
 tpmg_status tpmg_multigrid_fmg_work(tpmg_multigrid *mg, tpmg_precision precision, const void *b,
-                                    const void *r0, void *x, void *work) {
+                                    const void *r0, void *x, void *work, void *fine_z) {
   if (precision == mg->options.precision)
     return fmg_plain(mg, b, r0, x);
   if (!mg->fmg_ready || (!work && !mg->fmg_work))
     TPMG_CALL(tpmg_multigrid_reserve_fmg(mg, !work));
-  return fmg_mixed(mg, b, r0, x, work ? work : mg->fmg_work);
+  return fmg_mixed(mg, b, r0, x, work ? work : mg->fmg_work, fine_z);
 }
 
 tpmg_status tpmg_multigrid_fmg(tpmg_multigrid *mg, tpmg_precision precision, const void *b,
                                void *x) {
   if (!mg) return TPMG_ERROR_ARGUMENT;
   TPMG_CALL(check_vectors(mg, "tpmg_multigrid_fmg", precision, (const char *[2]){"b", "x"}, b, x));
-  return tpmg_multigrid_fmg_work(mg, precision, b, NULL, x, NULL);
+  return tpmg_multigrid_fmg_work(mg, precision, b, NULL, x, NULL, NULL);
 }

@@ -5,7 +5,7 @@
 
 #include "tpmg.h"
 
-static const char *const solver_type_names[] = {"gmres", "cg", "fmg", "vcycle"};
+static const char *const solver_type_names[] = {"gmres", "cg", "fmg", "vcycle", "fmg-gmres"};
 static const char *const mode_names[] = {"double", "mixed", "float"};
 static const char *const smoother_variant_names[] = {"global", "separate", "fused", "boundary"};
 static const char *const rhs_names[] = {"one", "sine", "ones"};

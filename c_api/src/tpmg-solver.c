@@ -1,6 +1,7 @@
 /* Solvers on the finest level: flexible GMRES and flexible CG preconditioned
- * by one V-cycle, full multigrid, and plain V-cycle iteration. Written once
- * over backend operations: only scalars cross to the host.
+ * by one V-cycle, full multigrid, plain V-cycle iteration, and GMRES from the
+ * result of full multigrid's first pass. Written once over backend
+ * operations: only scalars cross to the host.
  *
  * Precision (paper §4.2): the outer iteration and its residuals run in the
  * outer precision q (double, or float in TPMG_MODE_FLOAT), the V-cycle in the
@@ -77,8 +78,18 @@ tpmg_solver_options tpmg_solver_options_default(void) {
   return options;
 }
 
+/* GMRES from the start vector, or from the FMG pass */
+static int is_gmres(tpmg_solver_type type) {
+  return type == TPMG_SOLVER_GMRES || type == TPMG_SOLVER_FMG_GMRES;
+}
+
+/* the FMG pass first (then V-cycles or GMRES) */
+static int has_fmg_pass(tpmg_solver_type type) {
+  return type == TPMG_SOLVER_FMG || type == TPMG_SOLVER_FMG_GMRES;
+}
+
 static tpmg_status check_options(tpmg_context *ctx, const tpmg_solver_options *o) {
-  TPMG_CHECK(ctx, o->type >= TPMG_SOLVER_GMRES && o->type <= TPMG_SOLVER_VCYCLE,
+  TPMG_CHECK(ctx, o->type >= TPMG_SOLVER_GMRES && o->type <= TPMG_SOLVER_FMG_GMRES,
              TPMG_ERROR_ARGUMENT, "unknown solver type %d", (int)o->type);
   TPMG_CHECK(ctx, o->mode >= TPMG_MODE_DOUBLE && o->mode <= TPMG_MODE_FLOAT, TPMG_ERROR_ARGUMENT,
              "unknown precision mode %d", (int)o->mode);
@@ -89,11 +100,11 @@ static tpmg_status check_options(tpmg_context *ctx, const tpmg_solver_options *o
   TPMG_CHECK(ctx, o->max_iterations >= 1, TPMG_ERROR_ARGUMENT, "max_iterations %d: must be >= 1",
              o->max_iterations);
   TPMG_CHECK(ctx,
-             o->type != TPMG_SOLVER_GMRES || (o->restart >= 1 && o->restart <= TPMG_MAX_RESTART),
+             !is_gmres(o->type) || (o->restart >= 1 && o->restart <= TPMG_MAX_RESTART),
              TPMG_ERROR_ARGUMENT, "restart %d: must be 1..%d", o->restart, TPMG_MAX_RESTART);
   TPMG_CHECK(ctx,
              o->preconditioning == TPMG_PRECONDITION_RIGHT ||
-                 (o->preconditioning == TPMG_PRECONDITION_LEFT && o->type == TPMG_SOLVER_GMRES),
+                 (o->preconditioning == TPMG_PRECONDITION_LEFT && is_gmres(o->type)),
              TPMG_ERROR_ARGUMENT,
              "preconditioning %d: must be TPMG_PRECONDITION_RIGHT, or TPMG_PRECONDITION_LEFT "
              "with GMRES",
@@ -217,12 +228,12 @@ tpmg_status tpmg_solver_create(tpmg_grid *grid, const tpmg_solver_options *optio
   tpmg_multigrid_options mg_options = {opts.mode == TPMG_MODE_DOUBLE ? TPMG_DOUBLE : TPMG_FLOAT,
                                        opts.smoother, opts.type == TPMG_SOLVER_CG};
   /* GMRES from the right keeps the V-cycle's output as Z_j */
-  int native = opts.type == TPMG_SOLVER_GMRES && !s->left;
+  int native = is_gmres(opts.type) && !s->left;
   s->zq = native ? mg_options.precision : s->q;
   size_t before = ctx->bytes;
   tpmg_status status = tpmg_multigrid_create_outer(grid, &mg_options, s->q, native, &s->mg);
   /* mixed FMG's double level vectors (its work vector on the fine level is r) */
-  if (status == TPMG_SUCCESS && opts.type == TPMG_SOLVER_FMG && opts.mode == TPMG_MODE_MIXED)
+  if (status == TPMG_SUCCESS && has_fmg_pass(opts.type) && opts.mode == TPMG_MODE_MIXED)
     status = tpmg_multigrid_reserve_fmg(s->mg, 0);
   if (status == TPMG_SUCCESS)
     s->bytes = ctx->bytes - before;
@@ -239,11 +250,11 @@ tpmg_status tpmg_solver_create(tpmg_grid *grid, const tpmg_solver_options *optio
   int fixed = 2;
   if (opts.type == TPMG_SOLVER_CG)
     fixed = 4;
-  else if ((opts.type == TPMG_SOLVER_GMRES && !s->left) || corrects)
+  else if ((is_gmres(opts.type) && !s->left) || corrects)
     fixed = 1;
   int per_restart = s->left ? 1 : 2;
   s->reserve = SIZE_MAX;
-  if (status == TPMG_SUCCESS && opts.type == TPMG_SOLVER_GMRES) {
+  if (status == TPMG_SUCCESS && is_gmres(opts.type)) {
     size_t available = SIZE_MAX;
     status = ctx->ops->free_memory(ctx, &available);
     /* the basis leaves 5% of this for the caller and the backend */
@@ -258,7 +269,7 @@ tpmg_status tpmg_solver_create(tpmg_grid *grid, const tpmg_solver_options *optio
   for (int i = 0; i < 2 && status == TPMG_SUCCESS && s->q == TPMG_FLOAT; ++i)
     status = solver_malloc(s, (size_t)s->level->n_dofs * sizeof(double), "residual check vector",
                            &s->check[i]);
-  if (status == TPMG_SUCCESS && opts.type == TPMG_SOLVER_GMRES) {
+  if (status == TPMG_SUCCESS && is_gmres(opts.type)) {
     int m = s->stride;
     s->hessenberg = calloc((size_t)(m + 1) * m, sizeof(double));
     s->givens_c = calloc((size_t)m, sizeof(double));
@@ -275,7 +286,7 @@ tpmg_status tpmg_solver_create(tpmg_grid *grid, const tpmg_solver_options *optio
   }
   /* every rank gets here, so that basis_grow's agreement is reached */
   status = tpmg_comm_agree(ctx, status);
-  if (status == TPMG_SUCCESS && opts.type == TPMG_SOLVER_GMRES) {
+  if (status == TPMG_SUCCESS && is_gmres(opts.type)) {
     int fits;
     status = basis_grow(s, 0, &fits);
     if (status == TPMG_SUCCESS && !fits)
@@ -564,7 +575,7 @@ tpmg_status tpmg_solver_solve(tpmg_solver *solver, const void *b, void *x,
   /* FMG from the start vector: a zero x (every entry) takes FMG's own path,
    * any other the correction's (tpmg_multigrid_fmg_work), at the cost of one
    * residual; r is free until the residual after the pass */
-  if (type == TPMG_SOLVER_FMG) {
+  if (has_fmg_pass(type)) {
     double xnorm;
     TPMG_CALL(norm(s, x, &xnorm));
     const void *r0 = NULL;
@@ -573,7 +584,10 @@ tpmg_status tpmg_solver_solve(tpmg_solver *solver, const void *b, void *x,
       TPMG_CALL(residual(s, b, x, r, &rnorm));
       r0 = r;
     }
-    TPMG_CALL(tpmg_multigrid_fmg_work(s->mg, s->q, b, r0, x, r));
+    /* a lending hierarchy (mixed GMRES from the right) has no fine-level x:
+     * the pass's last V-cycle writes Z_0, free until GMRES starts */
+    void *fine_z = s->zq != s->q ? s->basis_z[0] : NULL;
+    TPMG_CALL(tpmg_multigrid_fmg_work(s->mg, s->q, b, r0, x, r, fine_z));
   }
   TPMG_CALL(ctx->ops->copy_boundary(ctx, s->level, s->q, b, x));
 
@@ -584,6 +598,7 @@ tpmg_status tpmg_solver_solve(tpmg_solver *solver, const void *b, void *x,
   if (bnorm > 0.0) {
     switch (type) {
     case TPMG_SOLVER_GMRES:
+    case TPMG_SOLVER_FMG_GMRES:
       TPMG_CALL(gmres(s, b, x, bnorm, rnorm, &iterations));
       break;
     case TPMG_SOLVER_CG:
