@@ -40,7 +40,7 @@ static void print_help(void) {
       "  --box a0,b0,a1,b1[,a2,b2]   the domain, a_d < b_d (default the unit square/cube)\n"
       "  --solver gmres|cg|fmg|vcycle|fmg-gmres  the iteration: fmg is full multigrid\n"
       "                              then V-cycles, fmg-gmres its first pass then GMRES\n"
-      "                              (default fmg)\n"
+      "                              (default fmg-gmres)\n"
       "  --precision double|mixed|float the arithmetic; mixed runs the V-cycle in float\n"
       "                              (default mixed)\n"
       "  --rhs one|sine|ones         f = 1, g = 0; or u = prod sin(pi x_d); or b = 1 at\n"

@@ -350,7 +350,8 @@ else()
                  "--preconditioning left: only with --solver gmres or fmg-gmres \\(not cg\\)"
                  --solver cg --preconditioning left)
   tpmg_cli_usage(poisson-fmg-restart tpmg-poisson
-                 "--restart 5: only with --solver gmres or fmg-gmres \\(not fmg\\)" --restart 5)
+                 "--restart 5: only with --solver gmres or fmg-gmres \\(not fmg\\)" --solver fmg
+                 --restart 5)
   tpmg_cli_usage(poisson-preconditioning-foo tpmg-poisson
                  "--preconditioning foo: expected one of right, left" --preconditioning foo)
   tpmg_cli_usage(poisson-box-tiny tpmg-poisson
@@ -449,10 +450,10 @@ else()
   # Solves with JSON output. n_dofs = prod_d (n_d 2^L k + 1).
   tpmg_cli_test(poisson-json-2d tpmg-poisson MODE json
                 ARGS --dim 2 --degree 3 --level 4 --tol 1e-10 --json
-                CHECKS "dim == 2" "degree == 3" "level == 4" "n_dofs == 2401" "solver == fmg"
+                CHECKS "dim == 2" "degree == 3" "level == 4" "n_dofs == 2401" "solver == fmg-gmres"
                        "precision == mixed" "smoother == fused" "backend == cpu"
                        "converged == true" "residual_reduction <= 1e-10" "iterations >= 1"
-                       "iterations <= 10" "l2_error < 1e-6" "l2_error > 0" "restart == null"
+                       "iterations <= 10" "l2_error < 1e-6" "l2_error > 0" "restart == 30"
                        "solve_seconds > 0" "setup_seconds > 0" "dofs_per_second > 0"
                        "memory_bytes > 0" "memory_bytes_per_dof > 0" "bytes_per_dof > 0"
                        "solver_bytes > 0")

@@ -663,7 +663,8 @@ typedef enum {
   TPMG_SOLVER_CG = 1,     /**< flexible CG with the symmetric V-cycle */
   TPMG_SOLVER_FMG = 2,    /**< full multigrid, then V-cycles (paper Algorithm 2) */
   TPMG_SOLVER_VCYCLE = 3, /**< V-cycles from the start vector, x += V(0, b - A x) */
-  TPMG_SOLVER_FMG_GMRES = 4 /**< FMG's first pass, then GMRES(restart) from its result */
+  TPMG_SOLVER_FMG_GMRES = 4 /**< FMG's first pass, then GMRES(restart) from its result;
+                                 the default */
 } tpmg_solver_type;
 
 /** Precision of the solve. */
@@ -691,7 +692,7 @@ typedef void (*tpmg_monitor)(void *data, int iteration, double relative_residual
 
 /** Options of the solver. */
 typedef struct {
-  tpmg_solver_type type;          /**< default TPMG_SOLVER_FMG */
+  tpmg_solver_type type;          /**< default TPMG_SOLVER_FMG_GMRES */
   tpmg_mode mode;                 /**< default TPMG_MODE_MIXED */
   tpmg_smoother_variant smoother; /**< default TPMG_SMOOTHER_FUSED */
   double tolerance;               /**< stop at ||b - A x|| <= tolerance ||b|| (see
@@ -707,10 +708,11 @@ typedef struct {
 /** The longest GMRES restart (tpmg_solver_options.restart). */
 #define TPMG_MAX_RESTART 1000
 
-/** Default solver options: FMG in TPMG_MODE_MIXED, FUSED, 1e-9, 100 iterations
- *  (restart 30 and right preconditioning for GMRES). Mixed FMG was the fastest
- *  of GMRES and FMG in double and mixed for the paper's Table 6 problems, on
- *  one GPU and on the CPU (doc/benchmarks.md, "The default solver"). */
+/** Default solver options: FMG_GMRES (FMG's first pass, then GMRES(30) from
+ *  the right) in TPMG_MODE_MIXED, FUSED, 1e-9, 100 iterations. Mixed was
+ *  faster than double for every Table 6 problem, and mixed FMG_GMRES the
+ *  fastest solver for two of the three (Q1, Q7; 5% behind FMG at Q3), on one
+ *  H200 and on the CPU (doc/benchmarks.md, "The default solver"). */
 tpmg_solver_options tpmg_solver_options_default(void);
 
 /** What a solve did. */

@@ -68,7 +68,7 @@ struct tpmg_solver {
 tpmg_solver_options tpmg_solver_options_default(void) {
   tpmg_solver_options options;
   memset(&options, 0, sizeof(options));
-  options.type = TPMG_SOLVER_FMG;
+  options.type = TPMG_SOLVER_FMG_GMRES;
   options.mode = TPMG_MODE_MIXED;
   options.smoother = TPMG_SMOOTHER_FUSED;
   options.tolerance = 1e-9;
