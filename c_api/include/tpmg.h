@@ -709,10 +709,11 @@ typedef struct {
 #define TPMG_MAX_RESTART 1000
 
 /** Default solver options: FMG_GMRES (FMG's first pass, then GMRES(30) from
- *  the right) in TPMG_MODE_MIXED, FUSED, 1e-9, 100 iterations. Mixed was
- *  faster than double for every Table 6 problem, and mixed FMG_GMRES the
- *  fastest solver for two of the three (Q1, Q7; 5% behind FMG at Q3), on one
- *  H200 and on the CPU (doc/benchmarks.md, "The default solver"). */
+ *  the right) in TPMG_MODE_MIXED, FUSED, 1e-9, 100 iterations. For the
+ *  paper's Table 6 problems mixed was faster than double (FMG on one H200
+ *  and on the CPU, GMRES on the H200), and mixed FMG_GMRES the fastest solver
+ *  at Q1 and Q7 on the H200 (FMG by 5% at Q3) and at all three on the CPU
+ *  (doc/benchmarks.md, "The default solver"). */
 tpmg_solver_options tpmg_solver_options_default(void);
 
 /** What a solve did. */
