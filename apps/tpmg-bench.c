@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "tpmg-app-common.h"
-#include "tpmg.h"
+#include "tpmg-bench.h"
 
 #define DEFAULT_TARGET_DOFS 1e6
 #define MAX_COLUMNS 6 /* kernel columns: backend names */

@@ -33,6 +33,7 @@
 #include <string.h>
 
 #include "reference.h"
+#include "tpmg-bench.h"
 
 typedef struct {
   int calls, last_iteration;

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "reference.h"
+#include "tpmg-bench.h"
 
 /* more vectors than one backend pass takes (16): the core splits the list */
 #define MULTI 20

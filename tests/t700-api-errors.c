@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "reference.h"
+#include "tpmg-bench.h"
 
 static char sentinel_storage;
 #define SENTINEL ((void *)&sentinel_storage)

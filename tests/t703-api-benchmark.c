@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "reference.h"
+#include "tpmg-bench.h"
 
 #define M 20 /* vectors of dots and axpys: more than TPMG_MULTI_MAX (16) */
 #define N 1000

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "gpu-pair.h"
+#include "tpmg-bench.h"
 
 /* more vectors than one backend pass takes (16): the core splits the list */
 #define MULTI 20

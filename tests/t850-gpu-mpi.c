@@ -11,6 +11,7 @@
 #include <cuda_runtime.h>
 
 #include "mpi-reference.h"
+#include "tpmg-bench.h"
 
 static int rank, size;
 

@@ -8,7 +8,7 @@
 
 #include <stdio.h>
 
-#include "tpmg.h"
+#include "tpmg-bench.h"
 
 #ifdef __cplusplus
 extern "C" {

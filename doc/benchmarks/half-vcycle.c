@@ -64,7 +64,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "tpmg.h"
+#include "tpmg-bench.h"
 
 #define MAX_ITERATIONS 50
 #define TOLERANCE 1e-9
