@@ -1,32 +1,11 @@
-/* The context: backend selection, error messages and memory accounting. Its
- * vectors are in tpmg-vector.c. */
+/* The context: backend selection and memory accounting. The error message is
+ * set in tpmg-error.c; the context's vectors are in tpmg-vector.c. */
 #include <math.h>
 #include <omp.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tpmg-impl.h"
-
-tpmg_status tpmg_error_set(const tpmg_context *ctx, tpmg_status status, const char *file, int line,
-                           const char *format, ...) {
-  if (!ctx) return status;
-  /* The message is the context's only mutable state visible through const. */
-  char *buffer = ((tpmg_context *)ctx)->error;
-  const char *base = strrchr(file, '/');
-  int used = snprintf(buffer, sizeof(((tpmg_context *)0)->error), "%s:%d: ", base ? base + 1 : file,
-                      line);
-  if (used < 0) used = 0;
-  va_list args;
-  va_start(args, format);
-  vsnprintf(buffer + used, sizeof(((tpmg_context *)0)->error) - (size_t)used, format, args);
-  va_end(args);
-  return status;
-}
-
-size_t tpmg_precision_size(tpmg_precision precision) {
-  return precision == TPMG_FLOAT ? sizeof(float) : sizeof(double);
-}
 
 tpmg_context_options tpmg_context_options_default(void) {
   tpmg_context_options options = {NULL, 0, 0, NULL, -1, 1};

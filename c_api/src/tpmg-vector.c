@@ -16,6 +16,10 @@
 
 #include "tpmg-impl.h"
 
+size_t tpmg_precision_size(tpmg_precision precision) {
+  return precision == TPMG_FLOAT ? sizeof(float) : sizeof(double);
+}
+
 typedef struct {
   const void *ptr;
   tpmg_index n;

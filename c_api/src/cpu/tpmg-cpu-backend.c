@@ -1,7 +1,7 @@
-/* CPU backend: the function table, host memory, vector operations, boundary
- * copies and the coarse-level solve. The level operator, the patch smoother and
- * the grid transfer live in tpmg-cpu-laplace.c, tpmg-cpu-patch.c and
- * tpmg-cpu-transfer.c.
+/* CPU backend: the function table, host memory, vector operations and the
+ * coarse-level solve. The level operator, the patch smoother and the grid
+ * transfer live in tpmg-cpu-laplace.c, tpmg-cpu-patch.c and
+ * tpmg-cpu-transfer.c, the helpers they share in tpmg-cpu-helpers.c.
  *
  * This file includes itself once per scalar type (see tpmg-cpu.h). */
 #ifndef TPMG_CPU_SCALAR
@@ -62,25 +62,6 @@ static tpmg_status cpu_init(tpmg_context *ctx) {
     return TPMG_ERROR_MEMORY;
   data->simd = simd;
   tpmg_backend_set_data(ctx, data);
-  return TPMG_SUCCESS;
-}
-
-tpmg_status tpmg_cpu_scratch(tpmg_context *ctx, size_t bytes, size_t *stride, char **ptr) {
-  const size_t alignment = 64, threads = (size_t)tpmg_backend_threads(ctx);
-  *ptr = NULL;
-  *stride = 0;
-  if (bytes == 0)
-    return TPMG_SUCCESS;
-  const size_t rounded =
-      bytes > SIZE_MAX - alignment ? 0 : (bytes + alignment - 1) / alignment * alignment;
-  if (rounded == 0 || rounded > SIZE_MAX / threads)
-    return tpmg_error_set(ctx, TPMG_ERROR_MEMORY, __FILE__, __LINE__,
-                          "cannot allocate %zu bytes of scratch for %zu threads", bytes, threads);
-  *stride = rounded;
-  *ptr = aligned_alloc(alignment, rounded * threads);
-  if (!*ptr)
-    return tpmg_error_set(ctx, TPMG_ERROR_MEMORY, __FILE__, __LINE__,
-                          "allocating %zu bytes of scratch for %zu threads failed", bytes, threads);
   return TPMG_SUCCESS;
 }
 
@@ -208,30 +189,6 @@ static tpmg_status cpu_convert(tpmg_context *ctx, tpmg_index n, tpmg_precision s
     for (tpmg_index i = 0; i < n; ++i)
       d[i] = s[i];
   }
-  return TPMG_SUCCESS;
-}
-
-/* dst_B = src_B: whole x-lines on the faces y, z = 0 or max, the two end points
- * of every other line; O(surface), any scalar type. */
-tpmg_status tpmg_cpu_copy_boundary(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
-                                   const void *src, void *dst) {
-  const size_t size = tpmg_precision_size(prec);
-  const tpmg_index n0 = lvl->n[0], n1 = lvl->n[1], n2 = lvl->n[2];
-  const int dim = lvl->dim;
-  const char *s = src;
-  char *d = dst;
-#pragma omp parallel for collapse(2) schedule(static)                                              \
-    num_threads(tpmg_backend_threads(ctx)) if (n1 * n2 > 1024)
-  for (tpmg_index i2 = 0; i2 < n2; ++i2)
-    for (tpmg_index i1 = 0; i1 < n1; ++i1) {
-      const size_t line = (size_t)(n0 * (i1 + n1 * i2)) * size;
-      if (i1 == 0 || i1 == n1 - 1 || (dim == 3 && (i2 == 0 || i2 == n2 - 1))) {
-        memcpy(d + line, s + line, (size_t)n0 * size);
-      } else {
-        memcpy(d + line, s + line, size);
-        memcpy(d + line + (size_t)(n0 - 1) * size, s + line + (size_t)(n0 - 1) * size, size);
-      }
-    }
   return TPMG_SUCCESS;
 }
 
