@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# tpmg-poisson of this tree against a base version's, on the GPUs of one
+# machine in one run (timings compare only on the same card in the same run):
+#   1. Release builds for sm_90 (MPI and NCCL where found) of this tree in
+#      build-gpu-ab/ (everything, so that ctest can follow) and of the base's
+#      source (a directory, e.g. from `git archive BASE | tar -x -C DIR`) in
+#      /tmp/tpmg-ab-base (tpmg-poisson only), side by side;
+#   2. table6: the paper's Table 6 problems (3D Q1 L9, Q3 L8, Q7 L7) on one GPU
+#      with the default solver, base and new alternately, $TPMG_ROUNDS rounds
+#      (default 3) of --repeat 3 each; per build the median over the rounds of
+#      each round's fastest solve, the iterations, and new / base;
+#   3. first: the first solve against the later ones on every GPU count from 2
+#      to the GPUs there are (one rank per GPU, 3D Q2 L7 with --cells 1,1,P,
+#      --repeat 3), base and new: NCCL's connections made in the first solve
+#      or at set-up;
+# and a summary last (summary.txt). Logs go to $OUT (if set) or
+# build-gpu-ab/logs. TPMG_JOBS sets the build parallelism (default: all cores).
+#
+#   bash tests/gpu/ab.sh BASE_SOURCE_DIR [table6] [first]
+set -uo pipefail
+base_src=$(cd "${1:?usage: ab.sh BASE_SOURCE_DIR [table6] [first]}" && pwd) || exit 2
+shift
+parts=${*:-table6 first}
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+
+jobs=${TPMG_JOBS:-$(nproc)}
+rounds=${TPMG_ROUNDS:-3}
+new=build-gpu-ab
+base=/tmp/tpmg-ab-base
+logs=${OUT:-$new/logs}
+mkdir -p "$logs"
+if ! command -v nvcc > /dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then
+  export PATH=/usr/local/cuda/bin:$PATH
+fi
+export NCCL_NVLS_ENABLE=0 OMP_WAIT_POLICY=passive
+n_gpus=$(nvidia-smi --list-gpus | wc -l)
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$logs/gpu.txt"
+summary=()
+
+configure() { # SOURCE BUILD
+  cmake -S "$1" -B "$2" -DCMAKE_BUILD_TYPE=Release -DTPMG_ENABLE_CUDA=ON \
+    -DCMAKE_CUDA_ARCHITECTURES=90 -DTPMG_ENABLE_BRIDGE=OFF > /dev/null
+}
+start=$SECONDS
+(configure . "$new" && cmake --build "$new" -j $((jobs / 2 + 1))) > "$logs/build-new.log" 2>&1 &
+new_pid=$!
+(configure "$base_src" "$base" && cmake --build "$base" -j $((jobs / 2 + 1)) --target tpmg-poisson) \
+  > "$logs/build-base.log" 2>&1
+base_status=$?
+wait $new_pid
+new_status=$?
+summary+=("build: new $new_status, base $base_status ($((SECONDS - start)) s)")
+if [ $new_status -ne 0 ] || [ $base_status -ne 0 ]; then
+  tail -20 "$logs/build-new.log" "$logs/build-base.log"
+  printf '%s\n' "${summary[@]}"
+  exit 1
+fi
+
+# field JSON NAME: a number or string field of a JSON line
+field() { sed -E "s/.*\"$2\":\"?([^,\"}]*).*/\1/" <<< "$1"; }
+median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+for part in $parts; do
+  case $part in
+  table6)
+    for kl in 1:9 3:8 7:7; do
+      k=${kl%:*} l=${kl#*:}
+      for round in $(seq "$rounds"); do
+        for which in base new; do
+          bin=$([ $which = base ] && echo "$base" || echo "$new")/bin/tpmg-poisson
+          line=$("$bin" --backend cuda --dim 3 --degree "$k" --level "$l" --repeat 3 --json |
+            tee -a "$logs/table6-$which.log" | grep '^{')
+          echo "$(field "$line" solve_seconds) $(field "$line" iterations)" >> "$logs/t6-$k-$which"
+        done
+      done
+      b=$(cut -d' ' -f1 "$logs/t6-$k-base" | median)
+      n=$(cut -d' ' -f1 "$logs/t6-$k-new" | median)
+      summary+=("$(printf 'table6 Q%s L%s: base %.4f s (%s it), new %.4f s (%s it), new/base %.3f' \
+        "$k" "$l" "$b" "$(cut -d' ' -f2 "$logs/t6-$k-base" | sort -u | tr '\n' ' ')" "$n" \
+        "$(cut -d' ' -f2 "$logs/t6-$k-new" | sort -u | tr '\n' ' ')" "$(awk "BEGIN{print $n/$b}")")")
+    done
+    ;;
+  first)
+    for p in $(seq 2 "$n_gpus"); do
+      for which in base new; do
+        bin=$([ $which = base ] && echo "$base" || echo "$new")/bin/tpmg-poisson
+        out=$(mpirun --allow-run-as-root --oversubscribe -np "$p" "$bin" --backend cuda --dim 3 \
+          --degree 2 --level 7 --cells 1,1,"$p" --box 0,1,0,1,0,"$p" --threads 1 --repeat 3 2>&1 |
+          tee -a "$logs/first-$which-$p.log")
+        times=$(grep -oE '^solve [0-9]+ of 3: [0-9.]+' <<< "$out" | awk '{print $5}' | tr '\n' ' ')
+        setup=$(grep -oE '^setup [0-9.]+' <<< "$out" | awk '{print $2}')
+        summary+=("first P=$p $which: setup $setup s, solves $times s")
+      done
+    done
+    ;;
+  *)
+    echo "ab.sh: unknown part $part (table6, first)" >&2
+    exit 2
+    ;;
+  esac
+done
+
+echo
+echo "==> Summary (logs in $logs)"
+printf '  %s\n' "${summary[@]}" | tee "$logs/summary.txt"
