@@ -747,7 +747,12 @@ tpmg_status tpmg_solver_create(tpmg_grid *grid, const tpmg_solver_options *optio
  *  they restrict b - A x instead of b, and the finest level adds the
  *  prolongated correction to x before its V-cycle (one residual more). From an
  *  x that is zero but for its Dirichlet entries both give the same x.
- *  Not converging within max_iterations is not an error: see result->converged.
+ *  Not converging is not an error: result->converged is 0, result->iterations
+ *  counts those done and x is the last iterate, whether max_iterations ran out
+ *  or the iteration stopped early: CG where (p, A p) or (r, z) is no longer
+ *  positive and finite (a tolerance below what rounding lets it reach; its
+ *  recursive residual has then parted from b - A x), GMRES where a new Krylov
+ *  column is zero or not finite (its cycle ends with the columns before).
  *  @param[out] result what the solve did (may be NULL) */
 tpmg_status tpmg_solver_solve(tpmg_solver *solver, const void *b, void *x,
                               tpmg_solver_result *result);

@@ -411,8 +411,8 @@ static tpmg_status gmres(tpmg_solver *s, const void *b, void *x, double bnorm, d
     target = s->options.tolerance * rnorm;
     scale = rnorm;
   }
-  int it = 0;
-  while (rnorm > target && it < s->options.max_iterations) {
+  int it = 0, stalled = 0;
+  while (!stalled && rnorm > target && it < s->options.max_iterations) {
     int m = s->restart;
     TPMG_CALL(ctx->ops->axpby(ctx, q, n, 1.0 / rnorm, s->left ? w : r, 0.0, V[0]));
     memset(g, 0, sizeof(double) * (m + 1));
@@ -440,7 +440,13 @@ static tpmg_status gmres(tpmg_solver *s, const void *b, void *x, double bnorm, d
         H[(i + 1) * ld + j] = -sn[i] * a + cs[i] * c;
       }
       double a = H[j * ld + j], d = hypot(a, h_next);
-      TPMG_CHECK(ctx, d > 0.0, TPMG_ERROR_NUMERICAL, "GMRES breakdown in iteration %d", it + 1);
+      /* Breakdown: column j is zero (the V-cycle returned zero) or not
+       * finite. The cycle ends with the columns before it, and the
+       * iteration with it, not converged. */
+      if (!(d > 0.0 && isfinite(d))) {
+        stalled = 1;
+        break;
+      }
       cs[j] = a / d;
       sn[j] = h_next / d;
       H[j * ld + j] = d;
@@ -494,9 +500,13 @@ static tpmg_status cg(tpmg_solver *s, void *x, double bnorm, double rnorm, int *
   while (rnorm > target && it < s->options.max_iterations) {
     TPMG_CALL(tpmg_partition_laplace(s->grid, s->fine, q, p, w));
     TPMG_CALL(tpmg_partition_dot(s->grid, s->fine, q, p, w, &pw));
-    TPMG_CHECK(ctx, pw > 0.0 && rz > 0.0, TPMG_ERROR_NUMERICAL,
-               "CG breakdown in iteration %d: (p, A p) = %g, (r, z) = %g", it + 1, pw, rz);
+    /* Breakdown: (p, A p) or (r, z) not positive (or alpha not finite). Once
+     * the residual is at rounding level the recursive r drifts from b - A x
+     * and a float V-cycle's z need not make (r, z) positive: the iteration
+     * stagnates. It ends here, not converged, x as the last step left it. */
     double alpha = rz / pw;
+    if (!(pw > 0.0 && rz > 0.0 && isfinite(alpha)))
+      break;
     TPMG_CALL(ctx->ops->axpby(ctx, q, n, alpha, p, 1.0, x));
     TPMG_CALL(ctx->ops->axpby(ctx, q, n, -alpha, w, 1.0, r));
     TPMG_CALL(norm(s, r, &rnorm));
