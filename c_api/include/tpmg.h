@@ -747,6 +747,14 @@ tpmg_status tpmg_solver_create(tpmg_grid *grid, const tpmg_solver_options *optio
  *  they restrict b - A x instead of b, and the finest level adds the
  *  prolongated correction to x before its V-cycle (one residual more). From an
  *  x that is zero but for its Dirichlet entries both give the same x.
+ *  Any b whose entries the format holds is solved alike: where ||b|| is far
+ *  from 1 (outside [2^-256, 2^257) in TPMG_MODE_DOUBLE, [2^-16, 2^17) where
+ *  the V-cycle runs in float), the solve runs on b and x scaled by the power
+ *  of two that brings ||b|| into [1, 2), in a vector allocated for the
+ *  call's duration. A power of two changes no rounding, so s b gives s x in
+ *  the iterations of b, bitwise so for a power of two s; b of ordinary size
+ *  is solved unscaled. TPMG_ERROR_ARGUMENT for a b with an entry that is not
+ *  finite, TPMG_ERROR_MEMORY where the scaled b does not fit; x unchanged.
  *  Not converging is not an error: result->converged is 0, result->iterations
  *  counts those done and x is the last iterate, whether max_iterations ran out
  *  or the iteration stopped early: CG where (p, A p) or (r, z) is no longer
@@ -769,7 +777,8 @@ tpmg_status tpmg_solver_restart(const tpmg_solver *solver, int *restart);
  *  hierarchy, its work vectors and the GMRES basis vectors allocated so far
  *  (all counted in tpmg_context_memory too). It grows only at a GMRES solve
  *  that needs more iterations in one cycle than every earlier solve, never
- *  beyond the restart length, and is returned by tpmg_solver_destroy. Whether
+ *  beyond the restart length, and is returned by tpmg_solver_destroy (a solve
+ *  that scales b holds one vector more while it runs). Whether
  *  a basis vector fits is agreed by all ranks: the restart length is the same
  *  on every rank.
  *  @param[out] bytes the byte count */
