@@ -687,7 +687,12 @@ typedef enum {
 
 /** Called after every iteration with its number and the solver's own estimate of
  *  the relative residual: ||r|| / ||b||, or ||P r|| / ||P r_0|| for
- *  TPMG_PRECONDITION_LEFT. */
+ *  TPMG_PRECONDITION_LEFT. It runs inside tpmg_solver_solve: tpmg_solver_solve
+ *  and tpmg_solver_destroy on the solver that calls it are refused
+ *  (TPMG_ERROR_ARGUMENT, nothing changed) and its solve goes on. Other
+ *  objects may be used: another solver may solve, and the grid may be
+ *  destroyed (the solver keeps its reference on it); tpmg_context_destroy is
+ *  refused while the solver lives. */
 typedef void (*tpmg_monitor)(void *data, int iteration, double relative_residual);
 
 /** Options of the solver. */
@@ -755,6 +760,11 @@ tpmg_status tpmg_solver_create(tpmg_grid *grid, const tpmg_solver_options *optio
  *  the iterations of b, bitwise so for a power of two s; b of ordinary size
  *  is solved unscaled. TPMG_ERROR_ARGUMENT for a b with an entry that is not
  *  finite, TPMG_ERROR_MEMORY where the scaled b does not fit; x unchanged.
+ *  TPMG_ERROR_ARGUMENT, x unchanged, for a solver inside its own solve (a
+ *  call from its monitor). These errors are found before x is read; an error
+ *  during the iteration (TPMG_ERROR_BACKEND, or one of MPI's) leaves x where
+ *  the iteration was, an exception to the convention that a failed call
+ *  changes no output: keeping x would take a copy of it in every solve.
  *  Not converging is not an error: result->converged is 0, result->iterations
  *  counts those done and x is the last iterate, whether max_iterations ran out
  *  or the iteration stopped early: CG where (p, A p) or (r, z) is no longer
@@ -785,7 +795,9 @@ tpmg_status tpmg_solver_restart(const tpmg_solver *solver, int *restart);
 tpmg_status tpmg_solver_memory(const tpmg_solver *solver, size_t *bytes);
 
 /** Destroy a solver (its hierarchy and work vectors) and drop its reference
- *  on the grid; *solver = NULL (NULL accepted). */
+ *  on the grid; *solver = NULL (NULL accepted).
+ *  @return TPMG_ERROR_ARGUMENT, nothing destroyed and *solver unchanged, for a
+ *  solver inside its tpmg_solver_solve (a call from its monitor) */
 tpmg_status tpmg_solver_destroy(tpmg_solver **solver);
 
 /* ------------------------------------------------------------------------ */

@@ -56,6 +56,7 @@ struct tpmg_solver {
   int stride;                  /* GMRES: the requested restart, the row length of hessenberg */
   int left;                    /* GMRES preconditioned from the left */
   int converged;               /* the iteration's own test was met */
+  int solving;                 /* inside tpmg_solver_solve (its monitor may call back) */
   size_t bytes;                /* backend memory held, the hierarchy's included */
   size_t reserve;              /* GMRES: free memory the basis leaves (SIZE_MAX: unknown) */
   int n_vectors;
@@ -175,6 +176,10 @@ tpmg_status tpmg_solver_destroy(tpmg_solver **solver) {
   if (!solver) return TPMG_ERROR_ARGUMENT;
   tpmg_solver *s = *solver;
   if (!s) return TPMG_SUCCESS;
+  TPMG_CHECK(s->ctx, !s->solving, TPMG_ERROR_ARGUMENT,
+             "tpmg_solver_destroy: solver %p is inside its tpmg_solver_solve (called from its "
+             "monitor?); nothing destroyed",
+             (void *)s);
   size_t bytes = vector_bytes(s);
   for (int i = 0; i < s->n_vectors; ++i)
     solver_free(s, bytes, &s->vectors[i]);
@@ -728,6 +733,11 @@ tpmg_status tpmg_solver_solve(tpmg_solver *solver, const void *b, void *x,
   if (!solver) return TPMG_ERROR_ARGUMENT;
   tpmg_solver *s = solver;
   tpmg_context *ctx = s->ctx;
+  /* a monitor's call back into this solve would share its work vectors */
+  TPMG_CHECK(ctx, !s->solving, TPMG_ERROR_ARGUMENT,
+             "tpmg_solver_solve: solver %p is inside its tpmg_solver_solve already (called "
+             "from its monitor?); x unchanged",
+             (void *)s);
   tpmg_index n = s->level->n_dofs;
   TPMG_CALL(tpmg_vector_check_pair(ctx, "tpmg_solver_solve", s->q, "b", b, n, "x", x, n));
   double sigma, bnorm;
@@ -737,8 +747,10 @@ tpmg_status tpmg_solver_solve(tpmg_solver *solver, const void *b, void *x,
   tpmg_status status = TPMG_SUCCESS;
   if (scaled)
     status = scale_vector(s, sigma, x);
+  s->solving = 1;
   if (status == TPMG_SUCCESS)
     status = solve(s, scaled ? scaled : b, x, bnorm, &scaled_result);
+  s->solving = 0;
   if (scaled && status == TPMG_SUCCESS)
     status = scale_vector(s, 1.0 / sigma, x);
   solver_free(s, vector_bytes(s), &scaled);
