@@ -28,10 +28,12 @@ typedef struct {
   tpmg_preconditioning preconditioning;
 } solver_kind;
 
-static const solver_kind kinds[] = {
-    {TPMG_SOLVER_GMRES, TPMG_PRECONDITION_RIGHT}, {TPMG_SOLVER_GMRES, TPMG_PRECONDITION_LEFT},
-    {TPMG_SOLVER_CG, TPMG_PRECONDITION_RIGHT},    {TPMG_SOLVER_FMG, TPMG_PRECONDITION_RIGHT},
-    {TPMG_SOLVER_VCYCLE, TPMG_PRECONDITION_RIGHT}, {TPMG_SOLVER_FMG_GMRES, TPMG_PRECONDITION_RIGHT}};
+static const solver_kind kinds[] = {{TPMG_SOLVER_GMRES, TPMG_PRECONDITION_RIGHT},
+                                    {TPMG_SOLVER_GMRES, TPMG_PRECONDITION_LEFT},
+                                    {TPMG_SOLVER_CG, TPMG_PRECONDITION_RIGHT},
+                                    {TPMG_SOLVER_FMG, TPMG_PRECONDITION_RIGHT},
+                                    {TPMG_SOLVER_VCYCLE, TPMG_PRECONDITION_RIGHT},
+                                    {TPMG_SOLVER_FMG_GMRES, TPMG_PRECONDITION_RIGHT}};
 
 /* Solve s b from x = 0 (b: the host right-hand side in double, rounded to
  * float in FLOAT after scaling); x: the solution in double. */
@@ -79,8 +81,8 @@ static void check_kind(tpmg_context *ctx, tpmg_grid *grid, int64_t n, const doub
          *xc_buffer = ref_malloc(sizeof(double) * n);
   tpmg_solver_result r1, r;
   REF_CALL(ctx, solve_scaled(ctx, solver, mode, n, b, 1.0, x1, &r1));
-  REF_CHECK(r1.converged == 1 && finite_result(&r1), "%s, s = 1: converged %d, reduction %g",
-            name, r1.converged, r1.residual_reduction);
+  REF_CHECK(r1.converged == 1 && finite_result(&r1), "%s, s = 1: converged %d, reduction %g", name,
+            r1.converged, r1.residual_reduction);
   const double doubles[] = {0x1p-1000, 1e-300, 1e300, 0x1p1000};
   const double floats[] = {0x1p-100, 1e-30, 1e30, 0x1p100};
   const double *scales = mode == TPMG_MODE_FLOAT ? floats : doubles;
@@ -108,19 +110,21 @@ static void check_kind(tpmg_context *ctx, tpmg_grid *grid, int64_t n, const doub
       /* a c b solve is an ordinary one: the iterations of b, give or take one
        * where rounding moves the last residual across the tolerance */
       REF_CHECK(abs(rc.iterations - r1.iterations) <= 1 && rc.converged == r1.converged,
-                "%s, c = %.17g: %d iterations, converged %d; c = 1: %d, %d", name, c,
-                rc.iterations, rc.converged, r1.iterations, r1.converged);
+                "%s, c = %.17g: %d iterations, converged %d; c = 1: %d, %d", name, c, rc.iterations,
+                rc.converged, r1.iterations, r1.converged);
     }
     int64_t differ = 0, first = -1;
     for (int64_t i = 0; i < n; i++)
       if (x[i] != ldexp(xc[i], e) && differ++ == 0)
         first = i;
     REF_CHECK(r.iterations == rc.iterations && r.converged == rc.converged,
-              "%s, s = %g = %.17g 2^%d: %d iterations, converged %d; s = %.17g: %d, %d", name, s,
-              c, e, r.iterations, r.converged, c, rc.iterations, rc.converged);
-    REF_CHECK(differ == 0, "%s, s = %g: %lld entries of x differ from 2^%d times those of s = "
-              "%.17g, the first %lld: %.17g against %.17g", name, s, (long long)differ, e, c,
-              (long long)first, first >= 0 ? x[first] : 0.0, first >= 0 ? ldexp(xc[first], e) : 0.0);
+              "%s, s = %g = %.17g 2^%d: %d iterations, converged %d; s = %.17g: %d, %d", name, s, c,
+              e, r.iterations, r.converged, c, rc.iterations, rc.converged);
+    REF_CHECK(differ == 0,
+              "%s, s = %g: %lld entries of x differ from 2^%d times those of s = "
+              "%.17g, the first %lld: %.17g against %.17g",
+              name, s, (long long)differ, e, c, (long long)first, first >= 0 ? x[first] : 0.0,
+              first >= 0 ? ldexp(xc[first], e) : 0.0);
     REF_CHECK(r.residual_reduction == rc.residual_reduction &&
                   r.residual_norm == ldexp(rc.residual_norm, e) &&
                   r.residual_norm_0 == ldexp(rc.residual_norm_0, e),
@@ -144,7 +148,8 @@ static void check_refused(tpmg_context *ctx, tpmg_grid *grid, int64_t n, const d
   options.mode = mode;
   tpmg_solver *solver = NULL;
   REF_CALL(ctx, tpmg_solver_create(grid, &options, &solver));
-  unsigned char *hb = ref_malloc(size * n), *hx = ref_malloc(size * n), *after = ref_malloc(size * n);
+  unsigned char *hb = ref_malloc(size * n), *hx = ref_malloc(size * n),
+                *after = ref_malloc(size * n);
   uint64_t state = 7;
   for (int64_t i = 0; i < n; i++) {
     double v = ref_random(&state);
@@ -195,8 +200,8 @@ int main(int argc, char **argv) {
   const struct { int dim, k, L, cells[3]; } cases[] = {{2, 3, 3, {2, 1, 1}}, {3, 2, 2, {1, 2, 1}}};
   const tpmg_mode modes[] = {TPMG_MODE_DOUBLE, TPMG_MODE_MIXED, TPMG_MODE_FLOAT};
   for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); ++c) {
-    tpmg_grid *grid = ref_grid_create(ctx, cases[c].dim, cases[c].k, cases[c].L, cases[c].cells,
-                                      NULL);
+    tpmg_grid *grid =
+        ref_grid_create(ctx, cases[c].dim, cases[c].k, cases[c].L, cases[c].cells, NULL);
     tpmg_index n;
     REF_CALL(ctx, tpmg_grid_level_size(grid, cases[c].L, &n, NULL));
     double *b = ref_malloc(sizeof(double) * n);

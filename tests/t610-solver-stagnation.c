@@ -21,10 +21,12 @@ typedef struct {
   tpmg_preconditioning preconditioning;
 } solver_kind;
 
-static const solver_kind kinds[] = {
-    {TPMG_SOLVER_GMRES, TPMG_PRECONDITION_RIGHT}, {TPMG_SOLVER_GMRES, TPMG_PRECONDITION_LEFT},
-    {TPMG_SOLVER_CG, TPMG_PRECONDITION_RIGHT},    {TPMG_SOLVER_FMG, TPMG_PRECONDITION_RIGHT},
-    {TPMG_SOLVER_VCYCLE, TPMG_PRECONDITION_RIGHT}, {TPMG_SOLVER_FMG_GMRES, TPMG_PRECONDITION_RIGHT}};
+static const solver_kind kinds[] = {{TPMG_SOLVER_GMRES, TPMG_PRECONDITION_RIGHT},
+                                    {TPMG_SOLVER_GMRES, TPMG_PRECONDITION_LEFT},
+                                    {TPMG_SOLVER_CG, TPMG_PRECONDITION_RIGHT},
+                                    {TPMG_SOLVER_FMG, TPMG_PRECONDITION_RIGHT},
+                                    {TPMG_SOLVER_VCYCLE, TPMG_PRECONDITION_RIGHT},
+                                    {TPMG_SOLVER_FMG_GMRES, TPMG_PRECONDITION_RIGHT}};
 
 static void check_kind(tpmg_context *ctx, tpmg_grid *grid, int64_t n, const double *b,
                        tpmg_mode mode, solver_kind kind, const char *name) {
@@ -73,8 +75,8 @@ int main(int argc, char **argv) {
   const struct { int dim, k, L, cells[3]; } cases[] = {{2, 3, 5, {1, 1, 1}}, {3, 2, 2, {1, 2, 1}}};
   const tpmg_mode modes[] = {TPMG_MODE_DOUBLE, TPMG_MODE_MIXED, TPMG_MODE_FLOAT};
   for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); ++c) {
-    tpmg_grid *grid = ref_grid_create(ctx, cases[c].dim, cases[c].k, cases[c].L, cases[c].cells,
-                                      NULL);
+    tpmg_grid *grid =
+        ref_grid_create(ctx, cases[c].dim, cases[c].k, cases[c].L, cases[c].cells, NULL);
     tpmg_index n;
     REF_CALL(ctx, tpmg_grid_level_size(grid, cases[c].L, &n, NULL));
     double *b = ref_malloc(sizeof(double) * n);

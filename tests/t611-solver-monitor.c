@@ -17,9 +17,9 @@
 #include "reference.h"
 
 enum action { NOTHING, DESTROY_SOLVER, SOLVE_SAME, SOLVE_OTHER, DESTROY_GRID, DESTROY_CONTEXT };
-static const char *action_names[] = {"nothing",     "destroy its solver", "solve with its solver",
-                                     "solve with another solver", "destroy the grid",
-                                     "destroy the context"};
+static const char *action_names[] = {
+    "nothing",          "destroy its solver", "solve with its solver", "solve with another solver",
+    "destroy the grid", "destroy the context"};
 
 typedef struct {
   enum action action;
@@ -116,8 +116,10 @@ static void run(tpmg_context *ctx, tpmg_solver_type type, tpmg_mode mode, enum a
 
 int main(int argc, char **argv) {
   tpmg_context *ctx = ref_context_create(ref_backend(argc, argv), 0);
-  const struct { tpmg_solver_type type; tpmg_mode mode; } cases[] = {
-      {TPMG_SOLVER_FMG_GMRES, TPMG_MODE_MIXED}, {TPMG_SOLVER_CG, TPMG_MODE_DOUBLE}};
+  const struct {
+    tpmg_solver_type type;
+    tpmg_mode mode;
+  } cases[] = {{TPMG_SOLVER_FMG_GMRES, TPMG_MODE_MIXED}, {TPMG_SOLVER_CG, TPMG_MODE_DOUBLE}};
   for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); ++c) {
     monitor_state m;
     tpmg_solver_result plain, result;
@@ -135,8 +137,8 @@ int main(int argc, char **argv) {
       run(ctx, cases[c].type, cases[c].mode, (enum action)a, x, &result, &m);
       tpmg_status expected =
           a == SOLVE_OTHER || a == DESTROY_GRID ? TPMG_SUCCESS : TPMG_ERROR_ARGUMENT;
-      REF_CHECK(m.calls >= 1 && m.status == expected, "%s: %d calls, status %d, expected %d",
-                name, m.calls, (int)m.status, (int)expected);
+      REF_CHECK(m.calls >= 1 && m.status == expected, "%s: %d calls, status %d, expected %d", name,
+                m.calls, (int)m.status, (int)expected);
       if (a == DESTROY_SOLVER || a == DESTROY_CONTEXT)
         REF_CHECK(m.handle_kept, "%s: the handle was changed by a refused destroy", name);
       if (a == DESTROY_GRID)

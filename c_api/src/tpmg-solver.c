@@ -623,7 +623,8 @@ static tpmg_status scale_rhs(tpmg_solver *s, const void *b, double *sigma, doubl
                              void **scaled) {
   tpmg_context *ctx = s->ctx;
   tpmg_index n = s->level->n_dofs;
-  int range = s->options.mode == TPMG_MODE_DOUBLE ? TPMG_SCALE_RANGE_DOUBLE : TPMG_SCALE_RANGE_FLOAT;
+  int range =
+      s->options.mode == TPMG_MODE_DOUBLE ? TPMG_SCALE_RANGE_DOUBLE : TPMG_SCALE_RANGE_FLOAT;
   /* sigma within float's normal range where the solve's vectors are float
    * (axpby takes it as a float), within double's otherwise */
   int e_min = s->q == TPMG_FLOAT ? -126 : -1021, e_max = s->q == TPMG_FLOAT ? 126 : 1021;
@@ -632,9 +633,9 @@ static tpmg_status scale_rhs(tpmg_solver *s, const void *b, double *sigma, doubl
   *scaled = NULL;
   TPMG_CALL(tpmg_partition_dot(s->grid, s->fine, s->q, b, b, &bb));
   /* float entries are squared and summed in double, which neither over- nor
-   * underflows for them; NaN: its entries are checked below */
+   * underflows for them; NaN (a NaN entry) is refused below */
   int shift = 0;
-  if (s->q == TPMG_DOUBLE && !(bb >= 0x1p-900 && bb <= DBL_MAX))
+  if (s->q == TPMG_DOUBLE && !isnan(bb) && !(bb >= 0x1p-900 && bb <= DBL_MAX))
     shift = bb > DBL_MAX ? -544 : 600;
   int e = shift == 0 && bb > 0.0 ? ilogb(sqrt(bb)) : 0;
   if (shift != 0 || (bb <= DBL_MAX && (e < -range || e > range))) {
@@ -648,7 +649,8 @@ static tpmg_status scale_rhs(tpmg_solver *s, const void *b, double *sigma, doubl
         solver_free(s, vector_bytes(s), scaled);
         return status;
       }
-      e = ilogb(sqrt(bb)) - shift;
+      if (bb > 0.0 && bb <= DBL_MAX)
+        e = ilogb(sqrt(bb)) - shift;
     }
   }
   if (!(bb <= DBL_MAX)) { /* NaN, or inf after scaling: an entry is not finite */
