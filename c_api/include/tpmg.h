@@ -582,7 +582,12 @@ typedef enum {
 
 /** Called after every iteration with its number and the solver's own estimate of
  *  the relative residual: ||r|| / ||b||, or ||P r|| / ||P r_0|| for
- *  TPMG_PRECONDITION_LEFT. */
+ *  TPMG_PRECONDITION_LEFT. It runs inside tpmg_solver_solve: tpmg_solver_solve
+ *  and tpmg_solver_destroy on the solver that calls it are refused
+ *  (TPMG_ERROR_ARGUMENT, nothing changed) and its solve goes on. Other
+ *  objects may be used: another solver may solve, and the grid may be
+ *  destroyed (the solver keeps its reference on it); tpmg_context_destroy is
+ *  refused while the solver lives. */
 typedef void (*tpmg_monitor)(void *data, int iteration, double relative_residual);
 
 /** Options of the solver. */
@@ -640,7 +645,25 @@ tpmg_status tpmg_solver_create(tpmg_grid *grid, const tpmg_solver_options *optio
  *  they restrict b - A x instead of b, and the finest level adds the
  *  prolongated correction to x before its V-cycle (one residual more). From an
  *  x that is zero but for its Dirichlet entries both give the same x.
- *  Not converging within max_iterations is not an error: see result->converged.
+ *  Any b whose entries the format holds is solved alike: where ||b|| is far
+ *  from 1 (outside [2^-256, 2^257) in TPMG_MODE_DOUBLE, [2^-16, 2^17) where
+ *  the V-cycle runs in float), the solve runs on b and x scaled by the power
+ *  of two that brings ||b|| into [1, 2), in a vector allocated for the
+ *  call's duration. A power of two changes no rounding, so s b gives s x in
+ *  the iterations of b, bitwise so for a power of two s; b of ordinary size
+ *  is solved unscaled. TPMG_ERROR_ARGUMENT for a b with an entry that is not
+ *  finite, TPMG_ERROR_MEMORY where the scaled b does not fit; x unchanged.
+ *  TPMG_ERROR_ARGUMENT, x unchanged, for a solver inside its own solve (a
+ *  call from its monitor). These errors are found before x is read; an error
+ *  during the iteration (TPMG_ERROR_BACKEND, or one of MPI's) leaves x where
+ *  the iteration was, an exception to the convention that a failed call
+ *  changes no output: keeping x would take a copy of it in every solve.
+ *  Not converging is not an error: result->converged is 0, result->iterations
+ *  counts those done and x is the last iterate, whether max_iterations ran out
+ *  or the iteration stopped early: CG where (p, A p) or (r, z) is no longer
+ *  positive and finite (a tolerance below what rounding lets it reach; its
+ *  recursive residual has then parted from b - A x), GMRES where a new Krylov
+ *  column is zero or not finite (its cycle ends with the columns before).
  *  @param[out] result what the solve did (may be NULL) */
 tpmg_status tpmg_solver_solve(tpmg_solver *solver, const void *b, void *x,
                               tpmg_solver_result *result);
@@ -657,14 +680,17 @@ tpmg_status tpmg_solver_restart(const tpmg_solver *solver, int *restart);
  *  hierarchy, its work vectors and the GMRES basis vectors allocated so far
  *  (all counted in tpmg_context_memory too). It grows only at a GMRES solve
  *  that needs more iterations in one cycle than every earlier solve, never
- *  beyond the restart length, and is returned by tpmg_solver_destroy. Whether
+ *  beyond the restart length, and is returned by tpmg_solver_destroy (a solve
+ *  that scales b holds one vector more while it runs). Whether
  *  a basis vector fits is agreed by all ranks: the restart length is the same
  *  on every rank.
  *  @param[out] bytes the byte count */
 tpmg_status tpmg_solver_memory(const tpmg_solver *solver, size_t *bytes);
 
 /** Destroy a solver (its hierarchy and work vectors) and drop its reference
- *  on the grid; *solver = NULL (NULL accepted). */
+ *  on the grid; *solver = NULL (NULL accepted).
+ *  @return TPMG_ERROR_ARGUMENT, nothing destroyed and *solver unchanged, for a
+ *  solver inside its tpmg_solver_solve (a call from its monitor) */
 tpmg_status tpmg_solver_destroy(tpmg_solver **solver);
 
 /* ------------------------------------------------------------------------ */

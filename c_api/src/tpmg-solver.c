@@ -36,6 +36,7 @@
  * V-cycles likewise add the V-cycle's float result to x without a double z
  * (tpmg_multigrid_correct). In TPMG_MODE_FLOAT the final residual takes two
  * double vectors: x, and A x - b. */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,6 +56,7 @@ struct tpmg_solver {
   int stride;                  /* GMRES: the requested restart, the row length of hessenberg */
   int left;                    /* GMRES preconditioned from the left */
   int converged;               /* the iteration's own test was met */
+  int solving;                 /* inside tpmg_solver_solve (its monitor may call back) */
   size_t bytes;                /* backend memory held, the hierarchy's included */
   size_t reserve;              /* GMRES: free memory the basis leaves (SIZE_MAX: unknown) */
   int n_vectors;
@@ -174,6 +176,10 @@ tpmg_status tpmg_solver_destroy(tpmg_solver **solver) {
   if (!solver) return TPMG_ERROR_ARGUMENT;
   tpmg_solver *s = *solver;
   if (!s) return TPMG_SUCCESS;
+  TPMG_CHECK(s->ctx, !s->solving, TPMG_ERROR_ARGUMENT,
+             "tpmg_solver_destroy: solver %p is inside its tpmg_solver_solve (called from its "
+             "monitor?); nothing destroyed",
+             (void *)s);
   size_t bytes = vector_bytes(s);
   for (int i = 0; i < s->n_vectors; ++i)
     solver_free(s, bytes, &s->vectors[i]);
@@ -411,8 +417,8 @@ static tpmg_status gmres(tpmg_solver *s, const void *b, void *x, double bnorm, d
     target = s->options.tolerance * rnorm;
     scale = rnorm;
   }
-  int it = 0;
-  while (rnorm > target && it < s->options.max_iterations) {
+  int it = 0, stalled = 0;
+  while (!stalled && rnorm > target && it < s->options.max_iterations) {
     int m = s->restart;
     TPMG_CALL(ctx->ops->axpby(ctx, q, n, 1.0 / rnorm, s->left ? w : r, 0.0, V[0]));
     memset(g, 0, sizeof(double) * (m + 1));
@@ -440,7 +446,13 @@ static tpmg_status gmres(tpmg_solver *s, const void *b, void *x, double bnorm, d
         H[(i + 1) * ld + j] = -sn[i] * a + cs[i] * c;
       }
       double a = H[j * ld + j], d = hypot(a, h_next);
-      TPMG_CHECK(ctx, d > 0.0, TPMG_ERROR_NUMERICAL, "GMRES breakdown in iteration %d", it + 1);
+      /* Breakdown: column j is zero (the V-cycle returned zero) or not
+       * finite. The cycle ends with the columns before it, and the
+       * iteration with it, not converged. */
+      if (!(d > 0.0 && isfinite(d))) {
+        stalled = 1;
+        break;
+      }
       cs[j] = a / d;
       sn[j] = h_next / d;
       H[j * ld + j] = d;
@@ -494,9 +506,13 @@ static tpmg_status cg(tpmg_solver *s, void *x, double bnorm, double rnorm, int *
   while (rnorm > target && it < s->options.max_iterations) {
     TPMG_CALL(tpmg_partition_laplace(s->grid, s->fine, q, p, w));
     TPMG_CALL(tpmg_partition_dot(s->grid, s->fine, q, p, w, &pw));
-    TPMG_CHECK(ctx, pw > 0.0 && rz > 0.0, TPMG_ERROR_NUMERICAL,
-               "CG breakdown in iteration %d: (p, A p) = %g, (r, z) = %g", it + 1, pw, rz);
+    /* Breakdown: (p, A p) or (r, z) not positive (or alpha not finite). Once
+     * the residual is at rounding level the recursive r drifts from b - A x
+     * and a float V-cycle's z need not make (r, z) positive: the iteration
+     * stagnates. It ends here, not converged, x as the last step left it. */
     double alpha = rz / pw;
+    if (!(pw > 0.0 && rz > 0.0 && isfinite(alpha)))
+      break;
     TPMG_CALL(ctx->ops->axpby(ctx, q, n, alpha, p, 1.0, x));
     TPMG_CALL(ctx->ops->axpby(ctx, q, n, -alpha, w, 1.0, r));
     TPMG_CALL(norm(s, r, &rnorm));
@@ -561,17 +577,112 @@ static tpmg_status true_residual(tpmg_solver *s, const void *b, const void *x, d
   return TPMG_SUCCESS;
 }
 
-tpmg_status tpmg_solver_solve(tpmg_solver *solver, const void *b, void *x,
-                              tpmg_solver_result *result) {
-  if (!solver) return TPMG_ERROR_ARGUMENT;
-  tpmg_solver *s = solver;
+/* ---- the scale of b ---------------------------------------------------------
+ * A solve of s b must give s x, in the same iterations, for every s the
+ * format holds. A plain sum of squares over- or underflows far inside that
+ * range (||b||^2 beyond 1.8e308 or below 2.2e-308), the V-cycle's
+ * intermediate values sooner, and the float V-cycle of TPMG_MODE_MIXED, which
+ * sees vectors of b's size in the FMG pass, outside float's range sooner
+ * still. So a b whose norm is outside [2^-R, 2^(R+1)) (R = 256 in double, 16
+ * where the V-cycle runs in float: the float V-cycle then sees residuals down
+ * to rounding level, 2^-16 * 1e-16, far above float's 1e-38) is solved
+ * scaled: A (sigma x) = sigma b with sigma = 2^-e, e = ilogb(||b||), so that
+ * ||sigma b|| is in [1, 2); x is scaled in before and out after the solve. A
+ * power of two changes no rounding, unless a value under- or overflows: b of
+ * ordinary size (sigma = 1) takes the same path as before, bitwise, and a
+ * power-of-two s gives bitwise s x in the iterations of b. The Krylov methods
+ * then see vectors near 1 too: GMRES normalizes its basis, CG's and the
+ * residuals' dot products are those of b's scale.
+ *
+ * ||b|| is summed plainly first (the ordinary case costs nothing more: it is
+ * the solve's ||b||); only where that sum overflows (inf) or may have
+ * underflowed (below 2^-900) is it summed again, from 2^-544 b or 2^600 b in
+ * the vector that then holds sigma b. (LAPACK's dnrm2 scales by the largest
+ * entry instead, a pass of its own for every norm.) With n < 2^50 entries:
+ * 2^-544 times entries below 2^1024 squares to at most 2^960; below 2^-900
+ * every entry is below 2^-450, 2^150 after scaling, while entries below
+ * 2^-511, whose squares underflow in the plain sum, add less than
+ * 2^50 2^-1022 = 2^-972 to a sum of at least 2^-900. */
+#define TPMG_SCALE_RANGE_DOUBLE 256
+#define TPMG_SCALE_RANGE_FLOAT 16
+
+/* v = a v through the work vector r (axpby's vectors must not overlap) */
+static tpmg_status scale_vector(tpmg_solver *s, double a, void *v) {
   tpmg_context *ctx = s->ctx;
   tpmg_index n = s->level->n_dofs;
-  TPMG_CALL(tpmg_vector_check_pair(ctx, "tpmg_solver_solve", s->q, "b", b, n, "x", x, n));
+  TPMG_CALL(ctx->ops->axpby(ctx, s->q, n, a, v, 0.0, s->vectors[0]));
+  return ctx->ops->axpby(ctx, s->q, n, 1.0, s->vectors[0], 0.0, v);
+}
+
+/* sigma (1, or the power of two above) and ||sigma b|| in bnorm; *scaled
+ * NULL for sigma = 1, else a vector of the solver's (free it with
+ * solver_free, vector_bytes) holding sigma b. TPMG_ERROR_ARGUMENT for a b with
+ * an entry that is not finite, TPMG_ERROR_MEMORY if the vector cannot be
+ * made; nothing then allocated. Collective. */
+static tpmg_status scale_rhs(tpmg_solver *s, const void *b, double *sigma, double *bnorm,
+                             void **scaled) {
+  tpmg_context *ctx = s->ctx;
+  tpmg_index n = s->level->n_dofs;
+  int range =
+      s->options.mode == TPMG_MODE_DOUBLE ? TPMG_SCALE_RANGE_DOUBLE : TPMG_SCALE_RANGE_FLOAT;
+  /* sigma within float's normal range where the solve's vectors are float
+   * (axpby takes it as a float), within double's otherwise */
+  int e_min = s->q == TPMG_FLOAT ? -126 : -1021, e_max = s->q == TPMG_FLOAT ? 126 : 1021;
+  double bb;
+  *sigma = 1.0;
+  *scaled = NULL;
+  TPMG_CALL(tpmg_partition_dot(s->grid, s->fine, s->q, b, b, &bb));
+  /* float entries are squared and summed in double, which neither over- nor
+   * underflows for them; NaN (a NaN entry) is refused below */
+  int shift = 0;
+  if (s->q == TPMG_DOUBLE && !isnan(bb) && !(bb >= 0x1p-900 && bb <= DBL_MAX))
+    shift = bb > DBL_MAX ? -544 : 600;
+  int e = shift == 0 && bb > 0.0 ? ilogb(sqrt(bb)) : 0;
+  if (shift != 0 || (bb <= DBL_MAX && (e < -range || e > range))) {
+    tpmg_status status = solver_malloc(s, vector_bytes(s), "solver scaled right-hand side", scaled);
+    TPMG_CALL(tpmg_comm_agree(ctx, status));
+    if (shift != 0) {
+      status = ctx->ops->axpby(ctx, s->q, n, ldexp(1.0, shift), b, 0.0, *scaled);
+      if (status == TPMG_SUCCESS)
+        status = tpmg_partition_dot(s->grid, s->fine, s->q, *scaled, *scaled, &bb);
+      if (status != TPMG_SUCCESS) {
+        solver_free(s, vector_bytes(s), scaled);
+        return status;
+      }
+      if (bb > 0.0 && bb <= DBL_MAX)
+        e = ilogb(sqrt(bb)) - shift;
+    }
+  }
+  if (!(bb <= DBL_MAX)) { /* NaN, or inf after scaling: an entry is not finite */
+    solver_free(s, vector_bytes(s), scaled);
+    return tpmg_error_set(ctx, TPMG_ERROR_ARGUMENT, __FILE__, __LINE__,
+                          "tpmg_solver_solve: b has an entry that is not finite (||b||^2 = %g); "
+                          "x unchanged",
+                          bb);
+  }
+  if (bb == 0.0 || !*scaled) { /* b = 0, or of ordinary size: the plain sum is ||b||^2 */
+    solver_free(s, vector_bytes(s), scaled);
+    *bnorm = sqrt(bb);
+    return TPMG_SUCCESS;
+  }
+  e = e < e_min ? e_min : e > e_max ? e_max : e;
+  *sigma = ldexp(1.0, -e);
+  tpmg_status status = ctx->ops->axpby(ctx, s->q, n, *sigma, b, 0.0, *scaled);
+  if (status == TPMG_SUCCESS)
+    status = norm(s, *scaled, bnorm);
+  if (status != TPMG_SUCCESS)
+    solver_free(s, vector_bytes(s), scaled);
+  return status;
+}
+
+/* The solve of A x = b with bnorm = ||b||: b and x as tpmg_solver_solve's,
+ * or scaled by it; result in their scale. */
+static tpmg_status solve(tpmg_solver *s, const void *b, void *x, double bnorm,
+                         tpmg_solver_result *result) {
+  tpmg_context *ctx = s->ctx;
   tpmg_solver_type type = s->options.type;
   void *r = s->vectors[0];
-  double bnorm, rnorm;
-
+  double rnorm;
   /* FMG from the start vector: a zero x (every entry) takes FMG's own path,
    * any other the correction's (tpmg_multigrid_fmg_work), at the cost of one
    * residual; r is free until the residual after the pass */
@@ -590,8 +701,6 @@ tpmg_status tpmg_solver_solve(tpmg_solver *solver, const void *b, void *x,
     TPMG_CALL(tpmg_multigrid_fmg_work(s->mg, s->q, b, r0, x, r, fine_z));
   }
   TPMG_CALL(ctx->ops->copy_boundary(ctx, s->level, s->q, b, x));
-
-  TPMG_CALL(norm(s, b, &bnorm));
   TPMG_CALL(residual(s, b, x, r, &rnorm));
   double rnorm0 = rnorm;
   int iterations = 0;
@@ -612,13 +721,46 @@ tpmg_status tpmg_solver_solve(tpmg_solver *solver, const void *b, void *x,
   }
   double final_norm;
   TPMG_CALL(true_residual(s, b, x, &final_norm));
+  result->iterations = iterations;
+  result->residual_norm_0 = rnorm0;
+  result->residual_norm = final_norm;
+  result->residual_reduction = bnorm > 0.0 ? final_norm / bnorm : 0.0;
+  result->converged = s->left && bnorm > 0.0 ? s->converged
+                                              : final_norm <= s->options.tolerance * bnorm;
+  return TPMG_SUCCESS;
+}
+
+tpmg_status tpmg_solver_solve(tpmg_solver *solver, const void *b, void *x,
+                              tpmg_solver_result *result) {
+  if (!solver) return TPMG_ERROR_ARGUMENT;
+  tpmg_solver *s = solver;
+  tpmg_context *ctx = s->ctx;
+  /* a monitor's call back into this solve would share its work vectors */
+  TPMG_CHECK(ctx, !s->solving, TPMG_ERROR_ARGUMENT,
+             "tpmg_solver_solve: solver %p is inside its tpmg_solver_solve already (called "
+             "from its monitor?); x unchanged",
+             (void *)s);
+  tpmg_index n = s->level->n_dofs;
+  TPMG_CALL(tpmg_vector_check_pair(ctx, "tpmg_solver_solve", s->q, "b", b, n, "x", x, n));
+  double sigma, bnorm;
+  void *scaled;
+  TPMG_CALL(scale_rhs(s, b, &sigma, &bnorm, &scaled));
+  tpmg_solver_result scaled_result;
+  tpmg_status status = TPMG_SUCCESS;
+  if (scaled)
+    status = scale_vector(s, sigma, x);
+  s->solving = 1;
+  if (status == TPMG_SUCCESS)
+    status = solve(s, scaled ? scaled : b, x, bnorm, &scaled_result);
+  s->solving = 0;
+  if (scaled && status == TPMG_SUCCESS)
+    status = scale_vector(s, 1.0 / sigma, x);
+  solver_free(s, vector_bytes(s), &scaled);
+  TPMG_CALL(status);
   if (result) {
-    result->iterations = iterations;
-    result->residual_norm_0 = rnorm0;
-    result->residual_norm = final_norm;
-    result->residual_reduction = bnorm > 0.0 ? final_norm / bnorm : 0.0;
-    result->converged = s->left && bnorm > 0.0 ? s->converged
-                                                : final_norm <= s->options.tolerance * bnorm;
+    *result = scaled_result;
+    result->residual_norm_0 /= sigma;
+    result->residual_norm /= sigma;
   }
   return TPMG_SUCCESS;
 }
