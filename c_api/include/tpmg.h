@@ -47,8 +47,22 @@
  *   are the whole level's.
  * - The level operator is the Laplace matrix with Dirichlet DoFs eliminated:
  *   interior rows and columns are those of the finite element matrix, a
- *   Dirichlet row is the identity row. Every object takes its grid's context;
- *   objects are not thread-safe, different objects may be used concurrently.
+ *   Dirichlet row is the identity row. Every object takes its grid's context.
+ * - Threads: one object must not be used by two threads at once (a solver,
+ *   its multigrid, a vector). Different objects may be used by different
+ *   threads at once, also objects of one context ("cpu" backend, one
+ *   process): e.g. each thread its own solver, all on one grid, with vectors
+ *   created and destroyed as it goes; the context's memory count, vector
+ *   registry and reference counts are synchronized for that. Not so on a
+ *   context of the "cuda" backend (its objects share the context's stream and
+ *   reduction buffers) nor on one spanning several ranks (its collective calls
+ *   share one communicator, which MPI requires to be called in the same order
+ *   on every rank): there, use a context per thread, or one thread at a time.
+ *   The context's own calls that change it (tpmg_context_destroy,
+ *   tpmg_context_stopwatch, tpmg_context_measure_limits) need every other call
+ *   on the context finished. Error messages are per thread:
+ *   tpmg_context_last_error gives the calling thread's last failure on the
+ *   context, unaffected by other threads' failures.
  */
 #ifndef TPMG_H
 #define TPMG_H
@@ -222,8 +236,11 @@ tpmg_status tpmg_context_communication(const tpmg_context *ctx, tpmg_communicati
  *  backend memory"). Destroy those, then the context. */
 tpmg_status tpmg_context_destroy(tpmg_context **ctx);
 
-/** The message of the last failed call on this context ("" if none).
- *  The string belongs to the context and is valid until its next call. */
+/** The message of the calling thread's last failed call on this context;
+ *  where this thread had none, the last of any thread ("" if none). The
+ *  string belongs to the context (and this thread) and is valid until this
+ *  thread's next call on the context; the fallback to another thread's
+ *  message is valid only while no other thread's call on the context fails. */
 const char *tpmg_context_last_error(const tpmg_context *ctx);
 
 /** Backend memory currently allocated through this context, in bytes (device

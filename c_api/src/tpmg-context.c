@@ -3,25 +3,46 @@
 #include <math.h>
 #include <omp.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tpmg-impl.h"
 
+/* Each thread keeps the message of its last failure with the id of its
+ * context, so that a thread reads its own message however many threads fail
+ * on the context at once; the context keeps a copy of the last one of any
+ * thread (under its lock) for the threads that had none there. */
+static _Thread_local struct {
+  uint64_t context;
+  char message[sizeof(((tpmg_context *)0)->error)];
+} thread_error;
+
+static atomic_uint_least64_t next_context_id = 1;
+
 tpmg_status tpmg_error_set(const tpmg_context *ctx, tpmg_status status, const char *file, int line,
                            const char *format, ...) {
   if (!ctx) return status;
-  /* The message is the context's only mutable state visible through const. */
-  char *buffer = ((tpmg_context *)ctx)->error;
+  char *buffer = thread_error.message;
   const char *base = strrchr(file, '/');
-  int used = snprintf(buffer, sizeof(((tpmg_context *)0)->error), "%s:%d: ", base ? base + 1 : file,
-                      line);
+  int used = snprintf(buffer, sizeof(thread_error.message), "%s:%d: ", base ? base + 1 : file, line);
   if (used < 0) used = 0;
   va_list args;
   va_start(args, format);
-  vsnprintf(buffer + used, sizeof(((tpmg_context *)0)->error) - (size_t)used, format, args);
+  vsnprintf(buffer + used, sizeof(thread_error.message) - (size_t)used, format, args);
   va_end(args);
+  tpmg_error_replace((tpmg_context *)ctx, buffer);
   return status;
+}
+
+/* The message is the context's only mutable state visible through const. */
+void tpmg_error_replace(tpmg_context *ctx, const char *message) {
+  if (message != thread_error.message)
+    snprintf(thread_error.message, sizeof(thread_error.message), "%s", message);
+  thread_error.context = ctx->id;
+  pthread_mutex_lock(&ctx->lock);
+  memcpy(ctx->error, thread_error.message, sizeof(ctx->error));
+  pthread_mutex_unlock(&ctx->lock);
 }
 
 size_t tpmg_precision_size(tpmg_precision precision) {
@@ -43,8 +64,14 @@ static tpmg_status create_local(const tpmg_context_options *opts, int local_rank
     return TPMG_ERROR_ARGUMENT;
   tpmg_context *c = calloc(1, sizeof(*c));
   if (!c) return TPMG_ERROR_MEMORY;
+  if (pthread_mutex_init(&c->lock, NULL) != 0) {
+    free(c);
+    return TPMG_ERROR_MEMORY;
+  }
+  c->id = atomic_fetch_add(&next_context_id, 1);
   c->size = 1;
   if (strlen(name) >= sizeof(c->backend)) {
+    pthread_mutex_destroy(&c->lock);
     free(c);
     return TPMG_ERROR_ARGUMENT;
   }
@@ -58,6 +85,7 @@ static tpmg_status create_local(const tpmg_context_options *opts, int local_rank
   c->ops = tpmg_backend_find(c->backend, &known);
   if (slash) *slash = '/';
   if (!c->ops) {
+    pthread_mutex_destroy(&c->lock);
     free(c);
     return known ? TPMG_ERROR_UNSUPPORTED : TPMG_ERROR_ARGUMENT;
   }
@@ -71,6 +99,7 @@ static tpmg_status create_local(const tpmg_context_options *opts, int local_rank
   c->refs = 1;
   tpmg_status status = c->ops->init(c);
   if (status != TPMG_SUCCESS) {
+    pthread_mutex_destroy(&c->lock);
     free(c);
     return status;
   }
@@ -83,6 +112,7 @@ static void free_context(tpmg_context *c) {
   tpmg_vector_registry_free(c);
   c->ops->finalize(c);
   tpmg_comm_destroy(c);
+  pthread_mutex_destroy(&c->lock);
   free(c);
 }
 
@@ -151,10 +181,10 @@ tpmg_status tpmg_context_destroy(tpmg_context **ctx) {
   tpmg_context *c = *ctx;
   if (!c) return TPMG_SUCCESS;
   int n_grids = c->refs - 1;
-  size_t n_vectors = tpmg_vector_count(c);
-  if (n_grids > 0 || n_vectors > 0 || c->bytes > 0) {
+  size_t n_vectors = tpmg_vector_count(c), bytes = c->bytes;
+  if (n_grids > 0 || n_vectors > 0 || bytes > 0) {
     char memory[32];
-    format_bytes(c->bytes, memory, sizeof memory);
+    format_bytes(bytes, memory, sizeof memory);
     return tpmg_error_set(c, TPMG_ERROR_ARGUMENT, __FILE__, __LINE__,
                           "tpmg_context_destroy: still live: %d grid%s, %zu vector%s, %s of "
                           "backend memory; destroy them first (a grid lives until it and every "
@@ -191,7 +221,8 @@ tpmg_status tpmg_context_ranks(const tpmg_context *ctx, int *rank, int *size) {
 }
 
 const char *tpmg_context_last_error(const tpmg_context *ctx) {
-  return ctx ? ctx->error : "tpmg: no context";
+  if (!ctx) return "tpmg: no context";
+  return thread_error.context == ctx->id ? thread_error.message : ctx->error;
 }
 
 tpmg_status tpmg_context_memory(const tpmg_context *ctx, size_t *bytes) {
@@ -250,14 +281,14 @@ tpmg_status tpmg_malloc(tpmg_context *ctx, size_t bytes, const char *what, void 
   TPMG_CALL(ctx->ops->alloc(ctx, bytes, ptr));
   TPMG_CHECK(ctx, *ptr, TPMG_ERROR_MEMORY, "%s: allocating %zu bytes of %s memory failed", what,
              bytes, ctx->ops->name);
-  ctx->bytes += bytes;
+  atomic_fetch_add(&ctx->bytes, bytes);
   return TPMG_SUCCESS;
 }
 
 void tpmg_free(tpmg_context *ctx, size_t bytes, void *ptr) {
   if (!ptr) return;
   ctx->ops->release(ctx, ptr);
-  ctx->bytes -= bytes;
+  atomic_fetch_sub(&ctx->bytes, bytes);
 }
 
 /* ---- benchmark support --------------------------------------------------- */
