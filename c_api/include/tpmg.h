@@ -244,7 +244,12 @@ tpmg_status tpmg_context_destroy(tpmg_context **ctx);
 const char *tpmg_context_last_error(const tpmg_context *ctx);
 
 /** Backend memory currently allocated through this context, in bytes (device
- *  memory for CUDA). Host work arrays of the CPU backend count too.
+ *  memory for CUDA). Host arrays (the CPU backend's work arrays, the test
+ *  problems' host copies) count too where the
+ *  backend's memory is the host; they are checked against the host's
+ *  available memory on every backend (TPMG_ERROR_MEMORY saying how much they
+ *  need and how much is available). The CPU backend writes its memory as it
+ *  allocates it, so that this count is resident memory.
  *  @param[out] bytes the byte count */
 tpmg_status tpmg_context_memory(const tpmg_context *ctx, size_t *bytes);
 

@@ -181,7 +181,7 @@ tpmg_status tpmg_context_destroy(tpmg_context **ctx) {
   tpmg_context *c = *ctx;
   if (!c) return TPMG_SUCCESS;
   int n_grids = c->refs - 1;
-  size_t n_vectors = tpmg_vector_count(c), bytes = c->bytes;
+  size_t n_vectors = tpmg_vector_count(c), bytes = c->bytes + c->host_bytes;
   if (n_grids > 0 || n_vectors > 0 || bytes > 0) {
     char memory[32];
     format_bytes(bytes, memory, sizeof memory);
@@ -275,9 +275,14 @@ tpmg_status tpmg_malloc(tpmg_context *ctx, size_t bytes, const char *what, void 
   if (bytes == 0) return TPMG_SUCCESS;
   size_t available = SIZE_MAX;
   TPMG_CALL(ctx->ops->free_memory(ctx, &available));
-  TPMG_CHECK(ctx, bytes <= available, TPMG_ERROR_MEMORY,
-             "%s: needs %zu bytes of %s memory, %zu available", what, bytes, ctx->ops->name,
-             available);
+  if (bytes > available) {
+    char need[32], have[32];
+    format_bytes(bytes, need, sizeof need);
+    format_bytes(available, have, sizeof have);
+    return tpmg_error_set(ctx, TPMG_ERROR_MEMORY, __FILE__, __LINE__,
+                          "%s: needs %s (%zu bytes) of %s memory, %s (%zu bytes) available", what,
+                          need, bytes, ctx->ops->name, have, available);
+  }
   TPMG_CALL(ctx->ops->alloc(ctx, bytes, ptr));
   TPMG_CHECK(ctx, *ptr, TPMG_ERROR_MEMORY, "%s: allocating %zu bytes of %s memory failed", what,
              bytes, ctx->ops->name);
@@ -289,6 +294,49 @@ void tpmg_free(tpmg_context *ctx, size_t bytes, void *ptr) {
   if (!ptr) return;
   ctx->ops->release(ctx, ptr);
   atomic_fetch_sub(&ctx->bytes, bytes);
+}
+
+tpmg_status tpmg_host_available(size_t *bytes) {
+  *bytes = SIZE_MAX;
+  FILE *file = fopen("/proc/meminfo", "r");
+  if (!file) return TPMG_SUCCESS;
+  char line[256];
+  unsigned long long kib;
+  while (fgets(line, sizeof(line), file))
+    if (sscanf(line, "MemAvailable: %llu kB", &kib) == 1) {
+      if (kib <= SIZE_MAX / 1024) *bytes = (size_t)kib * 1024;
+      break;
+    }
+  fclose(file);
+  return TPMG_SUCCESS;
+}
+
+tpmg_status tpmg_host_malloc(tpmg_context *ctx, size_t bytes, const char *what, void **ptr) {
+  if (ctx->ops->memory == TPMG_MEMORY_HOST) return tpmg_malloc(ctx, bytes, what, ptr);
+  *ptr = NULL;
+  if (bytes == 0) return TPMG_SUCCESS;
+  size_t available = SIZE_MAX;
+  TPMG_CALL(tpmg_host_available(&available));
+  char need[32], have[32];
+  format_bytes(bytes, need, sizeof need);
+  format_bytes(available, have, sizeof have);
+  TPMG_CHECK(ctx, bytes <= available, TPMG_ERROR_MEMORY,
+             "%s: needs %s (%zu bytes) of host memory, %s available", what, need, bytes, have);
+  *ptr = malloc(bytes);
+  TPMG_CHECK(ctx, *ptr, TPMG_ERROR_MEMORY, "%s: allocating %s (%zu bytes) of host memory failed",
+             what, need, bytes);
+  atomic_fetch_add(&ctx->host_bytes, bytes);
+  return TPMG_SUCCESS;
+}
+
+void tpmg_host_free(tpmg_context *ctx, size_t bytes, void *ptr) {
+  if (ctx->ops->memory == TPMG_MEMORY_HOST) {
+    tpmg_free(ctx, bytes, ptr);
+    return;
+  }
+  if (!ptr) return;
+  free(ptr);
+  atomic_fetch_sub(&ctx->host_bytes, bytes);
 }
 
 /* ---- benchmark support --------------------------------------------------- */

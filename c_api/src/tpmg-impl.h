@@ -38,6 +38,7 @@ struct tpmg_context {
   int device;
   uint64_t id;               /* unique among the process's contexts (tpmg_error_set) */
   atomic_size_t bytes;       /* backend memory allocated through tpmg_malloc */
+  atomic_size_t host_bytes;  /* host memory of tpmg_host_malloc where that is not backend memory */
   atomic_int refs;           /* the caller's 1 plus one per live grid (tpmg_grid_release) */
   pthread_mutex_t lock;      /* guards vectors and error */
   tpmg_vector_registry *vectors; /* what tpmg_vector_create made (tpmg-vector.c) */
