@@ -3,9 +3,11 @@
  * - Two threads, each with its own solver on one shared grid, solve the same
  *   problem several times while creating, checking and destroying vectors of
  *   the context in loops: every solution equals, bit for bit, the one a single
- *   thread solved before; the context's memory and its live vectors are back
- *   to where they were (an unsynchronized byte count or vector registry loses
- *   updates here, and ThreadSanitizer reports the race).
+ *   thread solved before, and each solver reports the memory of that
+ *   thread's (tpmg_solver_memory, not skewed by the other thread's
+ *   allocations); the context's memory and its live vectors are back to where
+ *   they were (an unsynchronized byte count or vector registry loses updates
+ *   here, and ThreadSanitizer reports the race).
  * - The error message is per thread: thread 0 fails, then thread 1 (one
  *   after the other, by barriers), then each reads tpmg_context_last_error
  *   and finds its own message; the main thread, which did not fail, reads the
@@ -28,6 +30,7 @@ typedef struct {
   tpmg_grid *grid;
   int id;
   const double *expected; /* the single-thread solution */
+  size_t expected_memory; /* and its solver's tpmg_solver_memory after the create */
   int64_t n;
   pthread_barrier_t *barrier;
   void *bogus;           /* a pointer that is no vector: its refusal is this thread's error */
@@ -58,6 +61,14 @@ static void work(worker *w) {
   void *b = NULL, *x = NULL;
   double *host = ref_malloc(sizeof(double) * (size_t)w->n);
   WORKER_CALL(w, tpmg_solver_create(w->grid, NULL, &solver));
+  size_t memory = 0;
+  WORKER_CALL(w, tpmg_solver_memory(solver, &memory));
+  if (memory != w->expected_memory) {
+    char what[128];
+    snprintf(what, sizeof what, "tpmg_solver_memory %zu bytes, the single-thread solver's %zu",
+             memory, w->expected_memory);
+    fail(w, what, TPMG_SUCCESS);
+  }
   WORKER_CALL(w, tpmg_vector_create(ctx, TPMG_DOUBLE, w->n, &b));
   WORKER_CALL(w, tpmg_vector_create(ctx, TPMG_DOUBLE, w->n, &x));
   WORKER_CALL(w, tpmg_problem_rhs(w->grid, TPMG_RHS_SINE, TPMG_DOUBLE, b));
@@ -132,6 +143,8 @@ int main(void) {
   REF_CALL(ctx, tpmg_problem_rhs(grid, TPMG_RHS_SINE, TPMG_DOUBLE, b));
   REF_CALL(ctx, tpmg_vector_set(ctx, TPMG_DOUBLE, n, 0.0, x));
   REF_CALL(ctx, tpmg_solver_create(grid, NULL, &solver));
+  size_t solver_memory = 0;
+  REF_CALL(ctx, tpmg_solver_memory(solver, &solver_memory));
   REF_CALL(ctx, tpmg_solver_solve(solver, b, x, NULL));
   REF_DOWNLOAD(ctx, TPMG_DOUBLE, n, x, expected);
   REF_CALL(ctx, tpmg_solver_destroy(&solver));
@@ -146,7 +159,7 @@ int main(void) {
   worker w[2];
   pthread_t thread[2];
   for (int t = 0; t < 2; ++t) {
-    w[t] = (worker){ctx, grid, t, expected, n, &barrier, bogus[t], "", "", ""};
+    w[t] = (worker){ctx, grid, t, expected, solver_memory, n, &barrier, bogus[t], "", "", ""};
     REF_CHECK(pthread_create(&thread[t], NULL, run, &w[t]) == 0, "pthread_create %d failed", t);
   }
   for (int t = 0; t < 2; ++t)

@@ -20,6 +20,13 @@ static _Thread_local struct {
 
 static atomic_uint_least64_t next_context_id = 1;
 
+/* Backend memory allocated less freed by this thread, modulo 2^64: the growth
+ * over a span of calls is what this thread's calls took, whatever other
+ * threads allocate meanwhile (tpmg_thread_memory). */
+static _Thread_local size_t thread_bytes;
+
+size_t tpmg_thread_memory(void) { return thread_bytes; }
+
 tpmg_status tpmg_error_set(const tpmg_context *ctx, tpmg_status status, const char *file, int line,
                            const char *format, ...) {
   if (!ctx) return status;
@@ -287,6 +294,7 @@ tpmg_status tpmg_malloc(tpmg_context *ctx, size_t bytes, const char *what, void 
   TPMG_CHECK(ctx, *ptr, TPMG_ERROR_MEMORY, "%s: allocating %zu bytes of %s memory failed", what,
              bytes, ctx->ops->name);
   atomic_fetch_add(&ctx->bytes, bytes);
+  thread_bytes += bytes;
   return TPMG_SUCCESS;
 }
 
@@ -294,6 +302,7 @@ void tpmg_free(tpmg_context *ctx, size_t bytes, void *ptr) {
   if (!ptr) return;
   ctx->ops->release(ctx, ptr);
   atomic_fetch_sub(&ctx->bytes, bytes);
+  thread_bytes -= bytes;
 }
 
 tpmg_status tpmg_host_available(size_t *bytes) {

@@ -58,6 +58,12 @@ struct tpmg_context {
                                 tpmg_error_set, under lock */
 };
 
+/* Backend memory that the calling thread's tpmg_malloc and tpmg_free added
+ * (net, modulo 2^64, over all contexts): the difference of two readings is
+ * what this thread's calls in between allocated, unaffected by other threads
+ * (as the difference of two tpmg_context_memory readings is not). */
+size_t tpmg_thread_memory(void);
+
 /* Replace the calling thread's message on ctx, and the context's, by `message`
  * as it is (no file and line): for a message agreed on among ranks. */
 void tpmg_error_replace(tpmg_context *ctx, const char *message);
