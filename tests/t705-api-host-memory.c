@@ -79,6 +79,9 @@ static int contains(const char *haystack, const char *needle) {
 }
 
 static void limited(tpmg_context *ctx, tpmg_grid *grid, tpmg_index n) {
+  /* every block mapped on its own (none reused from the heap), so that the
+   * limit bites at once */
+  mallopt(M_MMAP_THRESHOLD, 64 * 1024);
   void *x = ref_vector_create(ctx, TPMG_DOUBLE, n, NULL), *xf = NULL, *bf = NULL;
   REF_CALL(ctx, tpmg_problem_rhs(grid, TPMG_RHS_SINE, TPMG_DOUBLE, x));
   REF_CALL(ctx, tpmg_vector_create(ctx, TPMG_FLOAT, n, &xf));
@@ -89,8 +92,6 @@ static void limited(tpmg_context *ctx, tpmg_grid *grid, tpmg_index n) {
   REF_CALL(ctx, tpmg_problem_l2_error(grid, TPMG_RHS_SINE, TPMG_FLOAT, xf, &expected_float));
   const size_t memory = context_memory(ctx);
 
-  /* every block mapped on its own, so that the limit bites at once */
-  mallopt(M_MMAP_THRESHOLD, 64 * 1024);
   struct rlimit old, limit;
   REF_CHECK(getrlimit(RLIMIT_AS, &old) == 0, "getrlimit failed");
   limit = old;
