@@ -244,8 +244,8 @@ tpmg_status tpmg_context_destroy(tpmg_context **ctx);
 const char *tpmg_context_last_error(const tpmg_context *ctx);
 
 /** Backend memory currently allocated through this context, in bytes (device
- *  memory for CUDA). Host arrays (the CPU backend's work arrays, the test
- *  problems' host copies) count too where the
+ *  memory for CUDA). Host arrays (the CPU backend's work arrays, the coarse
+ *  solver's host factors, the test problems' host copies) count too where the
  *  backend's memory is the host; they are checked against the host's
  *  available memory on every backend (TPMG_ERROR_MEMORY saying how much they
  *  need and how much is available). The CPU backend writes its memory as it
@@ -657,14 +657,19 @@ typedef struct tpmg_coarse tpmg_coarse;
 /** The exact solver of level 0 (the coarse mesh as given), as the V-cycle
  *  solves its bottom level. The interior matrix is a Kronecker sum of 1D
  *  matrices, as a patch's, so it is inverted by fast diagonalization with the
- *  1D eigenpairs: up to TPMG_MAX_COARSE_DOFS interior DoFs into a dense
- *  inverse kept in the context's memory and applied there; above, applied on
- *  the host in double in O(n_I sum_d n_d) operations (tpmg_coarse_apply then
- *  moves b and x between the context's memory and the host).
+ *  1D eigenpairs of every direction but the one with the most points, D,
+ *  along which a banded Cholesky factorization per eigenvalue sum solves: up
+ *  to TPMG_MAX_COARSE_DOFS interior DoFs into a dense inverse kept in the
+ *  context's memory and applied there; above, applied on the host in double
+ *  in O(n_I (sum_{d != D} n_d + k)) operations (tpmg_coarse_apply then moves b
+ *  and x between the context's memory and the host). Set-up takes
+ *  O(sum_{d != D} n_d^3 + n_I k^2) operations (dense eigenproblems), and for
+ *  the dense inverse O(n_I^2 (sum_{d != D} n_d + k)).
  *  @param[out] coarse owned by the caller, free with tpmg_coarse_destroy
  *  @return TPMG_ERROR_UNSUPPORTED for more than 46340 interior points in one
- *  direction (the 1D eigenproblems are dense; tpmg_multigrid_create and
- *  tpmg_solver_create refuse such a bottom level likewise) */
+ *  direction (tpmg_multigrid_create and tpmg_solver_create refuse such a
+ *  bottom level likewise); TPMG_ERROR_MEMORY where its host arrays do not fit
+ *  in the host's available memory, the message saying how much they need */
 tpmg_status tpmg_coarse_create(tpmg_grid *grid, tpmg_precision precision, tpmg_coarse **coarse);
 
 /** x_I = A_II^{-1} b_I on level 0, x_B = 0 on Dirichlet DoFs. b and x are
