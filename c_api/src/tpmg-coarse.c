@@ -47,7 +47,7 @@ struct tpmg_coarse {
    * S_d and S_d^T (n_d x n_d row-major) for d != D; the band factors L_q of
    * K_D + μ_q M_D (band_factor); for the host solve also a level vector of the
    * solver's precision and two interior tensors */
-  int D;                  /* the direction solved by band factors */
+  int D;                   /* the direction solved by band factors */
   tpmg_index inner, outer; /* points before and after D: n_I = inner n_D outer */
   double *S[3], *ST[3];
   size_t S_bytes[3];
@@ -413,7 +413,8 @@ static tpmg_status band_factors(tpmg_context *ctx, tpmg_coarse *c, double *const
 static void band_solve(const tpmg_coarse *c, int n_threads, double *t) {
   const int nD = c->n[c->D], k = c->level->degree, w = k + 1;
   const tpmg_index inner = c->inner, outer = c->outer;
-#pragma omp parallel for schedule(static) num_threads(n_threads) if (outer > 1 && c->n_interior > 4096)
+#pragma omp parallel for schedule(static)                                                          \
+    num_threads(n_threads) if (outer > 1 && c->n_interior > 4096)
   for (tpmg_index o = 0; o < outer; ++o) {
     double *x = t + (size_t)o * (size_t)nD * (size_t)inner;
     const double *F = c->factor + (size_t)o * (size_t)nD * (size_t)w * (size_t)inner;
@@ -507,8 +508,7 @@ static tpmg_status build_host_solver(tpmg_context *ctx, tpmg_coarse *c) {
   c->host_bytes = (size_t)c->level->n_dofs * tpmg_precision_size(c->precision);
   c->tensor_bytes = sizeof(double) * (size_t)c->n_interior;
   TPMG_CALL(tpmg_host_malloc(ctx, c->host_bytes, "coarse solver: host level vector", &c->host));
-  TPMG_CALL(
-      tpmg_host_malloc(ctx, c->tensor_bytes, "coarse solver: host interior", (void **)&c->t));
+  TPMG_CALL(tpmg_host_malloc(ctx, c->tensor_bytes, "coarse solver: host interior", (void **)&c->t));
   return tpmg_host_malloc(ctx, c->tensor_bytes, "coarse solver: host interior", (void **)&c->w);
 }
 
@@ -524,8 +524,8 @@ static tpmg_status factor(tpmg_context *ctx, tpmg_coarse *c) {
     const size_t nn = (size_t)c->n[d] * (size_t)c->n[d];
     c->S_bytes[d] = sizeof(double) * nn;
     lambda_bytes[d] = sizeof(double) * (size_t)c->n[d];
-    status = tpmg_host_malloc(ctx, c->S_bytes[d], "coarse solver: 1D eigenvectors",
-                              (void **)&c->S[d]);
+    status =
+        tpmg_host_malloc(ctx, c->S_bytes[d], "coarse solver: 1D eigenvectors", (void **)&c->S[d]);
     if (status == TPMG_SUCCESS)
       status = tpmg_host_malloc(ctx, c->S_bytes[d], "coarse solver: 1D eigenvectors",
                                 (void **)&c->ST[d]);

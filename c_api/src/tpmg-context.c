@@ -32,7 +32,8 @@ tpmg_status tpmg_error_set(const tpmg_context *ctx, tpmg_status status, const ch
   if (!ctx) return status;
   char *buffer = thread_error.message;
   const char *base = strrchr(file, '/');
-  int used = snprintf(buffer, sizeof(thread_error.message), "%s:%d: ", base ? base + 1 : file, line);
+  int used =
+      snprintf(buffer, sizeof(thread_error.message), "%s:%d: ", base ? base + 1 : file, line);
   if (used < 0) used = 0;
   va_list args;
   va_start(args, format);

@@ -36,11 +36,11 @@ struct tpmg_context {
   const char *variant;       /* inside backend: what follows the first '/', or NULL */
   int n_threads;
   int device;
-  uint64_t id;               /* unique among the process's contexts (tpmg_error_set) */
-  atomic_size_t bytes;       /* backend memory allocated through tpmg_malloc */
-  atomic_size_t host_bytes;  /* host memory of tpmg_host_malloc where that is not backend memory */
-  atomic_int refs;           /* the caller's 1 plus one per live grid (tpmg_grid_release) */
-  pthread_mutex_t lock;      /* guards vectors and error */
+  uint64_t id;              /* unique among the process's contexts (tpmg_error_set) */
+  atomic_size_t bytes;      /* backend memory allocated through tpmg_malloc */
+  atomic_size_t host_bytes; /* host memory of tpmg_host_malloc where that is not backend memory */
+  atomic_int refs;          /* the caller's 1 plus one per live grid (tpmg_grid_release) */
+  pthread_mutex_t lock;     /* guards vectors and error */
   tpmg_vector_registry *vectors; /* what tpmg_vector_create made (tpmg-vector.c) */
   const tpmg_backend_ops *ops;
   void *backend_data;        /* owned by the backend */
@@ -54,8 +54,8 @@ struct tpmg_context {
   int overlap;               /* smoothers overlap exchanges with patches (tpmg-smoother.c) */
   const char *transport;     /* how messages travel (tpmg_context_transport) */
   tpmg_communication traffic; /* counted by tpmg-partition.c and tpmg-comm.c */
-  char error[1024];          /* the last message of any thread; mutable through const in
-                                tpmg_error_set, under lock */
+  char error[1024];           /* the last message of any thread; mutable through const in
+                                 tpmg_error_set, under lock */
 };
 
 /* Backend memory that the calling thread's tpmg_malloc and tpmg_free added

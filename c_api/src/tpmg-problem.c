@@ -197,7 +197,8 @@ tpmg_status tpmg_problem_rhs(tpmg_grid *grid, tpmg_rhs rhs, tpmg_precision preci
   const size_t host_bytes = in_place ? 0 : sizeof(double) * (size_t)n;
   double *host = in_place ? b : NULL;
   if (!in_place)
-    TPMG_CALL(tpmg_host_malloc(ctx, host_bytes, "tpmg_problem_rhs: host copy of b", (void **)&host));
+    TPMG_CALL(
+        tpmg_host_malloc(ctx, host_bytes, "tpmg_problem_rhs: host copy of b", (void **)&host));
   double *F[3] = {NULL, NULL, NULL};
   tpmg_status status = TPMG_SUCCESS;
   int ok = 1;
@@ -294,9 +295,8 @@ tpmg_status tpmg_problem_l2_error(tpmg_grid *grid, tpmg_rhs rhs, tpmg_precision 
             for (int a0 = 0; a0 < n; ++a0) {
               tpmg_index i[3] = {c0 * k + a0, c1 * k + a1, dim == 3 ? c2 * k + a2 : 0};
               tpmg_index index = local_index(&g, i);
-              u[a0 + n * (a1 + n * a2)] = precision == TPMG_DOUBLE
-                                              ? ((const double *)host)[index]
-                                              : ((const float *)host)[index];
+              u[a0 + n * (a1 + n * a2)] = precision == TPMG_DOUBLE ? ((const double *)host)[index]
+                                                                   : ((const float *)host)[index];
             }
         for (int a2 = 0; a2 < nz; ++a2) /* x: (a0,a1,a2) -> (q0,a1,a2) */
           for (int a1 = 0; a1 < n; ++a1)

@@ -102,7 +102,8 @@ static void first_touch(tpmg_context *ctx, char *block, size_t bytes) {
   {
     const size_t t = (size_t)omp_get_thread_num(), n = (size_t)omp_get_num_threads();
     const size_t first = pages * t / n * page, end = pages * (t + 1) / n * page;
-    if (first < bytes) memset(block + first, 0, (end < bytes ? end : bytes) - first);
+    if (first < bytes)
+      memset(block + first, 0, (end < bytes ? end : bytes) - first);
   }
 }
 
