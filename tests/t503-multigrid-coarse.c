@@ -7,7 +7,11 @@
  *     (relative difference <= 1e-11) and float (<= 1e-6 against the
  *     float-rounded b); Dirichlet entries of x are 0 and every entry written.
  *     2D Q2 on 40 x 40 cells (6241 interior DoFs) and 3D Q2 on 9 x 8 x 9
- *     cells of an anisotropic box (4335).
+ *     cells of an anisotropic box (4335). Levels long in one direction D,
+ *     which the solver factors by bands instead of diagonalizing: 3D Q3 on
+ *     3 x 3 x 60 cells (11456, D = z) and 2D Q2 on 3 x 1200 (11995, D = y) on
+ *     the host, and with the dense inverse (at most TPMG_MAX_COARSE_DOFS) 2D Q1
+ *     on 601 x 3 (1200, D = x) and 3D Q2 on 2 x 40 x 2 (711, D = y).
  * (b) Whole solves (GMRES and FMG, modes double and mixed, tolerance 1e-9) of
  *     u = prod sin(pi x_d) on large coarse meshes, whose grids add hidden
  *     levels below level 0 (every cell count even) or solve a bottom level
@@ -104,15 +108,15 @@ static void band_solve(int64_t n, int64_t w, const double *band, double *x) {
 }
 
 static void check_bottom_solve(tpmg_context *ctx, int dim, int k, const int cells[3],
-                               const double *box, uint64_t *seed) {
+                               const double *box, int host, uint64_t *seed) {
   ref_mesh m;
   ref_mesh_init(&m, dim, k, cells, box, 0);
   const int64_t n = m.n_dofs;
   int64_t *index = ref_malloc(sizeof(int64_t) * n), *position = ref_malloc(sizeof(int64_t) * n);
   const int64_t n_interior = interior_dofs(&m, index);
-  REF_CHECK(n_interior > TPMG_MAX_COARSE_DOFS,
-            "case %dD Q%d: %lld interior DoFs, meant to be above TPMG_MAX_COARSE_DOFS", dim, k,
-            (long long)n_interior);
+  REF_CHECK((n_interior > TPMG_MAX_COARSE_DOFS) == host,
+            "case %dD Q%d: %lld interior DoFs, meant to be %s TPMG_MAX_COARSE_DOFS", dim, k,
+            (long long)n_interior, host ? "above" : "at most");
   for (int64_t i = 0; i < n; ++i)
     position[i] = -1;
   for (int64_t i = 0; i < n_interior; ++i)
@@ -288,8 +292,17 @@ int main(int argc, char **argv) {
 
   const int cells_2d[3] = {40, 40, 1}, cells_3d[3] = {9, 8, 9};
   const double box_3d[6] = {0.0, 1.0, -0.5, 1.0, 0.25, 1.0};
-  check_bottom_solve(ctx, 2, 2, cells_2d, NULL, &seed);
-  check_bottom_solve(ctx, 3, 2, cells_3d, box_3d, &seed);
+  check_bottom_solve(ctx, 2, 2, cells_2d, NULL, 1, &seed);
+  check_bottom_solve(ctx, 3, 2, cells_3d, box_3d, 1, &seed);
+  /* long in one direction D, which the solver factors by bands */
+  const int long_z[3] = {3, 3, 60}, long_y[3] = {3, 1200, 1}, long_x[3] = {601, 3, 1},
+            long_y_3d[3] = {2, 40, 2};
+  const double box_z[6] = {0.0, 1.0, 0.0, 1.0, 0.0, 20.0}, box_y[6] = {0.0, 1.0, 0.0, 400.0, 0, 1},
+               box_x[6] = {0.0, 200.0, 0.0, 1.0, 0, 1}, box_y_3d[6] = {0, 1, 0, 20, 0, 1};
+  check_bottom_solve(ctx, 3, 3, long_z, box_z, 1, &seed);
+  check_bottom_solve(ctx, 2, 2, long_y, box_y, 1, &seed);
+  check_bottom_solve(ctx, 2, 1, long_x, box_x, 0, &seed);
+  check_bottom_solve(ctx, 3, 2, long_y_3d, box_y_3d, 0, &seed);
 
   for (int i = 0; i < 3; ++i)
     check_solves(ctx, full ? &full_cases[i] : &small_cases[i]);

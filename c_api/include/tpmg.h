@@ -48,8 +48,22 @@
  *   are the whole level's.
  * - The level operator is the Laplace matrix with Dirichlet DoFs eliminated:
  *   interior rows and columns are those of the finite element matrix, a
- *   Dirichlet row is the identity row. Every object takes its grid's context;
- *   objects are not thread-safe, different objects may be used concurrently.
+ *   Dirichlet row is the identity row. Every object takes its grid's context.
+ * - Threads: one object must not be used by two threads at once (a solver,
+ *   its multigrid, a vector). Different objects may be used by different
+ *   threads at once, also objects of one context ("cpu" backend, one
+ *   process): e.g. each thread its own solver, all on one grid, with vectors
+ *   created and destroyed as it goes; the context's memory count, vector
+ *   registry and reference counts are synchronized for that. Not so on a
+ *   context of the "cuda" backend (its objects share the context's stream and
+ *   reduction buffers) nor on one spanning several ranks (its collective calls
+ *   share one communicator, which MPI requires to be called in the same order
+ *   on every rank): there, use a context per thread, or one thread at a time.
+ *   The context's own calls that change it (tpmg_context_destroy,
+ *   tpmg_context_stopwatch, tpmg_context_measure_limits) need every other call
+ *   on the context finished. Error messages are per thread:
+ *   tpmg_context_last_error gives the calling thread's last failure on the
+ *   context, unaffected by other threads' failures.
  */
 #ifndef TPMG_H
 #define TPMG_H
@@ -210,12 +224,20 @@ tpmg_status tpmg_context_transport(const tpmg_context *ctx, const char **name);
  *  backend memory"). Destroy those, then the context. */
 tpmg_status tpmg_context_destroy(tpmg_context **ctx);
 
-/** The message of the last failed call on this context ("" if none).
- *  The string belongs to the context and is valid until its next call. */
+/** The message of the calling thread's last failed call on this context;
+ *  where this thread had none, the last of any thread ("" if none). The
+ *  string belongs to the context (and this thread) and is valid until this
+ *  thread's next call on the context; the fallback to another thread's
+ *  message is valid only while no other thread's call on the context fails. */
 const char *tpmg_context_last_error(const tpmg_context *ctx);
 
 /** Backend memory currently allocated through this context, in bytes (device
- *  memory for CUDA). Host work arrays of the CPU backend count too.
+ *  memory for CUDA). Host arrays (the CPU backend's work arrays, the coarse
+ *  solver's host factors, the test problems' host copies) count too where the
+ *  backend's memory is the host; they are checked against the host's
+ *  available memory on every backend (TPMG_ERROR_MEMORY saying how much they
+ *  need and how much is available). The CPU backend writes its memory as it
+ *  allocates it, so that this count is resident memory.
  *  @param[out] bytes the byte count */
 tpmg_status tpmg_context_memory(const tpmg_context *ctx, size_t *bytes);
 
@@ -530,14 +552,19 @@ typedef struct tpmg_coarse tpmg_coarse;
 /** The exact solver of level 0 (the coarse mesh as given), as the V-cycle
  *  solves its bottom level. The interior matrix is a Kronecker sum of 1D
  *  matrices, as a patch's, so it is inverted by fast diagonalization with the
- *  1D eigenpairs: up to TPMG_MAX_COARSE_DOFS interior DoFs into a dense
- *  inverse kept in the context's memory and applied there; above, applied on
- *  the host in double in O(n_I sum_d n_d) operations (tpmg_coarse_apply then
- *  moves b and x between the context's memory and the host).
+ *  1D eigenpairs of every direction but the one with the most points, D,
+ *  along which a banded Cholesky factorization per eigenvalue sum solves: up
+ *  to TPMG_MAX_COARSE_DOFS interior DoFs into a dense inverse kept in the
+ *  context's memory and applied there; above, applied on the host in double
+ *  in O(n_I (sum_{d != D} n_d + k)) operations (tpmg_coarse_apply then moves b
+ *  and x between the context's memory and the host). Set-up takes
+ *  O(sum_{d != D} n_d^3 + n_I k^2) operations (dense eigenproblems), and for
+ *  the dense inverse O(n_I^2 (sum_{d != D} n_d + k)).
  *  @param[out] coarse owned by the caller, free with tpmg_coarse_destroy
  *  @return TPMG_ERROR_UNSUPPORTED for more than 46340 interior points in one
- *  direction (the 1D eigenproblems are dense; tpmg_multigrid_create and
- *  tpmg_solver_create refuse such a bottom level likewise) */
+ *  direction (tpmg_multigrid_create and tpmg_solver_create refuse such a
+ *  bottom level likewise); TPMG_ERROR_MEMORY where its host arrays do not fit
+ *  in the host's available memory, the message saying how much they need */
 tpmg_status tpmg_coarse_create(tpmg_grid *grid, tpmg_precision precision, tpmg_coarse **coarse);
 
 /** x_I = A_II^{-1} b_I on level 0, x_B = 0 on Dirichlet DoFs. b and x are

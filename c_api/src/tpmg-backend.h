@@ -281,6 +281,16 @@ void tpmg_work_smoother(const tpmg_level *lvl, tpmg_smoother_variant variant, in
 /* Backend memory with accounting; a failed allocation sets the message. */
 tpmg_status tpmg_malloc(tpmg_context *ctx, size_t bytes, const char *what, void **ptr);
 void tpmg_free(tpmg_context *ctx, size_t bytes, void *ptr);
+/* Host memory for host-side work (the coarse solver's host arrays, the test
+ * problems' host copies), checked against the host's available memory like
+ * tpmg_malloc (TPMG_ERROR_MEMORY saying how much is needed and available):
+ * tpmg_malloc itself where the backend's memory is the host, so counted in
+ * tpmg_context_memory; else plain host memory counted apart (host_bytes,
+ * which tpmg_context_destroy also requires to be zero). */
+tpmg_status tpmg_host_malloc(tpmg_context *ctx, size_t bytes, const char *what, void **ptr);
+void tpmg_host_free(tpmg_context *ctx, size_t bytes, void *ptr);
+/* MemAvailable of /proc/meminfo in bytes, SIZE_MAX where it cannot be read. */
+tpmg_status tpmg_host_available(size_t *bytes);
 
 /* The messages ops of host-memory backends: MPI point to point on the
  * context's communicator (device memory too where MPI takes it:

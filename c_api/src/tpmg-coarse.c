@@ -4,20 +4,30 @@
  * matrix is, like a patch matrix, a Kronecker sum of 1D matrices,
  *   A_I = sum_d M_2 ⊗ .. ⊗ K_d ⊗ .. ⊗ M_0,
  * with the global 1D mass M_d and stiffness K_d of the level restricted to its
- * n_d interior points. With the generalized eigenpairs K_d S_d = M_d S_d Λ_d,
- * S_d^T M_d S_d = I, fast diagonalization (Lynch, Rice and Thomas 1964; the
- * paper's eq. 2.8 for a patch) gives
- *   A_I^{-1} = (S_2 ⊗ S_1 ⊗ S_0) (Λ_2 ⊕ Λ_1 ⊕ Λ_0)^{-1} (S_2 ⊗ S_1 ⊗ S_0)^T,
- * applied in O(n_I sum_d n_d) operations by one small matrix product per
- * direction, with storage O(sum_d n_d^2).
+ * n_d interior points (symmetric, bandwidth k). With the generalized
+ * eigenpairs K_d S_d = M_d S_d Λ_d, S_d^T M_d S_d = I, fast diagonalization
+ * (Lynch, Rice and Thomas 1964; the paper's eq. 2.8 for a patch) gives
+ *   A_I^{-1} = (S_2 ⊗ S_1 ⊗ S_0) (Λ_2 ⊕ Λ_1 ⊕ Λ_0)^{-1} (S_2 ⊗ S_1 ⊗ S_0)^T.
+ * The dense eigenproblems cost O(n_d^3) and their S_d O(n_d^2) storage and
+ * O(n_I n_d) operations per solve, which for a long level (3 x 3 x 801 cells,
+ * 2001 x 3) is all in its one long direction D. So D is not diagonalized:
+ * with X = ⊗_{d≠D} S_d (identity along D), X^T A_I X is block diagonal, one
+ * block per index q of the other directions,
+ *   K_D + μ_q M_D,   μ_q = sum_{d≠D} λ_{d,q_d},
+ * a banded SPD matrix, factored by banded Cholesky (O(n_D k^2) each). Hence
+ *   A_I^{-1} = X diag_q((K_D + μ_q M_D)^{-1}) X^T,
+ * applied in O(n_I (2 sum_{d≠D} n_d + 4k + 2)) operations, set up in
+ * O(sum_{d≠D} n_d^3 + n_I k^2), D the direction with the most points.
  *
  * Up to TPMG_MAX_COARSE_DOFS interior DoFs the solver builds the dense
- * inverse from it (column j is A_I^{-1} e_j, O(n_I^2 sum_d n_d) in all) and
- * the backend applies it (coarse_solve: on a GPU no vector leaves the
- * device). Above, it keeps S_d and Λ_d on the host and applies the formula
- * there in double: b is downloaded, x uploaded. */
+ * inverse from it (column j is A_I^{-1} e_j) and the backend applies it
+ * (coarse_solve: on a GPU no vector leaves the device). Above, it keeps the
+ * factors on the host and applies the formula there in double: b is
+ * downloaded, x uploaded. Every host array is checked against the host's
+ * memory and counted (tpmg_host_malloc). */
 #include <float.h>
 #include <math.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,25 +43,35 @@ struct tpmg_coarse {
   /* n_interior <= TPMG_MAX_COARSE_DOFS: the dense inverse in backend memory */
   void *inverse;
   size_t bytes;
-  /* otherwise, in host memory: S_d and S_d^T (n_d x n_d row-major), the
-   * eigenvalue sums Λ_2 ⊕ Λ_1 ⊕ Λ_0 (n_interior), a level vector of the
+  /* the factored form, in host memory (tpmg_host_malloc, bytes in *_bytes):
+   * S_d and S_d^T (n_d x n_d row-major) for d != D; the band factors L_q of
+   * K_D + μ_q M_D (band_factor); for the host solve also a level vector of the
    * solver's precision and two interior tensors */
-  double *S[3], *ST[3], *eigenvalues;
+  int D;                   /* the direction solved by band factors */
+  tpmg_index inner, outer; /* points before and after D: n_I = inner n_D outer */
+  double *S[3], *ST[3];
+  size_t S_bytes[3];
+  double *factor;
+  size_t factor_bytes;
   void *host;
   double *t, *w;
+  size_t host_bytes, tensor_bytes;
   /* the level split among ranks: the whole level's b and x on every rank */
   void *whole_b, *whole_x;
   size_t whole_bytes;
 };
 
 /* out = (A_2 ⊗ A_1 ⊗ A_0) in for the tensor in (x fastest), A_d = op[d]
- * (n_d x n_d row-major): per direction d, with the tensor as [outer][n_d][inner],
- * out[o][i][s] = sum_j A_d[i][j] in[o][j][s]. in and out alternate; the result
- * ends in in. */
-static void apply_kronecker(int n_threads, int dim, const int *n, double *const *op, double *in,
-                            double *out) {
+ * (n_d x n_d row-major), A_skip the identity (skip -1: none): per direction d,
+ * with the tensor as [outer][n_d][inner], out[o][i][s] = sum_j A_d[i][j]
+ * in[o][j][s]. in and out alternate; the result ends in in. */
+static void apply_kronecker(int n_threads, int dim, int skip, const int *n, double *const *op,
+                            double *in, double *out) {
   tpmg_index total = (tpmg_index)n[0] * n[1] * n[2];
+  int applied = 0;
   for (int d = 0; d < dim; ++d) {
+    if (d == skip)
+      continue;
     const tpmg_index len = n[d], inner = d == 0 ? 1 : d == 1 ? n[0] : (tpmg_index)n[0] * n[1];
     const tpmg_index outer = total / (len * inner);
     const double *A = op[d];
@@ -78,8 +98,9 @@ static void apply_kronecker(int n_threads, int dim, const int *n, double *const 
     double *swap = in;
     in = out;
     out = swap;
+    ++applied;
   }
-  if (dim % 2)
+  if (applied % 2)
     memcpy(out, in, sizeof(double) * (size_t)total);
 }
 
@@ -93,18 +114,16 @@ static void apply_kronecker(int n_threads, int dim, const int *n, double *const 
  * shifts on T (Golub and Van Loan, Matrix Computations, §8.3), S = L^{-T} Q.
  * Q is kept transposed (rows are vectors) so that every update runs along
  * rows. Returns the largest residual ||K s - λ M s||_inf / (||K||_inf
- * ||s||_inf), or -1 if M is not positive definite, QR does not converge or
- * memory runs out. */
+ * ||s||_inf), or -1 if M is not positive definite or QR does not converge.
+ * work: EIGEN_WORK(n) doubles. */
+#define EIGEN_WORK(n) (3 * (size_t)(n) * (size_t)(n) + 4 * (size_t)(n))
 static double generalized_eigen(int n, int k, const double *K, const double *M, double *S,
-                                double *lambda) {
+                                double *lambda, double *work) {
   size_t nn = (size_t)n * n;
-  double *L = calloc(nn, sizeof(double)), *C = malloc(sizeof(double) * nn);
-  double *Qt = malloc(sizeof(double) * nn), *e = malloc(sizeof(double) * (size_t)n);
-  double *v = malloc(sizeof(double) * (size_t)n), *w = malloc(sizeof(double) * (size_t)n);
-  int *order = malloc(sizeof(int) * (size_t)n);
+  double *L = work, *C = L + nn, *Qt = C + nn, *e = Qt + nn, *v = e + n, *w = v + n;
+  int *order = (int *)(w + n);
   double result = -1.0;
-  if (!L || !C || !Qt || !e || !v || !w || !order)
-    goto done;
+  memset(L, 0, sizeof(double) * nn);
 #define BAND_LO(i) ((i)-k > 0 ? (i)-k : 0)
   /* banded Cholesky M = L L^T */
   for (int i = 0; i < n; ++i)
@@ -277,133 +296,267 @@ static double generalized_eigen(int n, int k, const double *K, const double *M, 
   result = residual;
 #undef BAND_LO
 done:
-  free(L);
-  free(C);
-  free(Qt);
-  free(e);
-  free(v);
-  free(w);
-  free(order);
   return result;
 }
+
+/* The level's global 1D mass and stiffness in direction d on its n interior
+ * points 1..N-2, by cells: add(i, j, mass, stiffness) for each cell entry. */
+#define ASSEMBLE_1D(lvl, d, n, add)                                                                \
+  do {                                                                                             \
+    const int k_ = (lvl)->degree;                                                                  \
+    double cm_[(TPMG_MAX_DEGREE_2D + 1) * (TPMG_MAX_DEGREE_2D + 1)];                               \
+    double ck_[(TPMG_MAX_DEGREE_2D + 1) * (TPMG_MAX_DEGREE_2D + 1)];                               \
+    tpmg_basis_cell_matrices(k_, cm_, ck_);                                                        \
+    for (tpmg_index cell = 0; cell < (lvl)->cells[d]; ++cell)                                      \
+      for (int a = 0; a <= k_; ++a)                                                                \
+        for (int b = 0; b <= k_; ++b) {                                                            \
+          long i = (long)(cell * k_ + a) - 1, j = (long)(cell * k_ + b) - 1;                       \
+          if (i < 0 || j < 0 || i >= (n) || j >= (n))                                              \
+            continue;                                                                              \
+          add(i, j, (lvl)->h[d] * cm_[a * (k_ + 1) + b], ck_[a * (k_ + 1) + b] / (lvl)->h[d]);     \
+        }                                                                                          \
+  } while (0)
 
 /* The 1D eigenpairs of the level's interior, direction d: S (n x n), lambda (n). */
 static tpmg_status eigenpairs(tpmg_context *ctx, const tpmg_level *lvl, int d, int n, double *S,
                               double *lambda) {
-  int k = lvl->degree;
-  double cm[(TPMG_MAX_DEGREE_2D + 1) * (TPMG_MAX_DEGREE_2D + 1)];
-  double ck[(TPMG_MAX_DEGREE_2D + 1) * (TPMG_MAX_DEGREE_2D + 1)];
-  tpmg_basis_cell_matrices(k, cm, ck);
-  size_t nn = (size_t)n * n;
-  double *M = calloc(nn, sizeof(double)), *K = calloc(nn, sizeof(double));
-  if (!M || !K) {
-    free(M);
-    free(K);
-    return tpmg_error_set(ctx, TPMG_ERROR_MEMORY, __FILE__, __LINE__,
-                          "coarse 1D matrices of %d points", n);
-  }
-  /* global 1D matrices of the level on the interior points 1..N-2 */
-  for (tpmg_index cell = 0; cell < lvl->cells[d]; ++cell)
-    for (int a = 0; a <= k; ++a)
-      for (int b = 0; b <= k; ++b) {
-        long i = (long)(cell * k + a) - 1, j = (long)(cell * k + b) - 1;
-        if (i < 0 || j < 0 || i >= n || j >= n)
-          continue;
-        M[i * n + j] += lvl->h[d] * cm[a * (k + 1) + b];
-        K[i * n + j] += ck[a * (k + 1) + b] / lvl->h[d];
-      }
-  double residual = generalized_eigen(n, k, K, M, S, lambda);
-  free(M);
-  free(K);
+  const int k = lvl->degree;
+  const size_t nn = (size_t)n * n, bytes = sizeof(double) * (2 * nn + EIGEN_WORK(n));
+  double *M = NULL;
+  TPMG_CALL(tpmg_host_malloc(ctx, bytes, "coarse solver: 1D eigenproblem", (void **)&M));
+  double *K = M + nn, *work = K + nn;
+  memset(M, 0, sizeof(double) * 2 * nn);
+#define ADD_DENSE(i, j, m, s)                                                                      \
+  do {                                                                                             \
+    M[(i)*n + (j)] += (m);                                                                         \
+    K[(i)*n + (j)] += (s);                                                                         \
+  } while (0)
+  ASSEMBLE_1D(lvl, d, n, ADD_DENSE);
+#undef ADD_DENSE
+  double residual = generalized_eigen(n, k, K, M, S, lambda, work);
+  tpmg_host_free(ctx, bytes, M);
   TPMG_CHECK(ctx, residual >= 0.0 && residual < 1e-10, TPMG_ERROR_NUMERICAL,
              "coarse eigenproblem on level %d, direction %d (%d points): residual %g", lvl->level,
              d, n, residual);
   return TPMG_SUCCESS;
 }
 
-/* The dense inverse, column j = (⊗S) Λ^{-1} (⊗S)^T e_j, where (⊗S)^T e_j is the
- * Kronecker product of the rows j_d of the S_d; uploaded in the solver's
- * precision. */
-static tpmg_status build_inverse(tpmg_context *ctx, tpmg_coarse *c, double *const *S,
-                                 double *const *lambda) {
-  const int *n = c->n, dim = c->level->dim;
-  const tpmg_index n_interior = c->n_interior;
-  double *inverse = malloc(sizeof(double) * (size_t)n_interior * (size_t)n_interior);
-  double *t = malloc(sizeof(double) * (size_t)n_interior);
-  double *w = malloc(sizeof(double) * (size_t)n_interior);
-  void *converted = NULL;
-  tpmg_status status = TPMG_SUCCESS;
-  if (!inverse || !t || !w) {
-    status = tpmg_error_set(ctx, TPMG_ERROR_MEMORY, __FILE__, __LINE__,
-                            "coarse inverse of %lld DoFs", (long long)n_interior);
-    goto done;
+/* The band factors: for each index q = (o, s) of the directions other than D
+ * (s those before D, o after), K_D + μ_q M_D = L_q L_q^T by banded Cholesky,
+ * stored as factor[((o n_D + i) (k+1) + b) inner + s] = L_q[i][i - k + b], so
+ * that the solves run along s, contiguous in the tensor as in the factors. */
+static tpmg_status band_factors(tpmg_context *ctx, tpmg_coarse *c, double *const *lambda) {
+  const tpmg_level *lvl = c->level;
+  const int D = c->D, nD = c->n[D], k = lvl->degree, w = k + 1;
+  const size_t band = (size_t)nD * w;
+  double *MB = NULL;
+  TPMG_CALL(tpmg_host_malloc(ctx, sizeof(double) * 2 * band, "coarse solver: 1D band matrices",
+                             (void **)&MB));
+  double *KB = MB + band;
+  memset(MB, 0, sizeof(double) * 2 * band);
+#define ADD_BAND(i, j, m, s)                                                                       \
+  do {                                                                                             \
+    if ((j) <= (i) && (i) - (j) <= k) {                                                            \
+      MB[(i)*w + (j) - (i) + k] += (m);                                                            \
+      KB[(i)*w + (j) - (i) + k] += (s);                                                            \
+    }                                                                                              \
+  } while (0)
+  ASSEMBLE_1D(lvl, D, nD, ADD_BAND);
+#undef ADD_BAND
+  c->factor_bytes = sizeof(double) * (size_t)c->n_interior * (size_t)w;
+  tpmg_status status =
+      tpmg_host_malloc(ctx, c->factor_bytes, "coarse solver: band factors", (void **)&c->factor);
+  if (status != TPMG_SUCCESS) {
+    c->factor_bytes = 0;
+    tpmg_host_free(ctx, sizeof(double) * 2 * band, MB);
+    return status;
   }
-  for (tpmg_index j = 0; j < n_interior; ++j) {
-    int jd[3] = {(int)(j % n[0]), (int)(j / n[0] % n[1]), (int)(j / n[0] / n[1])};
-    for (tpmg_index i = 0; i < n_interior; ++i) {
-      int id[3] = {(int)(i % n[0]), (int)(i / n[0] % n[1]), (int)(i / n[0] / n[1])};
-      double value = 1.0, eigenvalue = 0.0;
-      for (int d = 0; d < dim; ++d) {
-        value *= S[d][jd[d] * n[d] + id[d]];
-        eigenvalue += lambda[d][id[d]];
+  const tpmg_index inner = c->inner, outer = c->outer;
+  int failed = 0;
+  for (tpmg_index o = 0; o < outer; ++o)
+    for (tpmg_index s = 0; s < inner; ++s) {
+      /* μ_q from the indices of q in the other directions */
+      tpmg_index rest[2] = {s, o};
+      double mu = 0.0;
+      for (int d = 0; d < lvl->dim; ++d) {
+        if (d == D)
+          continue;
+        tpmg_index *r = &rest[d > D];
+        mu += lambda[d][*r % c->n[d]];
+        *r /= c->n[d];
       }
-      t[i] = value / eigenvalue;
+      double *F = c->factor + (size_t)o * band * (size_t)inner + (size_t)s;
+#define L_(i, j) F[((size_t)(i)*w + (size_t)((j) - (i) + k)) * (size_t)inner]
+      for (int i = 0; i < nD; ++i)
+        for (int j = i - k > 0 ? i - k : 0; j <= i; ++j) {
+          double sum = KB[i * w + j - i + k] + mu * MB[i * w + j - i + k];
+          for (int p = i - k > 0 ? i - k : 0; p < j; ++p)
+            sum -= L_(i, p) * L_(j, p);
+          if (i == j) {
+            failed |= !(sum > 0.0);
+            L_(i, i) = sqrt(sum);
+          } else {
+            L_(i, j) = sum / L_(j, j);
+          }
+        }
+#undef L_
     }
-    apply_kronecker(1, dim, n, S, t, w);
-    memcpy(inverse + j * n_interior, t, sizeof(double) * (size_t)n_interior); /* symmetric */
-  }
+  tpmg_host_free(ctx, sizeof(double) * 2 * band, MB);
+  TPMG_CHECK(ctx, !failed, TPMG_ERROR_NUMERICAL,
+             "coarse solver on level %d: K + mu M in direction %d (%d points) is not positive "
+             "definite",
+             lvl->level, D, nD);
+  return TPMG_SUCCESS;
+}
 
-  c->bytes = (size_t)n_interior * (size_t)n_interior * tpmg_precision_size(c->precision);
+/* t's lines along D solved in place with the band factors: t_q = (L_q L_q^T)^{-1} t_q. */
+static void band_solve(const tpmg_coarse *c, int n_threads, double *t) {
+  const int nD = c->n[c->D], k = c->level->degree, w = k + 1;
+  const tpmg_index inner = c->inner, outer = c->outer;
+#pragma omp parallel for schedule(static)                                                          \
+    num_threads(n_threads) if (outer > 1 && c->n_interior > 4096)
+  for (tpmg_index o = 0; o < outer; ++o) {
+    double *x = t + (size_t)o * (size_t)nD * (size_t)inner;
+    const double *F = c->factor + (size_t)o * (size_t)nD * (size_t)w * (size_t)inner;
+#define L_(i, j) (F + ((size_t)(i)*w + (size_t)((j) - (i) + k)) * (size_t)inner)
+    for (int i = 0; i < nD; ++i) { /* L y = x */
+      double *xi = x + (size_t)i * inner;
+      for (int p = i - k > 0 ? i - k : 0; p < i; ++p) {
+        const double *l = L_(i, p), *xp = x + (size_t)p * inner;
+        for (tpmg_index s = 0; s < inner; ++s)
+          xi[s] -= l[s] * xp[s];
+      }
+      const double *l = L_(i, i);
+      for (tpmg_index s = 0; s < inner; ++s)
+        xi[s] /= l[s];
+    }
+    for (int i = nD - 1; i >= 0; --i) { /* L^T x = y */
+      double *xi = x + (size_t)i * inner;
+      for (int p = i + 1; p <= i + k && p < nD; ++p) {
+        const double *l = L_(p, i), *xp = x + (size_t)p * inner;
+        for (tpmg_index s = 0; s < inner; ++s)
+          xi[s] -= l[s] * xp[s];
+      }
+      const double *l = L_(i, i);
+      for (tpmg_index s = 0; s < inner; ++s)
+        xi[s] /= l[s];
+    }
+#undef L_
+  }
+}
+
+/* t = A_I^{-1} t for an interior tensor t (w: scratch of the same size). */
+static void interior_solve(const tpmg_coarse *c, int n_threads, double *t, double *w) {
+  const int dim = c->level->dim;
+  apply_kronecker(n_threads, dim, c->D, c->n, (double *const *)c->ST, t, w);
+  band_solve(c, n_threads, t);
+  apply_kronecker(n_threads, dim, c->D, c->n, (double *const *)c->S, t, w);
+}
+
+/* The dense inverse, column j = A_I^{-1} e_j (symmetric, so stored as row j),
+ * the columns shared among the context's threads; uploaded in the solver's
+ * precision. */
+static tpmg_status build_inverse(tpmg_context *ctx, tpmg_coarse *c) {
+  const tpmg_index n_interior = c->n_interior;
+  const int n_threads = tpmg_backend_threads(ctx);
+  const size_t entries = (size_t)n_interior * (size_t)n_interior;
+  const size_t inverse_bytes = sizeof(double) * entries;
+  const size_t work_bytes = sizeof(double) * 2 * (size_t)n_interior * (size_t)n_threads;
+  c->bytes = entries * tpmg_precision_size(c->precision);
+  const size_t converted_bytes = c->precision == TPMG_FLOAT ? c->bytes : 0;
+  double *inverse = NULL, *work = NULL;
+  void *converted = NULL;
+  tpmg_status status =
+      tpmg_host_malloc(ctx, inverse_bytes, "coarse solver: dense inverse", (void **)&inverse);
+  if (status == TPMG_SUCCESS)
+    status = tpmg_host_malloc(ctx, work_bytes, "coarse solver: work", (void **)&work);
+  if (status == TPMG_SUCCESS)
+    status = tpmg_host_malloc(ctx, converted_bytes, "coarse solver: inverse in float", &converted);
+  if (status != TPMG_SUCCESS)
+    goto done;
+#pragma omp parallel num_threads(n_threads)
+  {
+    double *t = work + 2 * (size_t)n_interior * (size_t)omp_get_thread_num(), *w = t + n_interior;
+#pragma omp for schedule(dynamic, 16)
+    for (tpmg_index j = 0; j < n_interior; ++j) {
+      memset(t, 0, sizeof(double) * (size_t)n_interior);
+      t[j] = 1.0;
+      interior_solve(c, 1, t, w);
+      memcpy(inverse + (size_t)j * (size_t)n_interior, t, sizeof(double) * (size_t)n_interior);
+    }
+  }
   const void *src = inverse;
   if (c->precision == TPMG_FLOAT) {
-    converted = malloc(c->bytes);
-    if (!converted) {
-      status = tpmg_error_set(ctx, TPMG_ERROR_MEMORY, __FILE__, __LINE__, "coarse inverse");
-      goto done;
-    }
-    for (size_t i = 0; i < (size_t)n_interior * (size_t)n_interior; ++i)
+    for (size_t i = 0; i < entries; ++i)
       ((float *)converted)[i] = (float)inverse[i];
     src = converted;
   }
   status = tpmg_malloc(ctx, c->bytes, "coarse inverse", &c->inverse);
   if (status == TPMG_SUCCESS)
     status = ctx->ops->upload(ctx, c->inverse, src, c->bytes);
+  else
+    c->bytes = 0;
 done:
-  free(inverse);
-  free(t);
-  free(w);
-  free(converted);
+  tpmg_host_free(ctx, inverse_bytes, inverse);
+  tpmg_host_free(ctx, work_bytes, work);
+  tpmg_host_free(ctx, converted_bytes, converted);
   return status;
 }
 
-/* What the host solve keeps: S_d^T, the eigenvalue sums and its buffers (S_d
- * and lambda_d are the caller's, S_d kept). */
-static tpmg_status build_host_solver(tpmg_context *ctx, tpmg_coarse *c, double *const *lambda) {
-  const int *n = c->n, dim = c->level->dim;
-  const tpmg_index n_interior = c->n_interior;
-  for (int d = 0; d < dim; ++d) {
-    c->ST[d] = malloc(sizeof(double) * (size_t)n[d] * (size_t)n[d]);
-    if (!c->ST[d])
-      break;
-    for (int i = 0; i < n[d]; ++i)
-      for (int j = 0; j < n[d]; ++j)
-        c->ST[d][i * n[d] + j] = c->S[d][j * n[d] + i];
+/* The host solve's buffers: a level vector and two interior tensors. */
+static tpmg_status build_host_solver(tpmg_context *ctx, tpmg_coarse *c) {
+  c->host_bytes = (size_t)c->level->n_dofs * tpmg_precision_size(c->precision);
+  c->tensor_bytes = sizeof(double) * (size_t)c->n_interior;
+  TPMG_CALL(tpmg_host_malloc(ctx, c->host_bytes, "coarse solver: host level vector", &c->host));
+  TPMG_CALL(tpmg_host_malloc(ctx, c->tensor_bytes, "coarse solver: host interior", (void **)&c->t));
+  return tpmg_host_malloc(ctx, c->tensor_bytes, "coarse solver: host interior", (void **)&c->w);
+}
+
+/* S_d, S_d^T for the directions d != D and the band factors along D. */
+static tpmg_status factor(tpmg_context *ctx, tpmg_coarse *c) {
+  const tpmg_level *lvl = c->level;
+  double *lambda[3] = {NULL, NULL, NULL};
+  size_t lambda_bytes[3] = {0, 0, 0};
+  tpmg_status status = TPMG_SUCCESS;
+  for (int d = 0; d < lvl->dim && status == TPMG_SUCCESS; ++d) {
+    if (d == c->D)
+      continue;
+    const size_t nn = (size_t)c->n[d] * (size_t)c->n[d];
+    c->S_bytes[d] = sizeof(double) * nn;
+    lambda_bytes[d] = sizeof(double) * (size_t)c->n[d];
+    status =
+        tpmg_host_malloc(ctx, c->S_bytes[d], "coarse solver: 1D eigenvectors", (void **)&c->S[d]);
+    if (status == TPMG_SUCCESS)
+      status = tpmg_host_malloc(ctx, c->S_bytes[d], "coarse solver: 1D eigenvectors",
+                                (void **)&c->ST[d]);
+    if (status == TPMG_SUCCESS)
+      status = tpmg_host_malloc(ctx, lambda_bytes[d], "coarse solver: 1D eigenvalues",
+                                (void **)&lambda[d]);
+    if (status == TPMG_SUCCESS)
+      status = eigenpairs(ctx, lvl, d, c->n[d], c->S[d], lambda[d]);
+    if (status == TPMG_SUCCESS)
+      for (int i = 0; i < c->n[d]; ++i)
+        for (int j = 0; j < c->n[d]; ++j)
+          c->ST[d][i * c->n[d] + j] = c->S[d][j * c->n[d] + i];
   }
-  c->eigenvalues = malloc(sizeof(double) * (size_t)n_interior);
-  c->t = malloc(sizeof(double) * (size_t)n_interior);
-  c->w = malloc(sizeof(double) * (size_t)n_interior);
-  c->host = malloc((size_t)c->level->n_dofs * tpmg_precision_size(c->precision));
-  TPMG_CHECK(ctx, c->ST[dim - 1] && c->eigenvalues && c->t && c->w && c->host, TPMG_ERROR_MEMORY,
-             "host buffers of the coarse solver (%lld interior DoFs, %lld DoFs)",
-             (long long)n_interior, (long long)c->level->n_dofs);
-  for (tpmg_index i = 0; i < n_interior; ++i) {
-    int id[3] = {(int)(i % n[0]), (int)(i / n[0] % n[1]), (int)(i / n[0] / n[1])};
-    double eigenvalue = 0.0;
-    for (int d = 0; d < dim; ++d)
-      eigenvalue += lambda[d][id[d]];
-    c->eigenvalues[i] = eigenvalue;
+  if (status == TPMG_SUCCESS)
+    status = band_factors(ctx, c, lambda);
+  for (int d = 0; d < 3; ++d)
+    tpmg_host_free(ctx, lambda_bytes[d], lambda[d]);
+  return status;
+}
+
+/* Free the factored form. */
+static void free_factors(tpmg_context *ctx, tpmg_coarse *c) {
+  for (int d = 0; d < 3; ++d) {
+    tpmg_host_free(ctx, c->S_bytes[d], c->S[d]);
+    tpmg_host_free(ctx, c->S_bytes[d], c->ST[d]);
+    c->S[d] = c->ST[d] = NULL;
+    c->S_bytes[d] = 0;
   }
-  return TPMG_SUCCESS;
+  tpmg_host_free(ctx, c->factor_bytes, c->factor);
+  c->factor = NULL;
+  c->factor_bytes = 0;
 }
 
 tpmg_status tpmg_coarse_create(tpmg_grid *grid, tpmg_precision precision, tpmg_coarse **coarse) {
@@ -440,36 +593,35 @@ tpmg_status tpmg_coarse_create_index(tpmg_grid *grid, int index, tpmg_precision 
     c->n[d] = d < lvl->dim ? (int)lvl->n[d] - 2 : 1;
     c->n_interior *= c->n[d];
   }
+  /* D: the direction with the most points (the first of equals) */
+  c->D = 0;
+  for (int d = 1; d < lvl->dim; ++d)
+    if (c->n[d] > c->n[c->D])
+      c->D = d;
+  c->inner = 1;
+  c->outer = 1;
+  for (int d = 0; d < 3; ++d)
+    if (d < c->D)
+      c->inner *= c->n[d];
+    else if (d > c->D)
+      c->outer *= c->n[d];
   tpmg_status status = TPMG_SUCCESS;
-  double *lambda[3] = {NULL, NULL, NULL};
   if (grid->part[index].distributed) {
     c->whole_bytes = (size_t)lvl->n_dofs * tpmg_precision_size(precision);
     status = tpmg_malloc(ctx, c->whole_bytes, "coarse level, whole", &c->whole_b);
     if (status == TPMG_SUCCESS)
       status = tpmg_malloc(ctx, c->whole_bytes, "coarse level, whole", &c->whole_x);
   }
-  for (int d = 0; d < lvl->dim && c->n_interior > 0 && status == TPMG_SUCCESS; ++d) {
-    c->S[d] = malloc(sizeof(double) * (size_t)c->n[d] * (size_t)c->n[d]);
-    lambda[d] = malloc(sizeof(double) * (size_t)c->n[d]);
-    if (!c->S[d] || !lambda[d])
-      status = tpmg_error_set(ctx, TPMG_ERROR_MEMORY, __FILE__, __LINE__,
-                              "coarse 1D eigenpairs of %d points", c->n[d]);
-    else
-      status = eigenpairs(ctx, lvl, d, c->n[d], c->S[d], lambda[d]);
-  }
+  if (status == TPMG_SUCCESS && c->n_interior > 0)
+    status = factor(ctx, c);
   if (status == TPMG_SUCCESS && c->n_interior > 0) {
     if (c->n_interior <= TPMG_MAX_COARSE_DOFS) {
-      status = build_inverse(ctx, c, c->S, lambda);
-      for (int d = 0; d < 3; ++d) {
-        free(c->S[d]);
-        c->S[d] = NULL;
-      }
+      status = build_inverse(ctx, c);
+      free_factors(ctx, c);
     } else {
-      status = build_host_solver(ctx, c, lambda);
+      status = build_host_solver(ctx, c);
     }
   }
-  for (int d = 0; d < 3; ++d)
-    free(lambda[d]);
   status = tpmg_comm_agree(ctx, status);
   if (status != TPMG_SUCCESS) {
     tpmg_coarse_destroy(&c);
@@ -479,7 +631,7 @@ tpmg_status tpmg_coarse_create_index(tpmg_grid *grid, int index, tpmg_precision 
   return TPMG_SUCCESS;
 }
 
-/* x_I = A_I^{-1} b_I by fast diagonalization on the host, x_B = 0. */
+/* x_I = A_I^{-1} b_I on the host (interior_solve), x_B = 0. */
 static tpmg_status host_solve(tpmg_coarse *c, const void *b, void *x) {
   tpmg_context *ctx = c->grid->ctx;
   const tpmg_level *lvl = c->level;
@@ -496,10 +648,7 @@ static tpmg_status host_solve(tpmg_coarse *c, const void *b, void *x) {
         tpmg_index g = 1 + i0 + n0 * (1 + i1 + n1 * (z0 + i2));
         c->t[i0 + n[0] * (i1 + n[1] * i2)] = single ? (double)hf[g] : hd[g];
       }
-  apply_kronecker(n_threads, lvl->dim, n, c->ST, c->t, c->w);
-  for (tpmg_index i = 0; i < c->n_interior; ++i)
-    c->t[i] /= c->eigenvalues[i];
-  apply_kronecker(n_threads, lvl->dim, n, c->S, c->t, c->w);
+  interior_solve(c, n_threads, c->t, c->w);
   memset(c->host, 0, bytes);
   for (tpmg_index i2 = 0; i2 < n[2]; ++i2)
     for (tpmg_index i1 = 0; i1 < n[1]; ++i1)
@@ -551,17 +700,14 @@ tpmg_status tpmg_coarse_destroy(tpmg_coarse **coarse) {
   if (!c)
     return TPMG_SUCCESS;
   tpmg_grid *grid = c->grid;
-  tpmg_free(grid->ctx, c->bytes, c->inverse);
-  tpmg_free(grid->ctx, c->whole_bytes, c->whole_b);
-  tpmg_free(grid->ctx, c->whole_bytes, c->whole_x);
-  for (int d = 0; d < 3; ++d) {
-    free(c->S[d]);
-    free(c->ST[d]);
-  }
-  free(c->eigenvalues);
-  free(c->host);
-  free(c->t);
-  free(c->w);
+  tpmg_context *ctx = grid->ctx;
+  tpmg_free(ctx, c->bytes, c->inverse);
+  tpmg_free(ctx, c->whole_bytes, c->whole_b);
+  tpmg_free(ctx, c->whole_bytes, c->whole_x);
+  free_factors(ctx, c);
+  tpmg_host_free(ctx, c->host_bytes, c->host);
+  tpmg_host_free(ctx, c->tensor_bytes, c->t);
+  tpmg_host_free(ctx, c->tensor_bytes, c->w);
   free(c);
   tpmg_grid_release(grid);
   *coarse = NULL;

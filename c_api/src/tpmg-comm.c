@@ -109,17 +109,20 @@ tpmg_status tpmg_comm_agree(tpmg_context *ctx, tpmg_status status) {
   memset(&failed, 0, sizeof(failed));
   if (ctx->rank == first) {
     failed.status = (int)status;
-    memcpy(failed.message, ctx->error, sizeof(failed.message));
+    snprintf(failed.message, sizeof(failed.message), "%s", tpmg_context_last_error(ctx));
   }
   MPI_Bcast(&failed, (int)sizeof(failed), MPI_BYTE, first, COMM(ctx));
   failed.message[sizeof(failed.message) - 1] = '\0';
   /* a message agreed on before (a nested collective call) keeps its one prefix */
   char prefix[48];
   snprintf(prefix, sizeof prefix, "rank %d of %d: ", first, ctx->size);
-  if (strncmp(failed.message, prefix, strlen(prefix)) == 0)
-    memcpy(ctx->error, failed.message, sizeof(ctx->error));
-  else
-    snprintf(ctx->error, sizeof(ctx->error), "%s%s", prefix, failed.message);
+  if (strncmp(failed.message, prefix, strlen(prefix)) == 0) {
+    tpmg_error_replace(ctx, failed.message);
+  } else {
+    char message[sizeof(ctx->error) + sizeof(prefix)];
+    snprintf(message, sizeof(message), "%s%s", prefix, failed.message);
+    tpmg_error_replace(ctx, message);
+  }
   return (tpmg_status)failed.status;
 #else
   return status;

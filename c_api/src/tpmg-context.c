@@ -1,11 +1,21 @@
-/* The context: backend selection and memory accounting. The error message is
- * set in tpmg-error.c; the context's vectors are in tpmg-vector.c. */
+/* The context: backend selection and memory accounting. Its error messages
+ * (one per thread) are in tpmg-error.c, its vectors in tpmg-vector.c. */
 #include <math.h>
 #include <omp.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tpmg-impl.h"
+
+static atomic_uint_least64_t next_context_id = 1;
+
+/* Backend memory allocated less freed by this thread, modulo 2^64: the growth
+ * over a span of calls is what this thread's calls took, whatever other
+ * threads allocate meanwhile (tpmg_thread_memory). */
+static _Thread_local size_t thread_bytes;
+
+size_t tpmg_thread_memory(void) { return thread_bytes; }
 
 tpmg_context_options tpmg_context_options_default(void) {
   tpmg_context_options options = {NULL, 0, 0, NULL, -1, 1};
@@ -22,8 +32,14 @@ static tpmg_status create_local(const tpmg_context_options *opts, int local_rank
     return TPMG_ERROR_ARGUMENT;
   tpmg_context *c = calloc(1, sizeof(*c));
   if (!c) return TPMG_ERROR_MEMORY;
+  if (pthread_mutex_init(&c->lock, NULL) != 0) {
+    free(c);
+    return TPMG_ERROR_MEMORY;
+  }
+  c->id = atomic_fetch_add(&next_context_id, 1);
   c->size = 1;
   if (strlen(name) >= sizeof(c->backend)) {
+    pthread_mutex_destroy(&c->lock);
     free(c);
     return TPMG_ERROR_ARGUMENT;
   }
@@ -37,6 +53,7 @@ static tpmg_status create_local(const tpmg_context_options *opts, int local_rank
   c->ops = tpmg_backend_find(c->backend, &known);
   if (slash) *slash = '/';
   if (!c->ops) {
+    pthread_mutex_destroy(&c->lock);
     free(c);
     return known ? TPMG_ERROR_UNSUPPORTED : TPMG_ERROR_ARGUMENT;
   }
@@ -50,6 +67,7 @@ static tpmg_status create_local(const tpmg_context_options *opts, int local_rank
   c->refs = 1;
   tpmg_status status = c->ops->init(c);
   if (status != TPMG_SUCCESS) {
+    pthread_mutex_destroy(&c->lock);
     free(c);
     return status;
   }
@@ -62,6 +80,7 @@ static void free_context(tpmg_context *c) {
   tpmg_vector_registry_free(c);
   c->ops->finalize(c);
   tpmg_comm_destroy(c);
+  pthread_mutex_destroy(&c->lock);
   free(c);
 }
 
@@ -130,10 +149,10 @@ tpmg_status tpmg_context_destroy(tpmg_context **ctx) {
   tpmg_context *c = *ctx;
   if (!c) return TPMG_SUCCESS;
   int n_grids = c->refs - 1;
-  size_t n_vectors = tpmg_vector_count(c);
-  if (n_grids > 0 || n_vectors > 0 || c->bytes > 0) {
+  size_t n_vectors = tpmg_vector_count(c), bytes = c->bytes + c->host_bytes;
+  if (n_grids > 0 || n_vectors > 0 || bytes > 0) {
     char memory[32];
-    format_bytes(c->bytes, memory, sizeof memory);
+    format_bytes(bytes, memory, sizeof memory);
     return tpmg_error_set(c, TPMG_ERROR_ARGUMENT, __FILE__, __LINE__,
                           "tpmg_context_destroy: still live: %d grid%s, %zu vector%s, %s of "
                           "backend memory; destroy them first (a grid lives until it and every "
@@ -167,10 +186,6 @@ tpmg_status tpmg_context_ranks(const tpmg_context *ctx, int *rank, int *size) {
   *rank = ctx->rank;
   *size = ctx->size;
   return TPMG_SUCCESS;
-}
-
-const char *tpmg_context_last_error(const tpmg_context *ctx) {
-  return ctx ? ctx->error : "tpmg: no context";
 }
 
 tpmg_status tpmg_context_memory(const tpmg_context *ctx, size_t *bytes) {
@@ -223,20 +238,70 @@ tpmg_status tpmg_malloc(tpmg_context *ctx, size_t bytes, const char *what, void 
   if (bytes == 0) return TPMG_SUCCESS;
   size_t available = SIZE_MAX;
   TPMG_CALL(ctx->ops->free_memory(ctx, &available));
-  TPMG_CHECK(ctx, bytes <= available, TPMG_ERROR_MEMORY,
-             "%s: needs %zu bytes of %s memory, %zu available", what, bytes, ctx->ops->name,
-             available);
+  if (bytes > available) {
+    char need[32], have[32];
+    format_bytes(bytes, need, sizeof need);
+    format_bytes(available, have, sizeof have);
+    return tpmg_error_set(ctx, TPMG_ERROR_MEMORY, __FILE__, __LINE__,
+                          "%s: needs %s (%zu bytes) of %s memory, %s (%zu bytes) available", what,
+                          need, bytes, ctx->ops->name, have, available);
+  }
   TPMG_CALL(ctx->ops->alloc(ctx, bytes, ptr));
   TPMG_CHECK(ctx, *ptr, TPMG_ERROR_MEMORY, "%s: allocating %zu bytes of %s memory failed", what,
              bytes, ctx->ops->name);
-  ctx->bytes += bytes;
+  atomic_fetch_add(&ctx->bytes, bytes);
+  thread_bytes += bytes;
   return TPMG_SUCCESS;
 }
 
 void tpmg_free(tpmg_context *ctx, size_t bytes, void *ptr) {
   if (!ptr) return;
   ctx->ops->release(ctx, ptr);
-  ctx->bytes -= bytes;
+  atomic_fetch_sub(&ctx->bytes, bytes);
+  thread_bytes -= bytes;
+}
+
+tpmg_status tpmg_host_available(size_t *bytes) {
+  *bytes = SIZE_MAX;
+  FILE *file = fopen("/proc/meminfo", "r");
+  if (!file) return TPMG_SUCCESS;
+  char line[256];
+  unsigned long long kib;
+  while (fgets(line, sizeof(line), file))
+    if (sscanf(line, "MemAvailable: %llu kB", &kib) == 1) {
+      if (kib <= SIZE_MAX / 1024) *bytes = (size_t)kib * 1024;
+      break;
+    }
+  fclose(file);
+  return TPMG_SUCCESS;
+}
+
+tpmg_status tpmg_host_malloc(tpmg_context *ctx, size_t bytes, const char *what, void **ptr) {
+  if (ctx->ops->memory == TPMG_MEMORY_HOST) return tpmg_malloc(ctx, bytes, what, ptr);
+  *ptr = NULL;
+  if (bytes == 0) return TPMG_SUCCESS;
+  size_t available = SIZE_MAX;
+  TPMG_CALL(tpmg_host_available(&available));
+  char need[32], have[32];
+  format_bytes(bytes, need, sizeof need);
+  format_bytes(available, have, sizeof have);
+  TPMG_CHECK(ctx, bytes <= available, TPMG_ERROR_MEMORY,
+             "%s: needs %s (%zu bytes) of host memory, %s available", what, need, bytes, have);
+  *ptr = malloc(bytes);
+  TPMG_CHECK(ctx, *ptr, TPMG_ERROR_MEMORY, "%s: allocating %s (%zu bytes) of host memory failed",
+             what, need, bytes);
+  atomic_fetch_add(&ctx->host_bytes, bytes);
+  return TPMG_SUCCESS;
+}
+
+void tpmg_host_free(tpmg_context *ctx, size_t bytes, void *ptr) {
+  if (ctx->ops->memory == TPMG_MEMORY_HOST) {
+    tpmg_free(ctx, bytes, ptr);
+    return;
+  }
+  if (!ptr) return;
+  free(ptr);
+  atomic_fetch_sub(&ctx->host_bytes, bytes);
 }
 
 /* ---- benchmark support --------------------------------------------------- */

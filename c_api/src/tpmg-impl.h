@@ -3,6 +3,10 @@
 #ifndef TPMG_IMPL_H
 #define TPMG_IMPL_H
 
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
 #include "tpmg-backend.h"
 #include "tpmg-basis.h"
 
@@ -21,13 +25,22 @@ const tpmg_backend_ops *tpmg_backend_find(const char *name, int *known);
 
 typedef struct tpmg_vector_registry tpmg_vector_registry;
 
+/* Threads (tpmg.h, "Threads"): objects of one context may be used by
+ * different threads at once, so what they share in the context is
+ * synchronized: the counts are atomic, the vector registry and the shared copy
+ * of the error message are guarded by `lock`. Everything else in the context
+ * is set at creation and only read afterwards (or belongs to calls that tpmg.h
+ * excludes from concurrent use: MPI, CUDA, the stopwatch). */
 struct tpmg_context {
   char backend[64];          /* the backend's name as given ("name/variant") */
   const char *variant;       /* inside backend: what follows the first '/', or NULL */
   int n_threads;
   int device;
-  size_t bytes;              /* backend memory allocated through tpmg_malloc */
-  int refs;                  /* the caller's 1 plus one per live grid (tpmg_grid_release) */
+  uint64_t id;              /* unique among the process's contexts (tpmg_error_set) */
+  atomic_size_t bytes;      /* backend memory allocated through tpmg_malloc */
+  atomic_size_t host_bytes; /* host memory of tpmg_host_malloc where that is not backend memory */
+  atomic_int refs;          /* the caller's 1 plus one per live grid (tpmg_grid_release) */
+  pthread_mutex_t lock;     /* guards vectors and error */
   tpmg_vector_registry *vectors; /* what tpmg_vector_create made (tpmg-vector.c) */
   const tpmg_backend_ops *ops;
   void *backend_data;        /* owned by the backend */
@@ -41,8 +54,19 @@ struct tpmg_context {
   int overlap;               /* smoothers overlap exchanges with patches (tpmg-smoother.c) */
   const char *transport;     /* how messages travel (tpmg_context_transport) */
   tpmg_communication traffic; /* counted by tpmg-partition.c and tpmg-comm.c */
-  char error[1024];          /* the last message; mutable through const in tpmg_error_set */
+  char error[1024];           /* the last message of any thread; mutable through const in
+                                 tpmg_error_set, under lock */
 };
+
+/* Backend memory that the calling thread's tpmg_malloc and tpmg_free added
+ * (net, modulo 2^64, over all contexts): the difference of two readings is
+ * what this thread's calls in between allocated, unaffected by other threads
+ * (as the difference of two tpmg_context_memory readings is not). */
+size_t tpmg_thread_memory(void);
+
+/* Replace the calling thread's message on ctx, and the context's, by `message`
+ * as it is (no file and line): for a message agreed on among ranks. */
+void tpmg_error_replace(tpmg_context *ctx, const char *message);
 
 /* How one level is stored on this rank (tpmg-partition.c). Levels are split
  * along their last direction D (y in 2D, z in 3D) into slabs of whole cells,
@@ -64,7 +88,7 @@ typedef struct {
 
 struct tpmg_grid {
   tpmg_context *ctx;                 /* referenced: ctx->refs counts this grid */
-  int refs;                          /* the caller's handle plus one per object using the grid */
+  atomic_int refs;                   /* the caller's handle plus one per object using the grid */
   tpmg_grid_options options;
   int hidden;                           /* levels below the user's level 0 (tpmg-grid.c) */
   int n_levels;                         /* hidden + fine_level + 1 */
@@ -252,7 +276,7 @@ tpmg_status tpmg_vector_check_pair(tpmg_context *ctx, const char *call, tpmg_pre
                                    const char *name_a, const void *a, tpmg_index n_a,
                                    const char *name_b, const void *b, tpmg_index n_b);
 /* The number of live vectors of ctx, and freeing its (empty) registry. */
-size_t tpmg_vector_count(const tpmg_context *ctx);
+size_t tpmg_vector_count(tpmg_context *ctx);
 void tpmg_vector_registry_free(tpmg_context *ctx);
 
 #ifdef __cplusplus

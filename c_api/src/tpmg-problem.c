@@ -157,15 +157,18 @@ static void lift(const problem_geometry *g, double *b) {
       }
 }
 
-/* Move a host vector in double into a context vector of the given precision. */
+/* Move a host vector in double into a context vector of the given precision
+ * (nothing to do where host is v). */
 static tpmg_status move_out(tpmg_context *ctx, tpmg_precision precision, tpmg_index n,
                             const void *host, void *v) {
+  if (host == v) return TPMG_SUCCESS;
   if (precision == TPMG_DOUBLE) return ctx->ops->upload(ctx, v, host, (size_t)n * sizeof(double));
-  float *tmp = malloc(sizeof(float) * (size_t)n);
-  TPMG_CHECK(ctx, tmp, TPMG_ERROR_MEMORY, "host copy of %lld entries", (long long)n);
+  const size_t bytes = sizeof(float) * (size_t)n;
+  float *tmp = NULL;
+  TPMG_CALL(tpmg_host_malloc(ctx, bytes, "tpmg_problem_rhs: host copy in float", (void **)&tmp));
   for (tpmg_index i = 0; i < n; ++i) tmp[i] = (float)((const double *)host)[i];
-  tpmg_status status = ctx->ops->upload(ctx, v, tmp, sizeof(float) * (size_t)n);
-  free(tmp);
+  tpmg_status status = ctx->ops->upload(ctx, v, tmp, bytes);
+  tpmg_host_free(ctx, bytes, tmp);
   return status;
 }
 
@@ -188,17 +191,26 @@ tpmg_status tpmg_problem_rhs(tpmg_grid *grid, tpmg_rhs rhs, tpmg_precision preci
   const tpmg_level *lvl = g.lvl;
   tpmg_index n = g.part->count * g.part->plane;
   TPMG_CALL(tpmg_vector_check(ctx, "tpmg_problem_rhs: b", b, precision, n));
-  double *host = malloc(sizeof(double) * (size_t)n);
+  /* computed in double on the host: in b itself where b is that, else in a
+   * host copy */
+  const int in_place = ctx->ops->memory == TPMG_MEMORY_HOST && precision == TPMG_DOUBLE;
+  const size_t host_bytes = in_place ? 0 : sizeof(double) * (size_t)n;
+  double *host = in_place ? b : NULL;
+  if (!in_place)
+    TPMG_CALL(
+        tpmg_host_malloc(ctx, host_bytes, "tpmg_problem_rhs: host copy of b", (void **)&host));
   double *F[3] = {NULL, NULL, NULL};
-  int ok = host != NULL;
+  tpmg_status status = TPMG_SUCCESS;
+  int ok = 1;
   for (int d = 0; d < 3; ++d) {
     F[d] = malloc(sizeof(double) * (size_t)lvl->n[d]);
     ok = ok && F[d];
   }
-  tpmg_status status = TPMG_SUCCESS;
   if (!ok) {
     status = tpmg_error_set(ctx, TPMG_ERROR_MEMORY, __FILE__, __LINE__,
-                            "host right-hand side of %lld entries", (long long)n);
+                            "tpmg_problem_rhs: out of host memory for the 1D load vectors of "
+                            "%lld + %lld + %lld entries",
+                            (long long)lvl->n[0], (long long)lvl->n[1], (long long)lvl->n[2]);
     goto done;
   }
   for (int d = 0; d < 3; ++d)
@@ -228,7 +240,7 @@ tpmg_status tpmg_problem_rhs(tpmg_grid *grid, tpmg_rhs rhs, tpmg_precision preci
   if (rhs == TPMG_RHS_SINE) lift(&g, host);
   status = move_out(ctx, precision, n, host, b);
 done:
-  free(host);
+  if (!in_place) tpmg_host_free(ctx, host_bytes, host);
   for (int d = 0; d < 3; ++d) free(F[d]);
   return status;
 }
@@ -246,13 +258,19 @@ tpmg_status tpmg_problem_l2_error(tpmg_grid *grid, tpmg_rhs rhs, tpmg_precision 
   int dim = lvl->dim, k = g.k, n = k + 1, nq = k + 2;
   tpmg_index n_dofs = g.part->count * g.part->plane;
   TPMG_CALL(tpmg_vector_check(ctx, "tpmg_problem_l2_error: x", x, precision, n_dofs));
-  size_t bytes = (size_t)n_dofs * tpmg_precision_size(precision);
-  void *host = malloc(bytes);
-  TPMG_CHECK(ctx, host, TPMG_ERROR_MEMORY, "host copy of %lld entries", (long long)n_dofs);
-  tpmg_status status = ctx->ops->download(ctx, host, x, bytes);
-  if (status != TPMG_SUCCESS) {
-    free(host);
-    return status;
+  /* x read where it is on the host, else from a host copy */
+  const int in_place = ctx->ops->memory == TPMG_MEMORY_HOST;
+  const size_t bytes = in_place ? 0 : (size_t)n_dofs * tpmg_precision_size(precision);
+  const void *host = x;
+  void *copy = NULL;
+  if (!in_place) {
+    TPMG_CALL(tpmg_host_malloc(ctx, bytes, "tpmg_problem_l2_error: host copy of x", &copy));
+    tpmg_status status = ctx->ops->download(ctx, copy, x, bytes);
+    if (status != TPMG_SUCCESS) {
+      tpmg_host_free(ctx, bytes, copy);
+      return status;
+    }
+    host = copy;
   }
   double qp[TPMG_MAX_DEGREE_2D + 2], qw[TPMG_MAX_DEGREE_2D + 2];
   double V[(TPMG_MAX_DEGREE_2D + 2) * (TPMG_MAX_DEGREE_2D + 1)];
@@ -277,8 +295,8 @@ tpmg_status tpmg_problem_l2_error(tpmg_grid *grid, tpmg_rhs rhs, tpmg_precision 
             for (int a0 = 0; a0 < n; ++a0) {
               tpmg_index i[3] = {c0 * k + a0, c1 * k + a1, dim == 3 ? c2 * k + a2 : 0};
               tpmg_index index = local_index(&g, i);
-              u[a0 + n * (a1 + n * a2)] = precision == TPMG_DOUBLE ? ((double *)host)[index]
-                                                                   : ((float *)host)[index];
+              u[a0 + n * (a1 + n * a2)] = precision == TPMG_DOUBLE ? ((const double *)host)[index]
+                                                                   : ((const float *)host)[index];
             }
         for (int a2 = 0; a2 < nz; ++a2) /* x: (a0,a1,a2) -> (q0,a1,a2) */
           for (int a1 = 0; a1 < n; ++a1)
@@ -315,7 +333,7 @@ tpmg_status tpmg_problem_l2_error(tpmg_grid *grid, tpmg_rhs rhs, tpmg_precision 
             }
         sum += cell_sum * volume;
       }
-  free(host);
+  tpmg_host_free(ctx, bytes, copy);
   if (g.part->distributed) TPMG_CALL(tpmg_comm_sum(ctx, &sum, 1));
   *error = sqrt(sum);
   return TPMG_SUCCESS;

@@ -236,13 +236,13 @@ tpmg_status tpmg_solver_create(tpmg_grid *grid, const tpmg_solver_options *optio
   /* GMRES from the right keeps the V-cycle's output as Z_j */
   int native = is_gmres(opts.type) && !s->left;
   s->zq = native ? mg_options.precision : s->q;
-  size_t before = ctx->bytes;
+  size_t before = tpmg_thread_memory();
   tpmg_status status = tpmg_multigrid_create_outer(grid, &mg_options, s->q, native, &s->mg);
   /* mixed FMG's double level vectors (its work vector on the fine level is r) */
   if (status == TPMG_SUCCESS && has_fmg_pass(opts.type) && opts.mode == TPMG_MODE_MIXED)
     status = tpmg_multigrid_reserve_fmg(s->mg, 0);
   if (status == TPMG_SUCCESS)
-    s->bytes = ctx->bytes - before;
+    s->bytes = tpmg_thread_memory() - before;
   size_t bytes = vector_bytes(s);
 
   /* vectors: 0 = r; 1 = w (GMRES left, CG) or z (FMG, VCYCLE); CG: 2 = z, 3 = p.

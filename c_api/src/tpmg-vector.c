@@ -8,7 +8,11 @@
  * pointer that is not one of this context's vectors (instead of reading a
  * header in front of it), tpmg_context_destroy count the live ones, and every
  * call that receives a vector check length and precision where the pointer is
- * registered; other pointers are borrowed memory and pass unchecked. */
+ * registered; other pointers are borrowed memory and pass unchecked.
+ *
+ * Threads may create, destroy and pass vectors of one context at once: the
+ * registry is read and changed under the context's lock, and lookups copy the
+ * entry out, since another thread's insertion may move it. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,52 +49,86 @@ static size_t lower_bound(const tpmg_vector_registry *r, const void *ptr) {
   return lo;
 }
 
-static const vector_entry *find(const tpmg_context *ctx, const void *ptr) {
-  const tpmg_vector_registry *r = ctx->vectors;
+/* Under ctx->lock: the entry of ptr, or NULL. */
+static vector_entry *find(const tpmg_context *ctx, const void *ptr) {
+  tpmg_vector_registry *r = ctx->vectors;
   if (!r || !ptr)
     return NULL;
   size_t i = lower_bound(r, ptr);
   return i < r->count && r->entries[i].ptr == ptr ? &r->entries[i] : NULL;
 }
 
-/* Room for one more entry, so that the insertion after an allocation cannot fail. */
-static tpmg_status reserve(tpmg_context *ctx) {
+/* A copy of ptr's entry in *entry: 1 if registered, else 0. */
+static int lookup(tpmg_context *ctx, const void *ptr, vector_entry *entry) {
+  pthread_mutex_lock(&ctx->lock);
+  const vector_entry *e = find(ctx, ptr);
+  if (e)
+    *entry = *e;
+  pthread_mutex_unlock(&ctx->lock);
+  return e != NULL;
+}
+
+/* Under ctx->lock: room for one more entry; 0 if memory runs out (the
+ * message is set by the caller, after the lock: tpmg_error_set takes it). */
+static int reserve(tpmg_context *ctx) {
   tpmg_vector_registry *r = ctx->vectors;
   if (!r) {
     r = calloc(1, sizeof(*r));
-    TPMG_CHECK(ctx, r, TPMG_ERROR_MEMORY, "allocating the vector registry failed");
+    if (!r)
+      return 0;
     ctx->vectors = r;
   }
   if (r->count < r->capacity)
-    return TPMG_SUCCESS;
+    return 1;
   size_t capacity = r->capacity ? 2 * r->capacity : 16;
-  TPMG_CHECK(ctx, capacity <= SIZE_MAX / sizeof(vector_entry), TPMG_ERROR_MEMORY,
-             "vector registry of %zu entries overflows size_t", capacity);
+  if (capacity > SIZE_MAX / sizeof(vector_entry))
+    return 0;
   vector_entry *entries = realloc(r->entries, capacity * sizeof(vector_entry));
-  TPMG_CHECK(ctx, entries, TPMG_ERROR_MEMORY, "growing the vector registry to %zu entries failed",
-             capacity);
+  if (!entries)
+    return 0;
   r->entries = entries;
   r->capacity = capacity;
+  return 1;
+}
+
+/* Register entry. */
+static tpmg_status insert(tpmg_context *ctx, const vector_entry *entry) {
+  pthread_mutex_lock(&ctx->lock);
+  const int room = reserve(ctx);
+  size_t count = ctx->vectors ? ctx->vectors->count : 0;
+  if (room) {
+    tpmg_vector_registry *r = ctx->vectors;
+    size_t i = lower_bound(r, entry->ptr);
+    memmove(r->entries + i + 1, r->entries + i, (r->count - i) * sizeof(vector_entry));
+    r->entries[i] = *entry;
+    r->count++;
+  }
+  pthread_mutex_unlock(&ctx->lock);
+  TPMG_CHECK(ctx, room, TPMG_ERROR_MEMORY,
+             "growing the vector registry beyond %zu entries failed (out of host memory)", count);
   return TPMG_SUCCESS;
 }
 
-static void insert(tpmg_context *ctx, const vector_entry *entry) {
-  tpmg_vector_registry *r = ctx->vectors;
-  size_t i = lower_bound(r, entry->ptr);
-  memmove(r->entries + i + 1, r->entries + i, (r->count - i) * sizeof(vector_entry));
-  r->entries[i] = *entry;
-  r->count++;
+/* Unregister ptr: 1 with its entry in *entry if it was registered, else 0. */
+static int erase(tpmg_context *ctx, const void *ptr, vector_entry *entry) {
+  pthread_mutex_lock(&ctx->lock);
+  vector_entry *e = find(ctx, ptr);
+  if (e) {
+    tpmg_vector_registry *r = ctx->vectors;
+    size_t i = (size_t)(e - r->entries);
+    *entry = *e;
+    memmove(r->entries + i, r->entries + i + 1, (r->count - i - 1) * sizeof(vector_entry));
+    r->count--;
+  }
+  pthread_mutex_unlock(&ctx->lock);
+  return e != NULL;
 }
 
-static void erase(tpmg_context *ctx, const vector_entry *entry) {
-  tpmg_vector_registry *r = ctx->vectors;
-  size_t i = (size_t)(entry - r->entries);
-  memmove(r->entries + i, r->entries + i + 1, (r->count - i - 1) * sizeof(vector_entry));
-  r->count--;
-}
-
-size_t tpmg_vector_count(const tpmg_context *ctx) {
-  return ctx->vectors ? ctx->vectors->count : 0;
+size_t tpmg_vector_count(tpmg_context *ctx) {
+  pthread_mutex_lock(&ctx->lock);
+  size_t count = ctx->vectors ? ctx->vectors->count : 0;
+  pthread_mutex_unlock(&ctx->lock);
+  return count;
 }
 
 void tpmg_vector_registry_free(tpmg_context *ctx) {
@@ -107,14 +145,14 @@ static const char *precision_name(tpmg_precision precision) {
 
 tpmg_status tpmg_vector_check(tpmg_context *ctx, const char *what, const void *v,
                               tpmg_precision precision, tpmg_index n) {
-  const vector_entry *e = find(ctx, v);
-  if (!e)
+  vector_entry e;
+  if (!lookup(ctx, v, &e))
     return TPMG_SUCCESS;
-  TPMG_CHECK(ctx, e->precision == precision, TPMG_ERROR_ARGUMENT,
+  TPMG_CHECK(ctx, e.precision == precision, TPMG_ERROR_ARGUMENT,
              "%s: vector %p was created in %s, the call needs %s", what, v,
-             precision_name(e->precision), precision_name(precision));
-  TPMG_CHECK(ctx, e->n >= n, TPMG_ERROR_ARGUMENT,
-             "%s: vector %p has %lld entries, the call needs %lld", what, v, (long long)e->n,
+             precision_name(e.precision), precision_name(precision));
+  TPMG_CHECK(ctx, e.n >= n, TPMG_ERROR_ARGUMENT,
+             "%s: vector %p has %lld entries, the call needs %lld", what, v, (long long)e.n,
              (long long)n);
   return TPMG_SUCCESS;
 }
@@ -153,18 +191,16 @@ tpmg_status tpmg_vector_create(tpmg_context *ctx, tpmg_precision precision, tpmg
              "vector length %lld overflows size_t", (long long)n);
   /* an empty vector still gets an address of its own, to be registered */
   vector_entry entry = {NULL, n, precision, n > 0 ? (size_t)n * scalar : scalar};
-  TPMG_CALL(reserve(ctx));
   void *block = NULL;
   TPMG_CALL(tpmg_malloc(ctx, entry.bytes, "tpmg_vector_create", &block));
-  if (n > 0) {
-    tpmg_status status = ctx->ops->set(ctx, precision, n, 0.0, block);
-    if (status != TPMG_SUCCESS) {
-      tpmg_free(ctx, entry.bytes, block);
-      return status;
-    }
-  }
+  tpmg_status status = n > 0 ? ctx->ops->set(ctx, precision, n, 0.0, block) : TPMG_SUCCESS;
   entry.ptr = block;
-  insert(ctx, &entry);
+  if (status == TPMG_SUCCESS)
+    status = insert(ctx, &entry);
+  if (status != TPMG_SUCCESS) {
+    tpmg_free(ctx, entry.bytes, block);
+    return status;
+  }
   *v = block;
   return TPMG_SUCCESS;
 }
@@ -175,13 +211,12 @@ tpmg_status tpmg_vector_destroy(tpmg_context *ctx, void **v) {
   TPMG_CHECK(ctx, v, TPMG_ERROR_ARGUMENT, "v is NULL");
   if (!*v)
     return TPMG_SUCCESS;
-  const vector_entry *e = find(ctx, *v);
-  TPMG_CHECK(ctx, e, TPMG_ERROR_ARGUMENT,
+  vector_entry e;
+  TPMG_CHECK(ctx, erase(ctx, *v, &e), TPMG_ERROR_ARGUMENT,
              "tpmg_vector_destroy: %p is not a live vector of this context (one made by "
              "tpmg_vector_create on it and not destroyed yet); nothing freed",
              *v);
-  tpmg_free(ctx, e->bytes, *v);
-  erase(ctx, e);
+  tpmg_free(ctx, e.bytes, *v);
   *v = NULL;
   return TPMG_SUCCESS;
 }

@@ -70,7 +70,25 @@ static void cpu_finalize(tpmg_context *ctx) {
   tpmg_backend_set_data(ctx, NULL);
 }
 
-/* 64-byte aligned host memory, not initialized. */
+/* Zero the block with the context's threads, each its contiguous share as
+ * the kernels' static schedules split vectors. Until a page is first written
+ * it uses no memory: untouched blocks would let resident memory stay far
+ * below what tpmg_context_memory counts, and the checks against the host's
+ * available memory (cpu_free_memory) would not see them. The first write also
+ * places each page on the NUMA node of the thread that will use it. */
+static void first_touch(tpmg_context *ctx, char *block, size_t bytes) {
+  const size_t page = 4096, pages = (bytes + page - 1) / page;
+  const int threads = tpmg_backend_threads(ctx);
+#pragma omp parallel num_threads(threads) if (pages >= 64)
+  {
+    const size_t t = (size_t)omp_get_thread_num(), n = (size_t)omp_get_num_threads();
+    const size_t first = pages * t / n * page, end = pages * (t + 1) / n * page;
+    if (first < bytes)
+      memset(block + first, 0, (end < bytes ? end : bytes) - first);
+  }
+}
+
+/* 64-byte aligned host memory, zero (first_touch). */
 static tpmg_status cpu_alloc(tpmg_context *ctx, size_t bytes, void **ptr) {
   const size_t alignment = 64;
   size_t rounded = bytes == 0 ? alignment : bytes;
@@ -82,6 +100,7 @@ static tpmg_status cpu_alloc(tpmg_context *ctx, size_t bytes, void **ptr) {
   if (!*ptr)
     return tpmg_error_set(ctx, TPMG_ERROR_MEMORY, __FILE__, __LINE__,
                           "allocating %zu bytes of host memory failed", bytes);
+  first_touch(ctx, *ptr, rounded);
   return TPMG_SUCCESS;
 }
 
@@ -99,22 +118,10 @@ static tpmg_status cpu_synchronize(tpmg_context *ctx) {
   return TPMG_SUCCESS;
 }
 
-/* MemAvailable from /proc/meminfo, SIZE_MAX where that cannot be read. */
+/* The host's available memory: allocations are touched at once (cpu_alloc),
+ * so it falls with every one and the next check sees them. */
 static tpmg_status cpu_free_memory(tpmg_context *ctx, size_t *bytes) {
-  *bytes = SIZE_MAX;
-  FILE *file = fopen("/proc/meminfo", "r");
-  if (!file)
-    return TPMG_SUCCESS;
-  char line[256];
-  unsigned long long kib;
-  while (fgets(line, sizeof(line), file))
-    if (sscanf(line, "MemAvailable: %llu kB", &kib) == 1) {
-      if (kib <= SIZE_MAX / 1024)
-        *bytes = (size_t)kib * 1024;
-      break;
-    }
-  fclose(file);
-  return TPMG_SUCCESS;
+  return tpmg_host_available(bytes);
 }
 
 static tpmg_status cpu_set(tpmg_context *ctx, tpmg_precision prec, tpmg_index n, double value,
