@@ -1,5 +1,6 @@
-/* The context: backend selection and memory accounting. Its error messages
- * (one per thread) are in tpmg-error.c, its vectors in tpmg-vector.c. */
+/* The context: backend selection and its settings. Its error messages (one
+ * per thread) are in tpmg-error.c, its memory accounting in tpmg-memory.c,
+ * its vectors in tpmg-vector.c. */
 #include <math.h>
 #include <omp.h>
 #include <stdint.h>
@@ -9,13 +10,6 @@
 #include "tpmg-impl.h"
 
 static atomic_uint_least64_t next_context_id = 1;
-
-/* Backend memory allocated less freed by this thread, modulo 2^64: the growth
- * over a span of calls is what this thread's calls took, whatever other
- * threads allocate meanwhile (tpmg_thread_memory). */
-static _Thread_local size_t thread_bytes;
-
-size_t tpmg_thread_memory(void) { return thread_bytes; }
 
 tpmg_context_options tpmg_context_options_default(void) {
   tpmg_context_options options = {NULL, 0, 0, NULL, -1, 1};
@@ -132,18 +126,6 @@ tpmg_status tpmg_backend_available(const char *name, int *available) {
 }
 
 /* "1.2 MB", "3.0 kB" or "512 bytes". */
-static void format_bytes(size_t bytes, char *out, size_t size) {
-  if (bytes >= 1000000)
-    snprintf(out, size, "%.1f MB", (double)bytes / 1e6);
-  else if (bytes >= 1000)
-    snprintf(out, size, "%.1f kB", (double)bytes / 1e3);
-  else
-    snprintf(out, size, "%zu bytes", bytes);
-}
-
-/* Refused while anything made from the context lives: a grid (kept alive by
- * the objects using it, see tpmg_grid_release), a vector, or other backend
- * memory. Freeing the context then would leave those dangling. */
 tpmg_status tpmg_context_destroy(tpmg_context **ctx) {
   if (!ctx) return TPMG_ERROR_ARGUMENT;
   tpmg_context *c = *ctx;
@@ -152,7 +134,7 @@ tpmg_status tpmg_context_destroy(tpmg_context **ctx) {
   size_t n_vectors = tpmg_vector_count(c), bytes = c->bytes + c->host_bytes;
   if (n_grids > 0 || n_vectors > 0 || bytes > 0) {
     char memory[32];
-    format_bytes(bytes, memory, sizeof memory);
+    tpmg_format_bytes(bytes, memory, sizeof memory);
     return tpmg_error_set(c, TPMG_ERROR_ARGUMENT, __FILE__, __LINE__,
                           "tpmg_context_destroy: still live: %d grid%s, %zu vector%s, %s of "
                           "backend memory; destroy them first (a grid lives until it and every "
@@ -231,77 +213,6 @@ tpmg_status tpmg_context_threads(const tpmg_context *ctx, int *n_threads) {
 tpmg_status tpmg_context_synchronize(tpmg_context *ctx) {
   if (!ctx) return TPMG_ERROR_ARGUMENT;
   return ctx->ops->synchronize(ctx);
-}
-
-tpmg_status tpmg_malloc(tpmg_context *ctx, size_t bytes, const char *what, void **ptr) {
-  *ptr = NULL;
-  if (bytes == 0) return TPMG_SUCCESS;
-  size_t available = SIZE_MAX;
-  TPMG_CALL(ctx->ops->free_memory(ctx, &available));
-  if (bytes > available) {
-    char need[32], have[32];
-    format_bytes(bytes, need, sizeof need);
-    format_bytes(available, have, sizeof have);
-    return tpmg_error_set(ctx, TPMG_ERROR_MEMORY, __FILE__, __LINE__,
-                          "%s: needs %s (%zu bytes) of %s memory, %s (%zu bytes) available", what,
-                          need, bytes, ctx->ops->name, have, available);
-  }
-  TPMG_CALL(ctx->ops->alloc(ctx, bytes, ptr));
-  TPMG_CHECK(ctx, *ptr, TPMG_ERROR_MEMORY, "%s: allocating %zu bytes of %s memory failed", what,
-             bytes, ctx->ops->name);
-  atomic_fetch_add(&ctx->bytes, bytes);
-  thread_bytes += bytes;
-  return TPMG_SUCCESS;
-}
-
-void tpmg_free(tpmg_context *ctx, size_t bytes, void *ptr) {
-  if (!ptr) return;
-  ctx->ops->release(ctx, ptr);
-  atomic_fetch_sub(&ctx->bytes, bytes);
-  thread_bytes -= bytes;
-}
-
-tpmg_status tpmg_host_available(size_t *bytes) {
-  *bytes = SIZE_MAX;
-  FILE *file = fopen("/proc/meminfo", "r");
-  if (!file) return TPMG_SUCCESS;
-  char line[256];
-  unsigned long long kib;
-  while (fgets(line, sizeof(line), file))
-    if (sscanf(line, "MemAvailable: %llu kB", &kib) == 1) {
-      if (kib <= SIZE_MAX / 1024) *bytes = (size_t)kib * 1024;
-      break;
-    }
-  fclose(file);
-  return TPMG_SUCCESS;
-}
-
-tpmg_status tpmg_host_malloc(tpmg_context *ctx, size_t bytes, const char *what, void **ptr) {
-  if (ctx->ops->memory == TPMG_MEMORY_HOST) return tpmg_malloc(ctx, bytes, what, ptr);
-  *ptr = NULL;
-  if (bytes == 0) return TPMG_SUCCESS;
-  size_t available = SIZE_MAX;
-  TPMG_CALL(tpmg_host_available(&available));
-  char need[32], have[32];
-  format_bytes(bytes, need, sizeof need);
-  format_bytes(available, have, sizeof have);
-  TPMG_CHECK(ctx, bytes <= available, TPMG_ERROR_MEMORY,
-             "%s: needs %s (%zu bytes) of host memory, %s available", what, need, bytes, have);
-  *ptr = malloc(bytes);
-  TPMG_CHECK(ctx, *ptr, TPMG_ERROR_MEMORY, "%s: allocating %s (%zu bytes) of host memory failed",
-             what, need, bytes);
-  atomic_fetch_add(&ctx->host_bytes, bytes);
-  return TPMG_SUCCESS;
-}
-
-void tpmg_host_free(tpmg_context *ctx, size_t bytes, void *ptr) {
-  if (ctx->ops->memory == TPMG_MEMORY_HOST) {
-    tpmg_free(ctx, bytes, ptr);
-    return;
-  }
-  if (!ptr) return;
-  free(ptr);
-  atomic_fetch_sub(&ctx->host_bytes, bytes);
 }
 
 /* ---- benchmark support --------------------------------------------------- */

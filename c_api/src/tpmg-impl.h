@@ -64,6 +64,9 @@ struct tpmg_context {
  * (as the difference of two tpmg_context_memory readings is not). */
 size_t tpmg_thread_memory(void);
 
+/* "1.2 MB", "3.4 kB" or "56 bytes" into out (size bytes), for messages. */
+void tpmg_format_bytes(size_t bytes, char *out, size_t size);
+
 /* Replace the calling thread's message on ctx, and the context's, by `message`
  * as it is (no file and line): for a message agreed on among ranks. */
 void tpmg_error_replace(tpmg_context *ctx, const char *message);
