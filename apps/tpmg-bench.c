@@ -123,8 +123,7 @@ static options parse_options(int argc, char **argv) {
   for (int i = 1; i < argc; ++i) {
     const char *arg = argv[i];
     if (app_option_is(arg, "--help")) {
-      print_help();
-      exit(0);
+      app_help_exit(print_help);
     } else if (app_option_is(arg, "--dim")) {
       const char *text = app_option_value(argc, argv, &i, "--dim");
       o.dim = strcmp(text, "all") == 0 ? 0 : app_parse_int("--dim", text, 2, 3);
@@ -143,8 +142,10 @@ static options parse_options(int argc, char **argv) {
     } else if (app_option_is(arg, "--mode")) {
       o.mode = app_parse_choice("--mode", app_option_value(argc, argv, &i, "--mode"), mode_names);
     } else if (app_option_is(arg, "--breakdown")) {
+      app_option_flag(arg, "--breakdown");
       o.breakdown = 1;
     } else if (app_option_is(arg, "--communication")) {
+      app_option_flag(arg, "--communication");
       o.communication = 1;
     } else if (app_machine_option(argc, argv, &i, &machine) ||
                app_distribution_option(argc, argv, &i, &o.distribution)) {
@@ -160,7 +161,7 @@ static options parse_options(int argc, char **argv) {
       if (o.csv[0] == '\0')
         app_usage_error("--csv needs a file name");
     } else {
-      app_usage_error("unknown option '%s' (see --help)", arg);
+      app_usage_error("unknown option '%.200s' (see --help)", arg);
     }
   }
   o.backend = machine.backend ? machine.backend : "cpu";
@@ -1198,6 +1199,7 @@ int main(int argc, char **argv) {
   app_set_program("tpmg-bench");
   app_mpi_init(&argc, &argv);
   options o = parse_options(argc, argv);
+  app_mpi_agree_options(); /* under mpirun: the same options on every rank, or exit 2 on all */
 
   /* The rows: every requested (dim, degree). */
   int dims[2], degrees[2][10], n_degrees[2], n_dims = 0, n_rows = 0;

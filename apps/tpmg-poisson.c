@@ -93,8 +93,7 @@ static options parse_options(int argc, char **argv) {
         app_distribution_option(argc, argv, &i, &o.distribution))
       continue;
     if (app_option_is(arg, "--help")) {
-      print_help();
-      exit(0);
+      app_help_exit(print_help);
     } else if (app_option_is(arg, "--json")) {
       app_option_flag(arg, "--json");
       o.json = 1;
@@ -419,6 +418,7 @@ int main(int argc, char **argv) {
   app_set_program("tpmg-poisson");
   app_mpi_init(&argc, &argv);
   options o = parse_options(argc, argv);
+  app_mpi_agree_options(); /* under mpirun: the same options on every rank, or exit 2 on all */
   monitor_state state = {1};
   o.solver.monitor = monitor;
   o.solver.monitor_data = &state;
