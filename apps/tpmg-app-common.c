@@ -550,7 +550,10 @@ int app_max_degree(int dim) {
 
 const char *app_group(long long value, char buffer[32]) {
   char digits[24];
-  int n = snprintf(digits, sizeof digits, "%lld", value < 0 ? -value : value);
+  /* the magnitude as unsigned: -LLONG_MIN overflows a long long */
+  unsigned long long magnitude =
+      value < 0 ? 0ULL - (unsigned long long)value : (unsigned long long)value;
+  int n = snprintf(digits, sizeof digits, "%llu", magnitude);
   int out = 0;
   if (value < 0)
     buffer[out++] = '-';
@@ -560,6 +563,13 @@ const char *app_group(long long value, char buffer[32]) {
     buffer[out++] = digits[i];
   }
   buffer[out] = '\0';
+  return buffer;
+}
+
+const char *app_group_count(double value, char buffer[32]) {
+  if (fabs(value) < 0x1p63) /* exactly representable bound of a long long */
+    return app_group((long long)value, buffer);
+  snprintf(buffer, 32, "%.3g", value);
   return buffer;
 }
 

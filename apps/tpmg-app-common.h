@@ -214,6 +214,9 @@ int app_max_degree(int dim);
 /* Grouped integer ("1,234,567") into buffer of size >= 32. */
 const char *app_group(long long value, char buffer[32]);
 
+/* A count held in a double (app_level_dofs) the same way while it fits in a
+ * long long, else as "3.34e+28": no conversion that overflows. */
+const char *app_group_count(double value, char buffer[32]);
 
 /* Report a failed library call: "<program>: <function>: <context message>" on
  * stderr, where <function> is `call` up to its first '('. Returns APP_EXIT_LIBRARY. ctx may be NULL

@@ -181,6 +181,26 @@ static options parse_options(int argc, char **argv) {
   if (o.degree > app_max_degree(dim))
     app_usage_error("--degree %d: must be 1..%d for dim %d%s", o.degree, app_max_degree(dim), dim,
                     o.dim == 0 ? " (use --dim 2)" : "");
+  /* every row's finest level within the index type (tpmg_grid_create's
+   * bound), refused before any output: sizes in double, no conversion */
+  for (int d = 2; d <= 3; ++d)
+    for (int k = 1; k <= app_max_degree(d) && (!o.dim || o.dim == d); ++k) {
+      if (o.degree && o.degree != k)
+        continue;
+      int cells[3] = {1, 1, 1};
+      for (int c = 0; c < o.mesh.n_cells; ++c)
+        cells[c] = o.mesh.cells[c];
+      int level = mesh_level(&o, d, k);
+      double n = app_level_dofs(d, k, cells, level);
+      if (n * sizeof(double) >= 0x1p62) {
+        if (o.level)
+          app_usage_error("--level %d: %dD Q%d has %.3g DoFs there, more than a vector can index",
+                          level, d, k, n);
+        app_usage_error("--dofs %g: the nearest level of %dD Q%d, %d, has %.3g DoFs, more than a "
+                        "vector can index",
+                        o.dofs, d, k, level, n);
+      }
+    }
   return o;
 }
 
@@ -554,7 +574,7 @@ static int run_building_blocks(tpmg_context *const *contexts, int main_column, c
       int level = o->level ? o->level : app_choose_level(dim, k, cells, o->dofs);
       char group[32];
       fprintf(stderr, "tpmg-bench: [%d/%d] %dD Q%d level %d (%s DoFs)\n", ++done, n_rows, dim, k,
-              level, app_group((long long)app_level_dofs(dim, k, cells, level), group));
+              level, app_group_count(app_level_dofs(dim, k, cells, level), group));
       row_result r;
       for (int c = 0; c < MAX_COMPONENTS; ++c)
         r.seconds[c] = NAN;

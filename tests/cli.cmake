@@ -407,6 +407,18 @@ else()
   tpmg_cli_usage(bench-cells-count tpmg-bench "--cells 1,1: needs 3 values for dim 3" --breakdown
                  --dim 3 --cells 1,1)
   tpmg_cli_usage(bench-overlap-2 tpmg-bench "--overlap 2:" --overlap 2)
+  # Sizes beyond the index type: refused before any output, the count printed
+  # as a double (once a negative DoF count from an overflowing conversion)
+  tpmg_cli_usage(bench-level-overflow tpmg-bench
+                 "--level 30: 3D Q3 has 3.34e\\+28 DoFs there, more than a vector can index"
+                 --dim 3 --degree 3 --level 30)
+  tpmg_cli_usage(bench-level-overflow-all tpmg-bench "--level 25: 3D Q1 has 3.78e\\+22 DoFs there"
+                 --level 25)
+  tpmg_cli_usage(bench-dofs-overflow tpmg-bench
+                 "--dofs 1e\\+300: the nearest level of 3D Q1, 30, has 1.24e\\+27 DoFs"
+                 --dim 3 --dofs 1e300)
+  tpmg_cli_usage(bench-level-overflow-breakdown tpmg-bench "--level 22: 3D Q2 has 1.18e\\+21 DoFs"
+                 --breakdown --dim 3 --degree 2 --level 22 --cells 1,1,2)
 
   # A library error: exit status 1 and the context's message.
   tpmg_cli_test(poisson-library-error tpmg-poisson MODE library
