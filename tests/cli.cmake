@@ -20,6 +20,13 @@
 #                 ('|'-separated) with --setup SETUP: both exit 0 and report the same
 #                 problem, iterations, residual and L2 error; "setup" is null, then SETUP
 #   MODE help     exit status 0, stdout contains EXPECT
+#   MODE replace  a run of ARGS with --write-setup SETUP, then runs with --setup SETUP
+#                 --write-setup SETUP (the file replaced by itself): one under a file
+#                 size limit of 16 KiB (and SIGXFSZ ignored) exits 1 with one line on
+#                 stderr matching EXPECT and leaves SETUP as it was, one without exits
+#                 0 and writes the same bytes; no temporary file is left beside SETUP
+# With FIFO, a named pipe is made there before the run and removed after. Every
+# run must end within 120 s: a program waiting forever fails its test.
 
 if(CMAKE_SCRIPT_MODE_FILE)
   string(REPLACE "|" ";" args "${ARGS}")
@@ -31,8 +38,16 @@ if(CMAKE_SCRIPT_MODE_FILE)
   # Run the program: sets out, err and rc in the caller.
   macro(run_program)
     execute_process(COMMAND "${PROGRAM}" ${args} ${ARGN}
-                    OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
+                    OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc TIMEOUT 120)
   endmacro()
+
+  if(FIFO)
+    file(REMOVE "${FIFO}")
+    execute_process(COMMAND mkfifo "${FIFO}" RESULT_VARIABLE fifo_rc)
+    if(NOT fifo_rc STREQUAL "0")
+      fail("cannot make the named pipe ${FIFO}: ${fifo_rc}")
+    endif()
+  endif()
 
   # The last non-empty line of stdout, parsed as a JSON object, into `json`.
   function(last_json_line out_var)
@@ -257,6 +272,39 @@ if(CMAKE_SCRIPT_MODE_FILE)
         fail("malformed CSV row: ${line}")
       endif()
     endforeach()
+  elseif(MODE STREQUAL "replace")
+    file(REMOVE "${SETUP}")
+    run_program(--write-setup "${SETUP}")
+    if(NOT rc STREQUAL "0" OR NOT EXISTS "${SETUP}")
+      fail("expected exit status 0 and ${SETUP} written, got '${rc}'\nstderr: ${err}")
+    endif()
+    file(SHA256 "${SETUP}" before)
+    # ignored signals stay ignored across exec: the write fails with EFBIG
+    execute_process(COMMAND sh -c "trap '' XFSZ; ulimit -f 32 && exec \"$0\" \"$@\""
+                            "${PROGRAM}" --setup "${SETUP}" --write-setup "${SETUP}"
+                    OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc TIMEOUT 120)
+    string(REGEX REPLACE "\n$" "" line "${err}")
+    if(NOT rc STREQUAL "1" OR line MATCHES "\n" OR NOT line MATCHES "${EXPECT}")
+      fail("under a file size limit: expected exit status 1 and one line on stderr matching "
+           "'${EXPECT}', got '${rc}':\n${err}")
+    endif()
+    file(SHA256 "${SETUP}" after)
+    if(NOT after STREQUAL before)
+      fail("a failed --write-setup changed ${SETUP}, the file it read")
+    endif()
+    execute_process(COMMAND "${PROGRAM}" --setup "${SETUP}" --write-setup "${SETUP}"
+                    OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc TIMEOUT 120)
+    file(SHA256 "${SETUP}" again)
+    if(NOT rc STREQUAL "0" OR NOT again STREQUAL before)
+      fail("--setup ${SETUP} --write-setup ${SETUP}: expected exit status 0 and the same "
+           "bytes written again, got '${rc}'\nstderr: ${err}")
+    endif()
+    file(GLOB left "${SETUP}.tmp*")
+    file(REMOVE "${SETUP}")
+    if(left)
+      file(REMOVE ${left})
+      fail("temporary files left beside ${SETUP}: ${left}")
+    endif()
   elseif(MODE STREQUAL "help")
     run_program()
     if(NOT rc STREQUAL "0" OR NOT out MATCHES "${EXPECT}")
@@ -264,6 +312,9 @@ if(CMAKE_SCRIPT_MODE_FILE)
     endif()
   else()
     fail("unknown MODE '${MODE}'")
+  endif()
+  if(FIFO)
+    file(REMOVE "${FIFO}")
   endif()
 
 else()
@@ -273,7 +324,7 @@ else()
   #               [LEVELS a b] [RATE_MIN n] [RATE_MAX n] [CSV file] [ROWS n]
   #               [SETUP file] [SETUP_ARGS a b ...])
   function(tpmg_cli_test name program)
-    cmake_parse_arguments(t "" "MODE;EXPECT;RATE_MIN;RATE_MAX;CSV;ROWS;SETUP"
+    cmake_parse_arguments(t "" "MODE;EXPECT;RATE_MIN;RATE_MAX;CSV;ROWS;SETUP;FIFO"
                           "ARGS;CHECKS;LEVELS;SETUP_ARGS" ${ARGN})
     string(REPLACE ";" "|" args "${t_ARGS}")
     string(REPLACE ";" "|" checks "${t_CHECKS}")
@@ -284,7 +335,7 @@ else()
                      "-DARGS=${args}" "-DEXPECT=${t_EXPECT}" "-DCHECKS=${checks}"
                      "-DLEVELS=${levels}" "-DRATE_MIN=${t_RATE_MIN}" "-DRATE_MAX=${t_RATE_MAX}"
                      "-DCSV=${t_CSV}" "-DROWS=${t_ROWS}" "-DSETUP=${t_SETUP}"
-                     "-DSETUP_ARGS=${setup_args}" -P "${tpmg_cli_driver}")
+                     "-DSETUP_ARGS=${setup_args}" "-DFIFO=${t_FIFO}" -P "${tpmg_cli_driver}")
     # One OpenMP thread unless a test asks for more: ctest runs tests side by
     # side, and oversubscribed OpenMP barriers make small solves crawl.
     set_tests_properties(cli-${name} PROPERTIES LABELS cli TIMEOUT 300
@@ -430,6 +481,26 @@ else()
                 EXPECT "^tpmg-poisson: tpmg_setup_write: .*cannot open it for writing: "
                 ARGS --dim 2 --degree 1 --level 2
                      --write-setup ${CMAKE_CURRENT_BINARY_DIR}/no-such-directory/cli.tpmg)
+
+  # Files that are no regular files are refused at once, not waited on (a
+  # named pipe without a writer or reader blocks an open forever); writing a
+  # setup file over the one read leaves it intact when the write fails.
+  tpmg_cli_test(poisson-setup-fifo tpmg-poisson MODE library
+                EXPECT "^tpmg-poisson: tpmg_setup_read: .*cli-setup-fifo': not a regular file"
+                ARGS --setup ${CMAKE_CURRENT_BINARY_DIR}/cli-setup-fifo
+                FIFO ${CMAKE_CURRENT_BINARY_DIR}/cli-setup-fifo)
+  tpmg_cli_test(poisson-write-setup-fifo tpmg-poisson MODE library
+                EXPECT "^tpmg-poisson: tpmg_setup_write: .*cli-write-setup-fifo': it exists and is not a regular file"
+                ARGS --dim 2 --degree 1 --level 2
+                     --write-setup ${CMAKE_CURRENT_BINARY_DIR}/cli-write-setup-fifo
+                FIFO ${CMAKE_CURRENT_BINARY_DIR}/cli-write-setup-fifo)
+  tpmg_cli_test(poisson-write-setup-directory tpmg-poisson MODE library
+                EXPECT "^tpmg-poisson: tpmg_setup_write: .*it exists and is not a regular file"
+                ARGS --dim 2 --degree 1 --level 2 --write-setup ${CMAKE_CURRENT_BINARY_DIR})
+  tpmg_cli_test(poisson-write-setup-over-itself tpmg-poisson MODE replace
+                EXPECT "^tpmg-poisson: tpmg_setup_write: .*writing it failed: .*the file is left as it was"
+                ARGS --dim 2 --degree 2 --level 5
+                SETUP ${CMAKE_CURRENT_BINARY_DIR}/cli-setup-over-itself.tpmg)
 
   # Setup files that lie about their contents: refused with the library's message.
   set(seeds ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/corpus-setup)
