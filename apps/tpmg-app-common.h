@@ -237,6 +237,10 @@ void app_mpi_agree_options(void);
 /* The largest exit status of all ranks (a failure on one rank alone, such as
  * a file only rank 0 writes, becomes every rank's). */
 int app_mpi_agree_status(int status);
+/* The exit status once stdout is flushed: a failed write to it (a full disk)
+ * is one line on stderr and, after a success, APP_EXIT_LIBRARY; then agreed
+ * by the ranks (app_mpi_agree_status): call it on every rank. */
+int app_stdout_status(int status);
 /* A pointer to MPI_COMM_WORLD for tpmg_context_options.mpi_comm, or NULL. */
 const void *app_mpi_comm(void);
 int app_mpi_rank(void);

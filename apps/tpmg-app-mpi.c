@@ -4,6 +4,7 @@
  * before. Without MPI built in, always one process. */
 #define _POSIX_C_SOURCE 200809L
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -248,6 +249,17 @@ int app_mpi_agree_status(int status) {
     MPI_Allreduce(MPI_IN_PLACE, &status, 1, MPI_INT, MPI_MAX, world);
 #endif
   return status;
+}
+
+int app_stdout_status(int status) {
+  errno = 0;
+  if (fflush(stdout) != 0 || ferror(stdout)) {
+    fprintf(stderr, "%s: writing the output failed: %s\n", app_program(),
+            strerror(errno ? errno : EIO));
+    if (status == 0)
+      status = APP_EXIT_LIBRARY;
+  }
+  return app_mpi_agree_status(status);
 }
 
 const void *app_mpi_comm(void) {

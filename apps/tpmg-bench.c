@@ -13,6 +13,7 @@
  * device's limits come from the library's benchmark interface (tpmg.h). */
 #define _POSIX_C_SOURCE 200809L
 
+#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -87,7 +88,8 @@ static void print_help(void) {
          "  --csv FILE             also write the results as CSV to FILE\n"
          "  --help                 print this help and exit\n"
          "\n"
-         "Exit status: 0 success, 1 library or file error, 2 bad option.\n");
+         "Exit status: 0 success, 1 library error or unwritable output (--csv, stdout),\n"
+         "2 bad option.\n");
 }
 
 /* ---- the mesh of --breakdown and --communication ---------------------------- */
@@ -202,6 +204,28 @@ static options parse_options(int argc, char **argv) {
       }
     }
   return o;
+}
+
+/* ---- --csv ------------------------------------------------------------------ */
+
+/* Rank 0 writes the CSV file (csv is NULL on the other ranks); after each
+ * piece every rank calls this: rank 0 flushes the file (and closes it if
+ * `closing`), and the ranks agree on its first failure, which every rank
+ * reports (if `report`) as one line naming the file. Returns 0 or
+ * APP_EXIT_LIBRARY. */
+static int csv_written(FILE *csv, const char *path, int closing, int report) {
+  int error = 0;
+  if (csv) {
+    errno = 0;
+    if (fflush(csv) != 0 || ferror(csv))
+      error = errno ? errno : EIO;
+    if (closing && fclose(csv) != 0 && !error)
+      error = errno ? errno : EIO;
+  }
+  error = (int)app_mpi_max(error);
+  if (error && report)
+    fprintf(stderr, "tpmg-bench: --csv %s: writing it failed: %s\n", path, strerror(error));
+  return error ? APP_EXIT_LIBRARY : 0;
 }
 
 static int compare_doubles(const void *a, const void *b) {
@@ -563,6 +587,8 @@ static int run_building_blocks(tpmg_context *const *contexts, int main_column, c
   int threads = 1;
   tpmg_context_threads(contexts[main_column], &threads);
   print_header(&comp, csv);
+  if (o->csv && csv_written(csv, o->csv, 0, 1))
+    return APP_EXIT_LIBRARY;
   /* the roof table is printed after the rate table */
   char roof_lines[32][256];
   int n_roof = 0, done = 0;
@@ -636,8 +662,9 @@ static int run_building_blocks(tpmg_context *const *contexts, int main_column, c
                 wf.flops, word * wf.shared_words, word * wf.matrix_words, word * wf.memory_words,
                 wa.flops, word * wa.shared_words, wf.kernel, fp_f, sh_f, dr_f, sg / sf, wa.kernel,
                 fp_a, lim->copy, lim->shared, fp, word * wb.memory_words, wb.kernel, sf / sb);
-        fflush(csv);
       }
+      if (o->csv && csv_written(csv, o->csv, 0, 1))
+        return APP_EXIT_LIBRARY;
     }
   }
   printf("\nthe fastest fused smoothing step and operator against the roofs (counted work per "
@@ -1076,7 +1103,7 @@ static int run_breakdown_mode(tpmg_context *ctx, const options *o, FILE *csv, do
     gs += r.gs_dots[j] + r.gs_axpys[j];
   r.model = solve_model(&t, L, r.it, gs, r.update, r.c);
   print_breakdown(o, &t, &r, csv);
-  return 0;
+  return o->csv ? csv_written(csv, o->csv, 0, 1) : 0;
 }
 
 /* ---- --communication ------------------------------------------------------ */
@@ -1234,11 +1261,15 @@ int main(int argc, char **argv) {
     dims[n_dims++] = dim;
   }
 
-  FILE *csv = NULL;
+  FILE *csv = NULL; /* rank 0's */
   if (o.csv) {
-    csv = fopen(o.csv, "w");
-    if (!csv) {
-      fprintf(stderr, "tpmg-bench: --csv %s: cannot open for writing\n", o.csv);
+    int error = 0;
+    if (app_mpi_rank() == 0 && !(csv = fopen(o.csv, "w")))
+      error = errno;
+    error = (int)app_mpi_max(error); /* every rank stops alike */
+    if (error) {
+      fprintf(stderr, "tpmg-bench: --csv %s: cannot open it for writing: %s\n", o.csv,
+              strerror(error));
       return APP_EXIT_LIBRARY;
     }
   }
@@ -1273,7 +1304,8 @@ int main(int argc, char **argv) {
   tpmg_context_threads(ctx, &threads);
 
   double *times = malloc((size_t)(o.repeat > 5 ? o.repeat : 5) * sizeof *times);
-  if (!times) {
+  if (app_mpi_max(times == NULL) != 0) { /* on any rank: every rank stops */
+    free(times);
     fprintf(stderr, "tpmg-bench: out of memory for --repeat %d\n", o.repeat);
     for (int c = 0; c < n_contexts; ++c)
       tpmg_context_destroy(&contexts[c]);
@@ -1329,9 +1361,8 @@ int main(int argc, char **argv) {
   free(times);
   for (int c = 0; c < n_contexts; ++c)
     tpmg_context_destroy(&contexts[c]);
-  if (csv && fclose(csv) != 0 && exit_status == 0) {
-    fprintf(stderr, "tpmg-bench: --csv %s: write failed\n", o.csv);
+  /* a failure reported before is not reported again */
+  if (o.csv && csv_written(csv, o.csv, 1, exit_status == 0) && exit_status == 0)
     exit_status = APP_EXIT_LIBRARY;
-  }
-  return exit_status;
+  return app_stdout_status(exit_status);
 }

@@ -74,7 +74,8 @@ static void print_help(void) {
       "                              to FILE, then solve as usual\n"
       "  --help                      print this help and exit\n"
       "\n"
-      "Exit status: 0 solved (see 'converged'), 1 library error, 2 bad option.\n");
+      "Exit status: 0 solved (see 'converged'), 1 library error or unwritable output,\n"
+      "2 bad option.\n");
 }
 
 static options parse_options(int argc, char **argv) {
@@ -434,5 +435,5 @@ int main(int argc, char **argv) {
       print_json(&o, &r);
   }
   run_destroy(&r);
-  return status;
+  return app_stdout_status(status);
 }

@@ -25,6 +25,7 @@
 #                 size limit of 16 KiB (and SIGXFSZ ignored) exits 1 with one line on
 #                 stderr matching EXPECT and leaves SETUP as it was, one without exits
 #                 0 and writes the same bytes; no temporary file is left beside SETUP
+# With STDOUT, stdout goes to that file (out is then empty).
 # With FIFO, a named pipe is made there before the run and removed after. Every
 # run must end within 120 s: a program waiting forever fails its test.
 
@@ -37,8 +38,14 @@ if(CMAKE_SCRIPT_MODE_FILE)
 
   # Run the program: sets out, err and rc in the caller.
   macro(run_program)
-    execute_process(COMMAND "${PROGRAM}" ${args} ${ARGN}
-                    OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc TIMEOUT 120)
+    if(STDOUT)
+      execute_process(COMMAND "${PROGRAM}" ${args} ${ARGN} OUTPUT_FILE "${STDOUT}"
+                      ERROR_VARIABLE err RESULT_VARIABLE rc TIMEOUT 120)
+      set(out "")
+    else()
+      execute_process(COMMAND "${PROGRAM}" ${args} ${ARGN}
+                      OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc TIMEOUT 120)
+    endif()
   endmacro()
 
   if(FIFO)
@@ -324,7 +331,7 @@ else()
   #               [LEVELS a b] [RATE_MIN n] [RATE_MAX n] [CSV file] [ROWS n]
   #               [SETUP file] [SETUP_ARGS a b ...])
   function(tpmg_cli_test name program)
-    cmake_parse_arguments(t "" "MODE;EXPECT;RATE_MIN;RATE_MAX;CSV;ROWS;SETUP;FIFO"
+    cmake_parse_arguments(t "" "MODE;EXPECT;RATE_MIN;RATE_MAX;CSV;ROWS;SETUP;FIFO;STDOUT"
                           "ARGS;CHECKS;LEVELS;SETUP_ARGS" ${ARGN})
     string(REPLACE ";" "|" args "${t_ARGS}")
     string(REPLACE ";" "|" checks "${t_CHECKS}")
@@ -335,7 +342,8 @@ else()
                      "-DARGS=${args}" "-DEXPECT=${t_EXPECT}" "-DCHECKS=${checks}"
                      "-DLEVELS=${levels}" "-DRATE_MIN=${t_RATE_MIN}" "-DRATE_MAX=${t_RATE_MAX}"
                      "-DCSV=${t_CSV}" "-DROWS=${t_ROWS}" "-DSETUP=${t_SETUP}"
-                     "-DSETUP_ARGS=${setup_args}" "-DFIFO=${t_FIFO}" -P "${tpmg_cli_driver}")
+                     "-DSETUP_ARGS=${setup_args}" "-DFIFO=${t_FIFO}" "-DSTDOUT=${t_STDOUT}"
+                     -P "${tpmg_cli_driver}")
     # One OpenMP thread unless a test asks for more: ctest runs tests side by
     # side, and oversubscribed OpenMP barriers make small solves crawl.
     set_tests_properties(cli-${name} PROPERTIES LABELS cli TIMEOUT 300
@@ -501,6 +509,25 @@ else()
                 EXPECT "^tpmg-poisson: tpmg_setup_write: .*writing it failed: .*the file is left as it was"
                 ARGS --dim 2 --degree 2 --level 5
                 SETUP ${CMAKE_CURRENT_BINARY_DIR}/cli-setup-over-itself.tpmg)
+
+  # Output that cannot be written (a full disk): exit status 1 and a message
+  # naming the file, not 0 with nothing written.
+  if(EXISTS /dev/full)
+    tpmg_cli_test(bench-csv-full tpmg-bench MODE library
+                  EXPECT "^tpmg-bench: --csv /dev/full: writing it failed: "
+                  ARGS --dim 2 --degree 1 --level 2 --repeat 1 --csv /dev/full)
+    tpmg_cli_test(poisson-stdout-full tpmg-poisson MODE library
+                  EXPECT "^tpmg-poisson: writing the output failed: "
+                  ARGS --dim 2 --degree 1 --level 2 --json STDOUT /dev/full)
+    tpmg_cli_test(bench-stdout-full tpmg-bench MODE library
+                  EXPECT "^tpmg-bench: writing the output failed: "
+                  ARGS --dim 2 --degree 1 --level 2 --repeat 1 --communication --threads 1
+                  STDOUT /dev/full)
+  endif()
+  tpmg_cli_test(bench-csv-unwritable tpmg-bench MODE library
+                EXPECT "^tpmg-bench: --csv .*no-such-directory/cli.csv: cannot open it for writing: "
+                ARGS --dim 2 --degree 1 --level 2 --repeat 1
+                     --csv ${CMAKE_CURRENT_BINARY_DIR}/no-such-directory/cli.csv)
 
   # Setup files that lie about their contents: refused with the library's message.
   set(seeds ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/corpus-setup)

@@ -116,6 +116,12 @@ set(small "--dim|2|--degree|2|--level|3|--threads|1|--repeat|1")
 tpmg_mpi_cli_program(mpi-bench-option-rank1-np2 tpmg-bench 2 error "-DARGS=${small}"
                      "-DOTHER_ARGS=--breakdown=yes" -DEXIT=2
                      "-DEXPECT=--breakdown takes no value: --breakdown=yes")
+# rank 0 alone writes --csv: its failure is every rank's
+if(EXISTS /dev/full)
+  tpmg_mpi_cli_program(mpi-bench-csv-full-np2 tpmg-bench 2 error
+                       "-DARGS=--dim|2|--degree|1|--level|3|--threads|1|--repeat|1|--csv|/dev/full"
+                       -DEXIT=1 "-DEXPECT=--csv /dev/full: writing it failed")
+endif()
 tpmg_mpi_cli_program(mpi-bench-differ-level-np2 tpmg-bench 2 error "-DARGS=${small}"
                      "-DOTHER_ARGS=--dim|2|--degree|2|--level|4|--threads|1|--repeat|1" -DEXIT=2
                      "-DEXPECT=options differ: --level 3 on rank 0, --level 4 on rank 1 ")
