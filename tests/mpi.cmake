@@ -116,6 +116,13 @@ set(small "--dim|2|--degree|2|--level|3|--threads|1|--repeat|1")
 tpmg_mpi_cli_program(mpi-bench-option-rank1-np2 tpmg-bench 2 error "-DARGS=${small}"
                      "-DOTHER_ARGS=--breakdown=yes" -DEXIT=2
                      "-DEXPECT=--breakdown takes no value: --breakdown=yes")
+# --help on every rank: the help, exit status 0
+add_test(NAME mpi-poisson-help-np2
+         COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${tpmg_mpiexec_flags}
+                 $<TARGET_FILE:tpmg-poisson> --help)
+set_tests_properties(mpi-poisson-help-np2 PROPERTIES LABELS "mpi;cli" TIMEOUT 120 PROCESSORS 2
+                     ENVIRONMENT "${tpmg_mpi_cli_environment}"
+                     PASS_REGULAR_EXPRESSION "Usage: tpmg-poisson")
 # rank 0 alone writes --csv: its failure is every rank's
 if(EXISTS /dev/full)
   tpmg_mpi_cli_program(mpi-bench-csv-full-np2 tpmg-bench 2 error
