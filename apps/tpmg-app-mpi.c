@@ -84,6 +84,7 @@ static void agree_ending(int ending, const char *message) {
   exit(APP_EXIT_USAGE);
 }
 
+/* app_usage_error and app_help_exit under mpirun (app_set_exit_hook). */
 static void exit_hook(int status, const char *message) {
   if (agreed) {
     /* the same options on every rank: every rank stops here alike */
@@ -96,13 +97,13 @@ static void exit_hook(int status, const char *message) {
   agreed = 1; /* every rank asked for --help */
 }
 
-/* The command line in a canonical form: the program, then "name value" per
- * option, sorted by name; entries separated by '\0'. Returns the length
- * (including the last '\0'), or 0 if out of memory. */
 static int compare_names(const void *a, const void *b) {
   return strcmp(app_options_name(*(const int *)a), app_options_name(*(const int *)b));
 }
 
+/* The command line in a canonical form into *out (malloc): the program, then
+ * each option's name and value text, sorted by name; every entry ended by
+ * '\0'. Returns the length, or 0 if out of memory. */
 static size_t canonical_options(char **out) {
   int n = app_options_count(), order[64];
   if (n > 64)
