@@ -8,7 +8,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -74,7 +73,7 @@ typedef struct {
   int ok, error;
   int replaces;    /* the target exists (and is a regular file) */
   char *target;    /* the path, or the file its symbolic link names (malloc) */
-  char *temporary; /* the file written; NULL once renamed or removed (malloc) */
+  char *temporary; /* the file written, renamed onto target when complete (malloc) */
   double *block;
 } setup_writer;
 
