@@ -466,6 +466,10 @@ else()
   tpmg_cli_usage(bench-cells-count tpmg-bench "--cells 1,1: needs 3 values for dim 3" --breakdown
                  --dim 3 --cells 1,1)
   tpmg_cli_usage(bench-overlap-2 tpmg-bench "--overlap 2:" --overlap 2)
+  tpmg_cli_usage(bench-breakdown-value tpmg-bench "--breakdown takes no value: --breakdown=no"
+                 --breakdown=no)
+  tpmg_cli_usage(bench-communication-value tpmg-bench
+                 "--communication takes no value: --communication=1" --communication=1)
   # Sizes beyond the index type: refused before any output, the count printed
   # as a double (once a negative DoF count from an overflowing conversion)
   tpmg_cli_usage(bench-level-overflow tpmg-bench
