@@ -51,6 +51,11 @@ void app_help_exit(void (*print)(void)) {
   if (exit_hook)
     exit_hook(0, NULL);
   print();
+  if (fflush(stdout) != 0 || ferror(stdout)) {
+    fprintf(stderr, "%s: writing the help failed: %s\n", program_name,
+            strerror(errno ? errno : EIO));
+    exit(APP_EXIT_LIBRARY);
+  }
   exit(0);
 }
 

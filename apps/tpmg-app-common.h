@@ -44,7 +44,7 @@ void app_set_usage_exit(void (*handler)(void));
 void app_set_exit_hook(void (*hook)(int status, const char *message));
 
 /* --help: print(), then exit 0 (under mpirun once every rank agrees, see
- * app_set_exit_hook). */
+ * app_set_exit_hook); 1 if stdout cannot be written. */
 void app_help_exit(void (*print)(void))
 #if defined(__GNUC__)
     __attribute__((noreturn))

@@ -523,6 +523,8 @@ else()
     tpmg_cli_test(poisson-stdout-full tpmg-poisson MODE library
                   EXPECT "^tpmg-poisson: writing the output failed: "
                   ARGS --dim 2 --degree 1 --level 2 --json STDOUT /dev/full)
+    tpmg_cli_test(poisson-help-full tpmg-poisson MODE library
+                  EXPECT "^tpmg-poisson: writing the help failed: " ARGS --help STDOUT /dev/full)
     tpmg_cli_test(bench-stdout-full tpmg-bench MODE library
                   EXPECT "^tpmg-bench: writing the output failed: "
                   ARGS --dim 2 --degree 1 --level 2 --repeat 1 --communication --threads 1
