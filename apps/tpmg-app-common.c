@@ -27,16 +27,36 @@ void app_set_usage_exit(void (*handler)(void)) {
   usage_exit = handler;
 }
 
+static void (*exit_hook)(int status, const char *message) = NULL;
+
+void app_set_exit_hook(void (*hook)(int status, const char *message)) {
+  exit_hook = hook;
+}
+
 void app_usage_error(const char *format, ...) {
   char message[512];
   va_list args;
   va_start(args, format);
   vsnprintf(message, sizeof message, format, args);
   va_end(args);
+  if (exit_hook)
+    exit_hook(APP_EXIT_USAGE, message);
   fprintf(stderr, "%s: %s\n", program_name, message);
   if (usage_exit)
     usage_exit();
   exit(APP_EXIT_USAGE);
+}
+
+void app_help_exit(void (*print)(void)) {
+  if (exit_hook)
+    exit_hook(0, NULL);
+  print();
+  if (fflush(stdout) != 0 || ferror(stdout)) {
+    fprintf(stderr, "%s: writing the help failed: %s\n", program_name,
+            strerror(errno ? errno : EIO));
+    exit(APP_EXIT_LIBRARY);
+  }
+  exit(0);
 }
 
 int app_option_is(const char *arg, const char *name) {
@@ -44,31 +64,59 @@ int app_option_is(const char *arg, const char *name) {
   return strncmp(arg, name, n) == 0 && (arg[n] == '\0' || arg[n] == '=');
 }
 
-/* The value options seen on this command line, to refuse repeats. */
-static const char *seen_options[64];
+/* The options seen on this command line, to refuse repeats and for the
+ * ranks to compare: name and value text (borrowed from argv; "" for a flag). */
+#define MAX_SEEN_OPTIONS 64
+static const char *seen_options[MAX_SEEN_OPTIONS], *seen_texts[MAX_SEEN_OPTIONS];
 static int n_seen_options = 0;
 
 void app_options_reset(void) {
   n_seen_options = 0;
 }
 
-const char *app_option_value(int argc, char **argv, int *i, const char *name) {
+int app_options_count(void) {
+  return n_seen_options;
+}
+
+const char *app_options_name(int i) {
+  return i >= 0 && i < n_seen_options ? seen_options[i] : NULL;
+}
+
+const char *app_options_text(int i) {
+  return i >= 0 && i < n_seen_options ? seen_texts[i] : NULL;
+}
+
+/* Remember an option; returns whether it was seen before. */
+static int remember_option(const char *name, const char *text) {
   for (int s = 0; s < n_seen_options; ++s)
     if (strcmp(seen_options[s], name) == 0)
-      app_usage_error("%s given twice", name);
-  if (n_seen_options < (int)(sizeof seen_options / sizeof seen_options[0]))
-    seen_options[n_seen_options++] = name;
-  const char *equals = strchr(argv[*i], '=');
+      return 1;
+  if (n_seen_options < MAX_SEEN_OPTIONS) {
+    seen_options[n_seen_options] = name;
+    seen_texts[n_seen_options++] = text;
+  }
+  return 0;
+}
+
+const char *app_option_value(int argc, char **argv, int *i, const char *name) {
+  const char *equals = strchr(argv[*i], '='), *text = NULL;
   if (equals)
-    return equals + 1;
-  if (*i + 1 >= argc)
+    text = equals + 1;
+  else if (*i + 1 < argc)
+    text = argv[*i + 1];
+  if (remember_option(name, text ? text : ""))
+    app_usage_error("%s given twice", name);
+  if (!text)
     app_usage_error("%s needs a value", name);
-  return argv[++*i];
+  if (!equals)
+    ++*i;
+  return text;
 }
 
 void app_option_flag(const char *arg, const char *name) {
   if (strchr(arg, '='))
     app_usage_error("%s takes no value: %.200s", name, arg);
+  remember_option(name, "");
 }
 
 int app_parse_int(const char *name, const char *text, int min, int max) {
@@ -507,7 +555,10 @@ int app_max_degree(int dim) {
 
 const char *app_group(long long value, char buffer[32]) {
   char digits[24];
-  int n = snprintf(digits, sizeof digits, "%lld", value < 0 ? -value : value);
+  /* the magnitude as unsigned: -LLONG_MIN overflows a long long */
+  unsigned long long magnitude =
+      value < 0 ? 0ULL - (unsigned long long)value : (unsigned long long)value;
+  int n = snprintf(digits, sizeof digits, "%llu", magnitude);
   int out = 0;
   if (value < 0)
     buffer[out++] = '-';
@@ -517,6 +568,13 @@ const char *app_group(long long value, char buffer[32]) {
     buffer[out++] = digits[i];
   }
   buffer[out] = '\0';
+  return buffer;
+}
+
+const char *app_group_count(double value, char buffer[32]) {
+  if (fabs(value) < 0x1p63) /* exactly representable bound of a long long */
+    return app_group((long long)value, buffer);
+  snprintf(buffer, 32, "%.3g", value);
   return buffer;
 }
 

@@ -35,6 +35,22 @@ void app_usage_error(const char *format, ...)
  * return (a fuzzer's longjmp). NULL: exit. */
 void app_set_usage_exit(void (*handler)(void));
 
+/* Under mpirun the ranks decide together how a program ends (tpmg-app-mpi.c):
+ * a usage error calls hook(APP_EXIT_USAGE, message) instead of printing its
+ * message, and --help calls hook(0, NULL) before printing the help. The hook
+ * does not return after a usage error; after --help it returns when every rank
+ * was given --help (the help is then printed and the program exits 0). NULL:
+ * print and exit on this process alone. */
+void app_set_exit_hook(void (*hook)(int status, const char *message));
+
+/* --help: print(), then exit 0 (under mpirun once every rank agrees, see
+ * app_set_exit_hook); 1 if stdout cannot be written. */
+void app_help_exit(void (*print)(void))
+#if defined(__GNUC__)
+    __attribute__((noreturn))
+#endif
+    ;
+
 /* ---- parsing single options ---------------------------------------------- */
 
 /* One command-line option: argv[*i] is "--name" or "--name=value". Returns
@@ -46,12 +62,20 @@ int app_option_is(const char *arg, const char *name);
  * are usage errors. */
 const char *app_option_value(int argc, char **argv, int *i, const char *name);
 
-/* A flag (an option without a value, "--json"): a value is a usage error. */
+/* A flag (an option without a value, "--json"): a value is a usage error. A
+ * flag given twice counts once. */
 void app_option_flag(const char *arg, const char *name);
 
 /* Forget the options seen so far (app_option_value refuses repeats): for a
  * program, or a fuzzer, that parses several command lines. */
 void app_options_reset(void);
+
+/* The options of the command line as given, in their order: the number seen
+ * by app_option_value and app_option_flag, and option i's name ("--dim") and
+ * value text as given ("" for a flag). Under mpirun the ranks compare them. */
+int app_options_count(void);
+const char *app_options_name(int i);
+const char *app_options_text(int i);
 
 /* An integer in [min, max]; anything else is a usage error naming the option. */
 int app_parse_int(const char *name, const char *text, int min, int max);
@@ -190,6 +214,10 @@ int app_max_degree(int dim);
 /* Grouped integer ("1,234,567") into buffer of size >= 32. */
 const char *app_group(long long value, char buffer[32]);
 
+/* A count held in a double (app_level_dofs) the same way while it fits in a
+ * long long, else as "3.34e+28": no conversion that overflows. */
+const char *app_group_count(double value, char buffer[32]);
+
 /* Report a failed library call: "<program>: <function>: <context message>" on
  * stderr, where <function> is `call` up to its first '('. Returns APP_EXIT_LIBRARY. ctx may be NULL
  * (then the status is named). */
@@ -197,8 +225,22 @@ int app_library_error(const tpmg_context *ctx, const char *call, tpmg_status sta
 
 /* ---- MPI (tpmg-app-mpi.c; the C programs) ------------------------------- */
 
-/* Initialize MPI when started by mpirun (else one process, no MPI). */
+/* Initialize MPI when started by mpirun (else one process, no MPI). Until
+ * app_mpi_agree_options a usage error or --help on one rank ends every rank
+ * alike (app_set_exit_hook): exit status 2 on every rank, one line each. */
 void app_mpi_init(int *argc, char ***argv);
+/* Collective, after parsing: the ranks compare their options as given (the
+ * program and every option's name and value text, in any order); a difference
+ * is a usage error on every rank, one line naming the option and the first
+ * rank that differs from rank 0. */
+void app_mpi_agree_options(void);
+/* The largest exit status of all ranks (a failure on one rank alone, such as
+ * a file only rank 0 writes, becomes every rank's). */
+int app_mpi_agree_status(int status);
+/* The exit status once stdout is flushed: a failed write to it (a full disk)
+ * is one line on stderr and, after a success, APP_EXIT_LIBRARY; then agreed
+ * by the ranks (app_mpi_agree_status): call it on every rank. */
+int app_stdout_status(int status);
 /* A pointer to MPI_COMM_WORLD for tpmg_context_options.mpi_comm, or NULL. */
 const void *app_mpi_comm(void);
 int app_mpi_rank(void);

@@ -13,6 +13,7 @@
  * device's limits come from the library's benchmark interface (tpmg.h). */
 #define _POSIX_C_SOURCE 200809L
 
+#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -87,7 +88,8 @@ static void print_help(void) {
          "  --csv FILE             also write the results as CSV to FILE\n"
          "  --help                 print this help and exit\n"
          "\n"
-         "Exit status: 0 success, 1 library or file error, 2 bad option.\n");
+         "Exit status: 0 success, 1 library error or unwritable output (--csv, stdout),\n"
+         "2 bad option.\n");
 }
 
 /* ---- the mesh of --breakdown and --communication ---------------------------- */
@@ -123,8 +125,7 @@ static options parse_options(int argc, char **argv) {
   for (int i = 1; i < argc; ++i) {
     const char *arg = argv[i];
     if (app_option_is(arg, "--help")) {
-      print_help();
-      exit(0);
+      app_help_exit(print_help);
     } else if (app_option_is(arg, "--dim")) {
       const char *text = app_option_value(argc, argv, &i, "--dim");
       o.dim = strcmp(text, "all") == 0 ? 0 : app_parse_int("--dim", text, 2, 3);
@@ -143,8 +144,10 @@ static options parse_options(int argc, char **argv) {
     } else if (app_option_is(arg, "--mode")) {
       o.mode = app_parse_choice("--mode", app_option_value(argc, argv, &i, "--mode"), mode_names);
     } else if (app_option_is(arg, "--breakdown")) {
+      app_option_flag(arg, "--breakdown");
       o.breakdown = 1;
     } else if (app_option_is(arg, "--communication")) {
+      app_option_flag(arg, "--communication");
       o.communication = 1;
     } else if (app_machine_option(argc, argv, &i, &machine) ||
                app_distribution_option(argc, argv, &i, &o.distribution)) {
@@ -160,7 +163,7 @@ static options parse_options(int argc, char **argv) {
       if (o.csv[0] == '\0')
         app_usage_error("--csv needs a file name");
     } else {
-      app_usage_error("unknown option '%s' (see --help)", arg);
+      app_usage_error("unknown option '%.200s' (see --help)", arg);
     }
   }
   o.backend = machine.backend ? machine.backend : "cpu";
@@ -180,7 +183,49 @@ static options parse_options(int argc, char **argv) {
   if (o.degree > app_max_degree(dim))
     app_usage_error("--degree %d: must be 1..%d for dim %d%s", o.degree, app_max_degree(dim), dim,
                     o.dim == 0 ? " (use --dim 2)" : "");
+  /* every row's finest level within the index type (tpmg_grid_create's
+   * bound), refused before any output: sizes in double, no conversion */
+  for (int d = 2; d <= 3; ++d)
+    for (int k = 1; k <= app_max_degree(d) && (!o.dim || o.dim == d); ++k) {
+      if (o.degree && o.degree != k)
+        continue;
+      int cells[3] = {1, 1, 1};
+      for (int c = 0; c < o.mesh.n_cells; ++c)
+        cells[c] = o.mesh.cells[c];
+      int level = mesh_level(&o, d, k);
+      double n = app_level_dofs(d, k, cells, level);
+      if (n * sizeof(double) >= 0x1p62) {
+        if (o.level)
+          app_usage_error("--level %d: %dD Q%d has %.3g DoFs there, more than a vector can index",
+                          level, d, k, n);
+        app_usage_error("--dofs %g: the nearest level of %dD Q%d, %d, has %.3g DoFs, more than a "
+                        "vector can index",
+                        o.dofs, d, k, level, n);
+      }
+    }
   return o;
+}
+
+/* ---- --csv ------------------------------------------------------------------ */
+
+/* Rank 0 writes the CSV file (csv is NULL on the other ranks); after each
+ * piece every rank calls this: rank 0 flushes the file (and closes it if
+ * `closing`), and the ranks agree on its first failure, which every rank
+ * reports (if `report`) as one line naming the file. Returns 0 or
+ * APP_EXIT_LIBRARY. */
+static int csv_written(FILE *csv, const char *path, int closing, int report) {
+  int error = 0;
+  if (csv) {
+    errno = 0;
+    if (fflush(csv) != 0 || ferror(csv))
+      error = errno ? errno : EIO;
+    if (closing && fclose(csv) != 0 && !error)
+      error = errno ? errno : EIO;
+  }
+  error = (int)app_mpi_max(error);
+  if (error && report)
+    fprintf(stderr, "tpmg-bench: --csv %s: writing it failed: %s\n", path, strerror(error));
+  return error ? APP_EXIT_LIBRARY : 0;
 }
 
 static int compare_doubles(const void *a, const void *b) {
@@ -542,6 +587,8 @@ static int run_building_blocks(tpmg_context *const *contexts, int main_column, c
   int threads = 1;
   tpmg_context_threads(contexts[main_column], &threads);
   print_header(&comp, csv);
+  if (o->csv && csv_written(csv, o->csv, 0, 1))
+    return APP_EXIT_LIBRARY;
   /* the roof table is printed after the rate table */
   char roof_lines[32][256];
   int n_roof = 0, done = 0;
@@ -553,7 +600,7 @@ static int run_building_blocks(tpmg_context *const *contexts, int main_column, c
       int level = o->level ? o->level : app_choose_level(dim, k, cells, o->dofs);
       char group[32];
       fprintf(stderr, "tpmg-bench: [%d/%d] %dD Q%d level %d (%s DoFs)\n", ++done, n_rows, dim, k,
-              level, app_group((long long)app_level_dofs(dim, k, cells, level), group));
+              level, app_group_count(app_level_dofs(dim, k, cells, level), group));
       row_result r;
       for (int c = 0; c < MAX_COMPONENTS; ++c)
         r.seconds[c] = NAN;
@@ -615,8 +662,9 @@ static int run_building_blocks(tpmg_context *const *contexts, int main_column, c
                 wf.flops, word * wf.shared_words, word * wf.matrix_words, word * wf.memory_words,
                 wa.flops, word * wa.shared_words, wf.kernel, fp_f, sh_f, dr_f, sg / sf, wa.kernel,
                 fp_a, lim->copy, lim->shared, fp, word * wb.memory_words, wb.kernel, sf / sb);
-        fflush(csv);
       }
+      if (o->csv && csv_written(csv, o->csv, 0, 1))
+        return APP_EXIT_LIBRARY;
     }
   }
   printf("\nthe fastest fused smoothing step and operator against the roofs (counted work per "
@@ -1055,7 +1103,7 @@ static int run_breakdown_mode(tpmg_context *ctx, const options *o, FILE *csv, do
     gs += r.gs_dots[j] + r.gs_axpys[j];
   r.model = solve_model(&t, L, r.it, gs, r.update, r.c);
   print_breakdown(o, &t, &r, csv);
-  return 0;
+  return o->csv ? csv_written(csv, o->csv, 0, 1) : 0;
 }
 
 /* ---- --communication ------------------------------------------------------ */
@@ -1198,6 +1246,7 @@ int main(int argc, char **argv) {
   app_set_program("tpmg-bench");
   app_mpi_init(&argc, &argv);
   options o = parse_options(argc, argv);
+  app_mpi_agree_options(); /* under mpirun: the same options on every rank, or exit 2 on all */
 
   /* The rows: every requested (dim, degree). */
   int dims[2], degrees[2][10], n_degrees[2], n_dims = 0, n_rows = 0;
@@ -1212,11 +1261,15 @@ int main(int argc, char **argv) {
     dims[n_dims++] = dim;
   }
 
-  FILE *csv = NULL;
+  FILE *csv = NULL; /* rank 0's */
   if (o.csv) {
-    csv = fopen(o.csv, "w");
-    if (!csv) {
-      fprintf(stderr, "tpmg-bench: --csv %s: cannot open for writing\n", o.csv);
+    int error = 0;
+    if (app_mpi_rank() == 0 && !(csv = fopen(o.csv, "w")))
+      error = errno;
+    error = (int)app_mpi_max(error); /* every rank stops alike */
+    if (error) {
+      fprintf(stderr, "tpmg-bench: --csv %s: cannot open it for writing: %s\n", o.csv,
+              strerror(error));
       return APP_EXIT_LIBRARY;
     }
   }
@@ -1251,7 +1304,8 @@ int main(int argc, char **argv) {
   tpmg_context_threads(ctx, &threads);
 
   double *times = malloc((size_t)(o.repeat > 5 ? o.repeat : 5) * sizeof *times);
-  if (!times) {
+  if (app_mpi_max(times == NULL) != 0) { /* on any rank: every rank stops */
+    free(times);
     fprintf(stderr, "tpmg-bench: out of memory for --repeat %d\n", o.repeat);
     for (int c = 0; c < n_contexts; ++c)
       tpmg_context_destroy(&contexts[c]);
@@ -1307,9 +1361,8 @@ int main(int argc, char **argv) {
   free(times);
   for (int c = 0; c < n_contexts; ++c)
     tpmg_context_destroy(&contexts[c]);
-  if (csv && fclose(csv) != 0 && exit_status == 0) {
-    fprintf(stderr, "tpmg-bench: --csv %s: write failed\n", o.csv);
+  /* a failure reported before is not reported again */
+  if (o.csv && csv_written(csv, o.csv, 1, exit_status == 0) && exit_status == 0)
     exit_status = APP_EXIT_LIBRARY;
-  }
-  return exit_status;
+  return app_stdout_status(exit_status);
 }

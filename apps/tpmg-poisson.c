@@ -74,7 +74,8 @@ static void print_help(void) {
       "                              to FILE, then solve as usual\n"
       "  --help                      print this help and exit\n"
       "\n"
-      "Exit status: 0 solved (see 'converged'), 1 library error, 2 bad option.\n");
+      "Exit status: 0 solved (see 'converged'), 1 library error or unwritable output,\n"
+      "2 bad option.\n");
 }
 
 static options parse_options(int argc, char **argv) {
@@ -93,8 +94,7 @@ static options parse_options(int argc, char **argv) {
         app_distribution_option(argc, argv, &i, &o.distribution))
       continue;
     if (app_option_is(arg, "--help")) {
-      print_help();
-      exit(0);
+      app_help_exit(print_help);
     } else if (app_option_is(arg, "--json")) {
       app_option_flag(arg, "--json");
       o.json = 1;
@@ -171,9 +171,14 @@ static void run_destroy(run *r) {
       return app_library_error((r)->ctx, #call, run_status_);                                      \
   } while (0)
 
-/* Report a failed host allocation and give the exit status. */
-static int out_of_memory(const char *what, tpmg_index n) {
-  fprintf(stderr, "%s: out of memory for %s (%lld entries)\n", app_program(), what, (long long)n);
+/* Whether a host allocation p of n entries succeeded on every rank: 0, or
+ * the exit status after a message on every rank (a rank that went on alone
+ * would wait forever for the others in its next collective call). */
+static int host_allocated(const void *p, const char *what, tpmg_index n) {
+  if (app_mpi_max(p == NULL) == 0)
+    return 0;
+  fprintf(stderr, "%s: out of memory for %s (%lld entries%s)\n", app_program(), what, (long long)n,
+          p ? ", on another rank" : "");
   return APP_EXIT_LIBRARY;
 }
 
@@ -217,8 +222,9 @@ static int create_grid(options *o, run *r) {
  * the host, what the file will hold and (converted as below) what is solved. */
 static int compute_host_rhs(const options *o, run *r) {
   r->rhs_host = malloc(sizeof(double) * (size_t)r->n_dofs);
-  if (!r->rhs_host)
-    return out_of_memory("the right-hand side on the host", r->n_dofs);
+  int status = host_allocated(r->rhs_host, "the right-hand side on the host", r->n_dofs);
+  if (status != 0)
+    return status;
   void *rhs_double = r->b;
   if (r->precision != TPMG_DOUBLE) {
     RUN_CALL(r, tpmg_vector_create(r->ctx, TPMG_DOUBLE, r->n_dofs, &r->rhs_double));
@@ -240,8 +246,9 @@ static int set_rhs(const options *o, run *r) {
       RUN_CALL(r, tpmg_vector_upload(r->ctx, TPMG_DOUBLE, r->n_dofs, r->rhs_host, r->b));
   } else {
     r->rhs_float = malloc(sizeof(float) * (size_t)r->n_dofs);
-    if (!r->rhs_float)
-      return out_of_memory("the float right-hand side on the host", r->n_dofs);
+    int status = host_allocated(r->rhs_float, "the float right-hand side on the host", r->n_dofs);
+    if (status != 0)
+      return status;
     for (tpmg_index i = 0; i < r->n_dofs; ++i)
       r->rhs_float[i] = (float)r->rhs_host[i];
     RUN_CALL(r, tpmg_vector_upload(r->ctx, TPMG_FLOAT, r->n_dofs, r->rhs_float, r->b));
@@ -419,6 +426,7 @@ int main(int argc, char **argv) {
   app_set_program("tpmg-poisson");
   app_mpi_init(&argc, &argv);
   options o = parse_options(argc, argv);
+  app_mpi_agree_options(); /* under mpirun: the same options on every rank, or exit 2 on all */
   monitor_state state = {1};
   o.solver.monitor = monitor;
   o.solver.monitor_data = &state;
@@ -434,5 +442,5 @@ int main(int argc, char **argv) {
       print_json(&o, &r);
   }
   run_destroy(&r);
-  return status;
+  return app_stdout_status(status);
 }

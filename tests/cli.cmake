@@ -20,6 +20,14 @@
 #                 ('|'-separated) with --setup SETUP: both exit 0 and report the same
 #                 problem, iterations, residual and L2 error; "setup" is null, then SETUP
 #   MODE help     exit status 0, stdout contains EXPECT
+#   MODE replace  a run of ARGS with --write-setup SETUP, then runs with --setup SETUP
+#                 --write-setup SETUP (the file replaced by itself): one under a file
+#                 size limit of 16 KiB (and SIGXFSZ ignored) exits 1 with one line on
+#                 stderr matching EXPECT and leaves SETUP as it was, one without exits
+#                 0 and writes the same bytes; no temporary file is left beside SETUP
+# With STDOUT, stdout goes to that file (out is then empty).
+# With FIFO, a named pipe is made there before the run and removed after. Every
+# run must end within 120 s: a program waiting forever fails its test.
 
 if(CMAKE_SCRIPT_MODE_FILE)
   string(REPLACE "|" ";" args "${ARGS}")
@@ -30,9 +38,23 @@ if(CMAKE_SCRIPT_MODE_FILE)
 
   # Run the program: sets out, err and rc in the caller.
   macro(run_program)
-    execute_process(COMMAND "${PROGRAM}" ${args} ${ARGN}
-                    OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
+    if(STDOUT)
+      execute_process(COMMAND "${PROGRAM}" ${args} ${ARGN} OUTPUT_FILE "${STDOUT}"
+                      ERROR_VARIABLE err RESULT_VARIABLE rc TIMEOUT 120)
+      set(out "")
+    else()
+      execute_process(COMMAND "${PROGRAM}" ${args} ${ARGN}
+                      OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc TIMEOUT 120)
+    endif()
   endmacro()
+
+  if(FIFO)
+    file(REMOVE "${FIFO}")
+    execute_process(COMMAND mkfifo "${FIFO}" RESULT_VARIABLE fifo_rc)
+    if(NOT fifo_rc STREQUAL "0")
+      fail("cannot make the named pipe ${FIFO}: ${fifo_rc}")
+    endif()
+  endif()
 
   # The last non-empty line of stdout, parsed as a JSON object, into `json`.
   function(last_json_line out_var)
@@ -257,6 +279,39 @@ if(CMAKE_SCRIPT_MODE_FILE)
         fail("malformed CSV row: ${line}")
       endif()
     endforeach()
+  elseif(MODE STREQUAL "replace")
+    file(REMOVE "${SETUP}")
+    run_program(--write-setup "${SETUP}")
+    if(NOT rc STREQUAL "0" OR NOT EXISTS "${SETUP}")
+      fail("expected exit status 0 and ${SETUP} written, got '${rc}'\nstderr: ${err}")
+    endif()
+    file(SHA256 "${SETUP}" before)
+    # ignored signals stay ignored across exec: the write fails with EFBIG
+    execute_process(COMMAND sh -c "trap '' XFSZ; ulimit -f 32 && exec \"$0\" \"$@\""
+                            "${PROGRAM}" --setup "${SETUP}" --write-setup "${SETUP}"
+                    OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc TIMEOUT 120)
+    string(REGEX REPLACE "\n$" "" line "${err}")
+    if(NOT rc STREQUAL "1" OR line MATCHES "\n" OR NOT line MATCHES "${EXPECT}")
+      fail("under a file size limit: expected exit status 1 and one line on stderr matching "
+           "'${EXPECT}', got '${rc}':\n${err}")
+    endif()
+    file(SHA256 "${SETUP}" after)
+    if(NOT after STREQUAL before)
+      fail("a failed --write-setup changed ${SETUP}, the file it read")
+    endif()
+    execute_process(COMMAND "${PROGRAM}" --setup "${SETUP}" --write-setup "${SETUP}"
+                    OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc TIMEOUT 120)
+    file(SHA256 "${SETUP}" again)
+    if(NOT rc STREQUAL "0" OR NOT again STREQUAL before)
+      fail("--setup ${SETUP} --write-setup ${SETUP}: expected exit status 0 and the same "
+           "bytes written again, got '${rc}'\nstderr: ${err}")
+    endif()
+    file(GLOB left "${SETUP}.tmp*")
+    file(REMOVE "${SETUP}")
+    if(left)
+      file(REMOVE ${left})
+      fail("temporary files left beside ${SETUP}: ${left}")
+    endif()
   elseif(MODE STREQUAL "help")
     run_program()
     if(NOT rc STREQUAL "0" OR NOT out MATCHES "${EXPECT}")
@@ -264,6 +319,9 @@ if(CMAKE_SCRIPT_MODE_FILE)
     endif()
   else()
     fail("unknown MODE '${MODE}'")
+  endif()
+  if(FIFO)
+    file(REMOVE "${FIFO}")
   endif()
 
 else()
@@ -273,7 +331,7 @@ else()
   #               [LEVELS a b] [RATE_MIN n] [RATE_MAX n] [CSV file] [ROWS n]
   #               [SETUP file] [SETUP_ARGS a b ...])
   function(tpmg_cli_test name program)
-    cmake_parse_arguments(t "" "MODE;EXPECT;RATE_MIN;RATE_MAX;CSV;ROWS;SETUP"
+    cmake_parse_arguments(t "" "MODE;EXPECT;RATE_MIN;RATE_MAX;CSV;ROWS;SETUP;FIFO;STDOUT"
                           "ARGS;CHECKS;LEVELS;SETUP_ARGS" ${ARGN})
     string(REPLACE ";" "|" args "${t_ARGS}")
     string(REPLACE ";" "|" checks "${t_CHECKS}")
@@ -284,7 +342,8 @@ else()
                      "-DARGS=${args}" "-DEXPECT=${t_EXPECT}" "-DCHECKS=${checks}"
                      "-DLEVELS=${levels}" "-DRATE_MIN=${t_RATE_MIN}" "-DRATE_MAX=${t_RATE_MAX}"
                      "-DCSV=${t_CSV}" "-DROWS=${t_ROWS}" "-DSETUP=${t_SETUP}"
-                     "-DSETUP_ARGS=${setup_args}" -P "${tpmg_cli_driver}")
+                     "-DSETUP_ARGS=${setup_args}" "-DFIFO=${t_FIFO}" "-DSTDOUT=${t_STDOUT}"
+                     -P "${tpmg_cli_driver}")
     # One OpenMP thread unless a test asks for more: ctest runs tests side by
     # side, and oversubscribed OpenMP barriers make small solves crawl.
     set_tests_properties(cli-${name} PROPERTIES LABELS cli TIMEOUT 300
@@ -407,6 +466,22 @@ else()
   tpmg_cli_usage(bench-cells-count tpmg-bench "--cells 1,1: needs 3 values for dim 3" --breakdown
                  --dim 3 --cells 1,1)
   tpmg_cli_usage(bench-overlap-2 tpmg-bench "--overlap 2:" --overlap 2)
+  tpmg_cli_usage(bench-breakdown-value tpmg-bench "--breakdown takes no value: --breakdown=no"
+                 --breakdown=no)
+  tpmg_cli_usage(bench-communication-value tpmg-bench
+                 "--communication takes no value: --communication=1" --communication=1)
+  # Sizes beyond the index type: refused before any output, the count printed
+  # as a double (once a negative DoF count from an overflowing conversion)
+  tpmg_cli_usage(bench-level-overflow tpmg-bench
+                 "--level 30: 3D Q3 has 3.34e\\+28 DoFs there, more than a vector can index"
+                 --dim 3 --degree 3 --level 30)
+  tpmg_cli_usage(bench-level-overflow-all tpmg-bench "--level 25: 3D Q1 has 3.78e\\+22 DoFs there"
+                 --level 25)
+  tpmg_cli_usage(bench-dofs-overflow tpmg-bench
+                 "--dofs 1e\\+300: the nearest level of 3D Q1, 30, has 1.24e\\+27 DoFs"
+                 --dim 3 --dofs 1e300)
+  tpmg_cli_usage(bench-level-overflow-breakdown tpmg-bench "--level 22: 3D Q2 has 1.18e\\+21 DoFs"
+                 --breakdown --dim 3 --degree 2 --level 22 --cells 1,1,2)
 
   # A library error: exit status 1 and the context's message.
   tpmg_cli_test(poisson-library-error tpmg-poisson MODE library
@@ -418,6 +493,47 @@ else()
                 EXPECT "^tpmg-poisson: tpmg_setup_write: .*cannot open it for writing: "
                 ARGS --dim 2 --degree 1 --level 2
                      --write-setup ${CMAKE_CURRENT_BINARY_DIR}/no-such-directory/cli.tpmg)
+
+  # Files that are no regular files are refused at once, not waited on (a
+  # named pipe without a writer or reader blocks an open forever); writing a
+  # setup file over the one read leaves it intact when the write fails.
+  tpmg_cli_test(poisson-setup-fifo tpmg-poisson MODE library
+                EXPECT "^tpmg-poisson: tpmg_setup_read: .*cli-setup-fifo': not a regular file"
+                ARGS --setup ${CMAKE_CURRENT_BINARY_DIR}/cli-setup-fifo
+                FIFO ${CMAKE_CURRENT_BINARY_DIR}/cli-setup-fifo)
+  tpmg_cli_test(poisson-write-setup-fifo tpmg-poisson MODE library
+                EXPECT "^tpmg-poisson: tpmg_setup_write: .*cli-write-setup-fifo': it exists and is not a regular file"
+                ARGS --dim 2 --degree 1 --level 2
+                     --write-setup ${CMAKE_CURRENT_BINARY_DIR}/cli-write-setup-fifo
+                FIFO ${CMAKE_CURRENT_BINARY_DIR}/cli-write-setup-fifo)
+  tpmg_cli_test(poisson-write-setup-directory tpmg-poisson MODE library
+                EXPECT "^tpmg-poisson: tpmg_setup_write: .*it exists and is not a regular file"
+                ARGS --dim 2 --degree 1 --level 2 --write-setup ${CMAKE_CURRENT_BINARY_DIR})
+  tpmg_cli_test(poisson-write-setup-over-itself tpmg-poisson MODE replace
+                EXPECT "^tpmg-poisson: tpmg_setup_write: .*writing it failed: .*the file is left as it was"
+                ARGS --dim 2 --degree 2 --level 5
+                SETUP ${CMAKE_CURRENT_BINARY_DIR}/cli-setup-over-itself.tpmg)
+
+  # Output that cannot be written (a full disk): exit status 1 and a message
+  # naming the file, not 0 with nothing written.
+  if(EXISTS /dev/full)
+    tpmg_cli_test(bench-csv-full tpmg-bench MODE library
+                  EXPECT "^tpmg-bench: --csv /dev/full: writing it failed: "
+                  ARGS --dim 2 --degree 1 --level 2 --repeat 1 --csv /dev/full)
+    tpmg_cli_test(poisson-stdout-full tpmg-poisson MODE library
+                  EXPECT "^tpmg-poisson: writing the output failed: "
+                  ARGS --dim 2 --degree 1 --level 2 --json STDOUT /dev/full)
+    tpmg_cli_test(poisson-help-full tpmg-poisson MODE library
+                  EXPECT "^tpmg-poisson: writing the help failed: " ARGS --help STDOUT /dev/full)
+    tpmg_cli_test(bench-stdout-full tpmg-bench MODE library
+                  EXPECT "^tpmg-bench: writing the output failed: "
+                  ARGS --dim 2 --degree 1 --level 2 --repeat 1 --communication --threads 1
+                  STDOUT /dev/full)
+  endif()
+  tpmg_cli_test(bench-csv-unwritable tpmg-bench MODE library
+                EXPECT "^tpmg-bench: --csv .*no-such-directory/cli.csv: cannot open it for writing: "
+                ARGS --dim 2 --degree 1 --level 2 --repeat 1
+                     --csv ${CMAKE_CURRENT_BINARY_DIR}/no-such-directory/cli.csv)
 
   # Setup files that lie about their contents: refused with the library's message.
   set(seeds ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/corpus-setup)

@@ -6,7 +6,11 @@
 #               "ranks" P and a process grid ending in P; prints SKIPPED where the
 #               program says its backend is not available (no GPU)
 #   MODE error  under MPIEXEC with P ranks: exit status EXIT, and EXPECT on stderr
-#               once per rank (every rank says what went wrong)
+#               once per rank (every rank says what went wrong). With OTHER_ARGS
+#               (a|b, "-" for none) rank 0 runs ARGS and ranks 1..P-1 OTHER_ARGS,
+#               started as two programs of one job (MPMD, ':'), ranks 1..P-1 the
+#               program OTHER_PROGRAM if given; a rank left waiting fails the test
+#               after 120 s
 string(REPLACE "|" ";" args "${ARGS}")
 string(REPLACE "|" ";" flags "${FLAGS}")
 
@@ -123,8 +127,22 @@ if(MODE STREQUAL "same")
     fail("\"ranks\" ${ranks} and the process grid's last entry ${along}, expected ${RANKS}")
   endif()
 elseif(MODE STREQUAL "error")
-  execute_process(COMMAND "${MPIEXEC}" -np ${RANKS} ${flags} "${PROGRAM}" ${args}
-                  OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
+  if(DEFINED OTHER_ARGS)
+    string(REPLACE "|" ";" other_args "${OTHER_ARGS}")
+    if(other_args STREQUAL "-")
+      set(other_args)
+    endif()
+    if(NOT DEFINED OTHER_PROGRAM)
+      set(OTHER_PROGRAM "${PROGRAM}")
+    endif()
+    math(EXPR others "${RANKS} - 1")
+    set(command "${MPIEXEC}" ${flags} -np 1 "${PROGRAM}" ${args} : -np ${others}
+                "${OTHER_PROGRAM}" ${other_args})
+  else()
+    set(command "${MPIEXEC}" -np ${RANKS} ${flags} "${PROGRAM}" ${args})
+  endif()
+  execute_process(COMMAND ${command} OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc
+                  TIMEOUT 120)
   if(NOT rc EQUAL EXIT)
     fail("exit status ${rc}, expected ${EXIT}\n${err}")
   endif()

@@ -64,14 +64,17 @@ endforeach()
 
 # The programs under mpiexec: the one-process results with P ranks, and errors
 # that every rank reports (tests/mpi-cli.cmake).
-function(tpmg_mpi_cli name ranks mode)
+function(tpmg_mpi_cli_program name program ranks mode)
   string(REPLACE ";" "|" flags "${tpmg_mpiexec_flags}")
   add_test(NAME ${name}
-           COMMAND ${CMAKE_COMMAND} -DPROGRAM=$<TARGET_FILE:tpmg-poisson>
+           COMMAND ${CMAKE_COMMAND} -DPROGRAM=$<TARGET_FILE:${program}>
                    -DMPIEXEC=${MPIEXEC_EXECUTABLE} -DFLAGS=${flags} -DRANKS=${ranks}
                    -DMODE=${mode} ${ARGN} -P ${CMAKE_CURRENT_SOURCE_DIR}/mpi-cli.cmake)
   set_tests_properties(${name} PROPERTIES LABELS "mpi;cli" TIMEOUT 600 PROCESSORS ${ranks}
                        ENVIRONMENT "${tpmg_mpi_cli_environment}")
+endfunction()
+function(tpmg_mpi_cli name ranks mode)
+  tpmg_mpi_cli_program(${name} tpmg-poisson ${ranks} ${mode} ${ARGN})
 endfunction()
 tpmg_mpi_cli(mpi-poisson-3d-np4 4 same "-DARGS=--level|3|--threads|1")
 tpmg_mpi_cli(mpi-poisson-2d-np4 4 same
@@ -85,6 +88,50 @@ tpmg_mpi_cli(mpi-poisson-split-np4 4 error "-DARGS=--dim|2|--level|1|--threads|1
              "-DEXPECT=ranks need at least 8")
 tpmg_mpi_cli(mpi-poisson-option-np3 3 error "-DARGS=--no-such-option" -DEXIT=2
              "-DEXPECT=unknown option")
+
+# Ranks given different command lines (MPMD, ':'): a usage error or --help on
+# some ranks only, or options that differ, end every rank with exit status 2
+# and the same line, instead of leaving the others waiting in a collective call
+# (issue 29)
+set(small "--dim|2|--degree|2|--level|3|--threads|1")
+tpmg_mpi_cli(mpi-poisson-option-rank1-np2 2 error "-DARGS=${small}" "-DOTHER_ARGS=--dim|4"
+             -DEXIT=2 "-DEXPECT=--dim 4: expected an integer in 2..3")
+tpmg_mpi_cli(mpi-poisson-option-rank0-np3 3 error "-DARGS=--dim|4" "-DOTHER_ARGS=${small}"
+             -DEXIT=2 "-DEXPECT=--dim 4: expected an integer in 2..3")
+tpmg_mpi_cli(mpi-poisson-help-rank1-np2 2 error "-DARGS=${small}" "-DOTHER_ARGS=--help" -DEXIT=2
+             "-DEXPECT=--help given on rank 1 but not on every rank")
+tpmg_mpi_cli(mpi-poisson-differ-repeat-np3 3 error "-DARGS=${small}"
+             "-DOTHER_ARGS=${small}|--repeat|2" -DEXIT=2
+             "-DEXPECT=options differ: no --repeat on rank 0, --repeat 2 on rank 1 ")
+tpmg_mpi_cli(mpi-poisson-differ-rhs-np2 2 error "-DARGS=${small}|--rhs|one"
+             "-DOTHER_ARGS=${small}|--rhs=ones" -DEXIT=2
+             "-DEXPECT=options differ: --rhs one on rank 0, --rhs ones on rank 1 ")
+tpmg_mpi_cli(mpi-poisson-differ-write-setup-np2 2 error "-DARGS=${small}"
+             "-DOTHER_ARGS=${small}|--write-setup|mpi-cli-never-written.tpmg" -DEXIT=2
+             "-DEXPECT=options differ: no --write-setup on rank 0, --write-setup mpi-cli-never-written.tpmg on rank 1 ")
+tpmg_mpi_cli(mpi-poisson-differ-program-np2 2 error "-DARGS=${small}" "-DOTHER_ARGS=${small}"
+             "-DOTHER_PROGRAM=$<TARGET_FILE:tpmg-bench>" -DEXIT=2
+             "-DEXPECT=tpmg-poisson on rank 0, tpmg-bench on rank 1: every rank must run the same program")
+set(small "--dim|2|--degree|2|--level|3|--threads|1|--repeat|1")
+tpmg_mpi_cli_program(mpi-bench-option-rank1-np2 tpmg-bench 2 error "-DARGS=${small}"
+                     "-DOTHER_ARGS=--breakdown=yes" -DEXIT=2
+                     "-DEXPECT=--breakdown takes no value: --breakdown=yes")
+# --help on every rank: the help, exit status 0
+add_test(NAME mpi-poisson-help-np2
+         COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${tpmg_mpiexec_flags}
+                 $<TARGET_FILE:tpmg-poisson> --help)
+set_tests_properties(mpi-poisson-help-np2 PROPERTIES LABELS "mpi;cli" TIMEOUT 120 PROCESSORS 2
+                     ENVIRONMENT "${tpmg_mpi_cli_environment}"
+                     PASS_REGULAR_EXPRESSION "Usage: tpmg-poisson")
+# rank 0 alone writes --csv: its failure is every rank's
+if(EXISTS /dev/full)
+  tpmg_mpi_cli_program(mpi-bench-csv-full-np2 tpmg-bench 2 error
+                       "-DARGS=--dim|2|--degree|1|--level|3|--threads|1|--repeat|1|--csv|/dev/full"
+                       -DEXIT=1 "-DEXPECT=--csv /dev/full: writing it failed")
+endif()
+tpmg_mpi_cli_program(mpi-bench-differ-level-np2 tpmg-bench 2 error "-DARGS=${small}"
+                     "-DOTHER_ARGS=--dim|2|--degree|2|--level|4|--threads|1|--repeat|1" -DEXIT=2
+                     "-DEXPECT=options differ: --level 3 on rank 0, --level 4 on rank 1 ")
 
 # tpmg-bench --breakdown on a mesh of 3 coarse cells along z, on 3 ranks with
 # the exchanges not overlapped: it runs and prints its model

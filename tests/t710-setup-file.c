@@ -10,11 +10,15 @@
  *   vector of the wrong length, truncated or extra data, non-finite entries)
  *   and bad arguments are refused with the documented status, a message that
  *   names the file and the problem, *grid and *b NULL, *rhs unchanged and no
- *   backend memory left allocated.
+ *   backend memory left allocated; so are a directory and a pipe (at once).
+ * - Writing refuses a target that is no regular file; it replaces a file
+ *   whole (through a symbolic link, which stays), and a failed write leaves
+ *   the old file and no temporary file.
  * Files go to a temporary directory under the working directory (the build
  * tree), removed at the end. */
 #define _POSIX_C_SOURCE 200809L
 
+#include <dirent.h>
 #include <errno.h>
 #include <float.h>
 #include <math.h>
@@ -334,7 +338,13 @@ static void bad_files(tpmg_context *ctx) {
   /* the file itself */
   path_of(path, sizeof path, "no-such-file.tpmg");
   expect_refused(&s, "missing file", path, ARG, strerror(ENOENT));
-  expect_refused(&s, "a directory", directory, ARG, strerror(EISDIR));
+  expect_refused(&s, "a directory", directory, ARG, "not a regular file");
+  /* a pipe without a writer: refused at once, not waited on */
+  path_of(path, sizeof path, "fifo.tpmg");
+  if (mkfifo(path, 0600) == 0) {
+    expect_refused(&s, "a pipe", path, ARG, "not a regular file");
+    remove(path);
+  }
   bad_bytes(&s, "empty file", "", 0, ARG, "empty");
   bad_bytes(&s, "binary file", "\x89PNG\r\n\x1a\n", 8, ARG, "not a tpmg setup file");
   bad_file(&s, "wrong magic", 1, "tpmg-setp 1", GOOD_N, -1, 0, 0, ARG, "not a tpmg setup file");
@@ -461,10 +471,47 @@ static void write_errors(tpmg_context *ctx) {
                 contains(tpmg_context_last_error(ctx), strerror(ENOENT)),
             "write: an unwritable path accepted, or its message lacks the path and reason: %s",
             tpmg_context_last_error(ctx));
+  /* a target that exists and is no regular file: refused, left alone */
+  char fifo[300];
+  path_of(fifo, sizeof fifo, "fifo.tpmg");
+  if (mkfifo(fifo, 0600) == 0) {
+    REF_CHECK(tpmg_setup_write(grid, TPMG_RHS_ONE, b, fifo) == ARG &&
+                  contains(tpmg_context_last_error(ctx), "not a regular file") &&
+                  contains(tpmg_context_last_error(ctx), fifo),
+              "write: a pipe accepted, or no message: %s", tpmg_context_last_error(ctx));
+    struct stat info;
+    REF_CHECK(stat(fifo, &info) == 0 && S_ISFIFO(info.st_mode), "write: the pipe %s was replaced",
+              fifo);
+    remove(fifo);
+  }
+  REF_CHECK(tpmg_setup_write(grid, TPMG_RHS_ONE, b, directory) == ARG &&
+                contains(tpmg_context_last_error(ctx), "not a regular file"),
+            "write: a directory accepted, or no message: %s", tpmg_context_last_error(ctx));
+
+  /* an existing file is replaced whole: written again over itself it comes
+   * back the same, through a symbolic link too (the link stays) */
+  REF_CALL(ctx, tpmg_setup_write(grid, TPMG_RHS_ONE, b, path));
+  size_t n_first = 0, n_again = 0;
+  unsigned char *first = read_bytes(path, &n_first);
+  char link[300];
+  path_of(link, sizeof link, "link.tpmg");
+  if (symlink("write.tpmg", link) == 0) {
+    REF_CALL(ctx, tpmg_setup_write(grid, TPMG_RHS_ONE, b, link));
+    struct stat info;
+    REF_CHECK(lstat(link, &info) == 0 && S_ISLNK(info.st_mode),
+              "write: the symbolic link %s was replaced by a file", link);
+    remove(link);
+  }
+  unsigned char *again = read_bytes(path, &n_again);
+  REF_CHECK(n_first == n_again && memcmp(first, again, n_first) == 0,
+            "write: a file written over itself changed (%zu bytes, then %zu)", n_first, n_again);
+  free(again);
+  remove(path);
   REF_CALL(ctx, tpmg_grid_destroy(&grid));
 
   /* a write that fails part way (a file size limit of 1000 bytes, 5000 bytes of
-   * vector): the status, the system's reason, and no partial file left */
+   * vector): the status, the system's reason, and no partial file left; over
+   * an existing file, that file as it was and no temporary file beside it */
   grid = ref_grid_create(ctx, 2, 3, 3, NULL, NULL);
   tpmg_index n = 0;
   REF_CALL(ctx, tpmg_grid_level_size(grid, 3, &n, NULL));
@@ -485,10 +532,29 @@ static void write_errors(tpmg_context *ctx) {
       f = fopen(path, "rb");
       REF_CHECK(f == NULL, "write: the partial file %s was left behind", path);
       if (f) fclose(f);
+      write_bytes(path, first, n_first);
+      setrlimit(RLIMIT_FSIZE, &limit);
+      status = tpmg_setup_write(grid, TPMG_RHS_SINE, big, path);
+      setrlimit(RLIMIT_FSIZE, &old_limit);
+      REF_CHECK(status == ARG && contains(tpmg_context_last_error(ctx), "left as it was"),
+                "write: a failed write over a file gave status %d, message: %s", (int)status,
+                tpmg_context_last_error(ctx));
+      size_t n_after = 0;
+      unsigned char *after = read_bytes(path, &n_after);
+      REF_CHECK(n_after == n_first && memcmp(after, first, n_first) == 0,
+                "write: a failed write changed the file it was to replace (%zu bytes, then %zu)",
+                n_first, n_after);
+      free(after);
       remove(path);
+      DIR *listing = opendir(directory);
+      for (struct dirent *e; listing && (e = readdir(listing));)
+        REF_CHECK(!strstr(e->d_name, ".tmp-"), "write: the temporary file %s/%s was left behind",
+                  directory, e->d_name);
+      if (listing) closedir(listing);
     }
     signal(SIGXFSZ, old_handler);
   }
+  free(first);
   free(big);
   REF_CALL(ctx, tpmg_grid_destroy(&grid));
 }

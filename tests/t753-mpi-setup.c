@@ -12,7 +12,8 @@
  *   malformed on one rank, a NaN in the part that one rank reads, a truncated
  *   file, an empty path on one rank; writing a NaN in one rank's owned planes
  *   (the message names its index in the whole level; no file is written), a
- *   file rank 0 cannot open or write (/dev/full), ranks that disagree on
+ *   file rank 0 cannot open or write (a file size limit; /dev/full is
+ *   refused, a device), ranks that disagree on
  *   whether b is NULL. After a failure *grid and *b are NULL and no backend
  *   memory is left.
  * Files go to temporary directories under the working directory (the build
@@ -22,8 +23,10 @@
 #include <errno.h>
 #include <float.h>
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -359,10 +362,32 @@ static void write_failures(tpmg_context *all) {
   check_failed_everywhere(all, status, TPMG_ERROR_ARGUMENT, 0, "cannot open it for writing",
                           baseline, "unopenable on rank 0");
 
-  /* rank 0's writes fail with the other ranks' blocks still to come */
+  /* rank 0's writes fail (a file size limit of 1000 bytes) with the other
+   * ranks' blocks still to come */
+  path_of(path, sizeof path, directory, "limited");
+  struct rlimit old_limit, limit;
+  int limited = 0;
+  void (*old_handler)(int) = SIG_DFL;
+  if (rank == 0 && getrlimit(RLIMIT_FSIZE, &old_limit) == 0) {
+    limit = old_limit;
+    limit.rlim_cur = 1000;
+    old_handler = signal(SIGXFSZ, SIG_IGN);
+    limited = setrlimit(RLIMIT_FSIZE, &limit) == 0;
+  }
+  MPI_Allreduce(MPI_IN_PLACE, &limited, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (limited) {
+    status = tpmg_setup_write(grid, m->rhs, local, path);
+    if (rank == 0) setrlimit(RLIMIT_FSIZE, &old_limit);
+    check_failed_everywhere(all, status, TPMG_ERROR_ARGUMENT, 0, "writing it failed", baseline,
+                            "a file size limit");
+    MPI_Barrier(MPI_COMM_WORLD);
+    REF_CHECK(!exists(path), "a file size limit: the file %s exists after the failure", path);
+  }
+  if (rank == 0) signal(SIGXFSZ, old_handler);
+  /* a device: refused before anything is written */
   if (exists("/dev/full")) {
     status = tpmg_setup_write(grid, m->rhs, local, "/dev/full");
-    check_failed_everywhere(all, status, TPMG_ERROR_ARGUMENT, 0, "writing it failed", baseline,
+    check_failed_everywhere(all, status, TPMG_ERROR_ARGUMENT, 0, "not a regular file", baseline,
                             "/dev/full");
   }
 

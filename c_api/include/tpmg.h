@@ -852,7 +852,14 @@ const char *tpmg_precision_name(tpmg_precision value);
  *                  downloaded to the host); only the owned planes are checked and
  *                  written, the ghost planes are ignored. Either every rank
  *                  passes b or none does.
- *  @param[in] path the file to write. With P ranks rank 0 writes it (after
+ *  @param[in] path the file to write: a new file, or a regular file that it
+ *                  replaces. It is written to a temporary file beside path
+ *                  (path.tmp-PID-N), which is renamed onto path once complete,
+ *                  so that a failed write leaves no file, or the old file as it
+ *                  was (path may be the setup file just read); a symbolic link
+ *                  stays and the file it names is replaced. A path that exists
+ *                  and is no regular file (a directory, a device, a pipe) is
+ *                  refused. With P ranks rank 0 writes it (after
  *                  receiving every rank's owned planes in blocks, so that it
  *                  never holds more than its own part and one block); the
  *                  other ranks' path is only checked for being non-empty.
@@ -877,7 +884,9 @@ tpmg_status tpmg_setup_write(const tpmg_grid *grid, tpmg_rhs rhs, const double *
  *  still checked); the rank whose planes end the vector checks the file's end.
  *  The ranks agree on the header before creating the grid.
  *  @param[in]  ctx  the context the grid is created on
- *  @param[in]  path the file to read (by every rank)
+ *  @param[in]  path the file to read (by every rank); a regular file (a
+ *                   directory, a device or a pipe is refused, without waiting
+ *                   for a pipe's writer)
  *  @param[out] grid the grid; owned by the caller, free with tpmg_grid_destroy
  *  @param[out] rhs  the test problem (TPMG_RHS_ONE, TPMG_RHS_SINE or TPMG_RHS_ONES)
  *  @param[out] b    NULL if the vector is not wanted; else *b is the file's

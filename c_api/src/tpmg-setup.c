@@ -4,15 +4,17 @@
  * without deal.II. A text header of "key value" lines, then the vector as
  * binary little-endian doubles, so that it comes back bit for bit. The format
  * is described in doc/design.md ("Setup files"). */
-#define _POSIX_C_SOURCE 200809L /* fileno, fstat */
+#define _XOPEN_SOURCE 700 /* POSIX 2008 with realpath: fileno, fstat, fdopen, fsync, strdup */
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "tpmg-impl.h"
 
@@ -61,14 +63,66 @@ static int write_vector(FILE *f, tpmg_index n, const double *b) {
   return 1;
 }
 
-/* What rank 0 writes to: the file, whether it is a regular one (removed after
- * a failure; never a device or a pipe), the first I/O error, and the buffer
- * that the other ranks' planes arrive in. */
+/* What rank 0 writes to: a new file beside the one it replaces, renamed onto
+ * it once complete, so that a failed write (a full disk, a file size limit)
+ * leaves the old file as it was, even when that is the setup file just read.
+ * The first I/O error, and the buffer that the other ranks' planes arrive
+ * in. */
 typedef struct {
   FILE *f;
-  int regular, ok, error;
+  int ok, error;
+  int replaces;    /* the target exists (and is a regular file) */
+  char *target;    /* the path, or the file its symbolic link names (malloc) */
+  char *temporary; /* the file written, renamed onto target when complete (malloc) */
   double *block;
 } setup_writer;
+
+/* Rank 0: refuse a target that exists and is no regular file (opening a pipe
+ * blocks until a reader comes, a device is not a file to replace), then
+ * create the temporary file beside the target with the permissions the
+ * target has, or new files get. */
+static tpmg_status open_writer(const tpmg_context *ctx, const char *path, setup_writer *w) {
+  struct stat info, link;
+  w->replaces = stat(path, &info) == 0;
+  TPMG_CHECK(ctx, !w->replaces || S_ISREG(info.st_mode), TPMG_ERROR_ARGUMENT,
+             "setup file '%s': it exists and is not a regular file (a directory, a device or a "
+             "pipe): refused",
+             path);
+  if (w->replaces && lstat(path, &link) == 0 && S_ISLNK(link.st_mode))
+    w->target = realpath(path, NULL); /* replace the file, keep the link */
+  if (!w->target) w->target = strdup(path);
+  size_t size = w->target ? strlen(w->target) + 48 : 0;
+  if (w->target) w->temporary = malloc(size);
+  TPMG_CHECK(ctx, w->temporary, TPMG_ERROR_MEMORY, "setup file '%s': allocating its name failed",
+             path);
+  int fd = -1;
+  for (unsigned attempt = 0; fd < 0 && attempt < 100; ++attempt) {
+    snprintf(w->temporary, size, "%s.tmp-%ld-%u", w->target, (long)getpid(), attempt);
+    fd = open(w->temporary, O_WRONLY | O_CREAT | O_EXCL, 0666);
+    if (fd < 0 && errno != EEXIST) break;
+  }
+  if (fd < 0) {
+    int error = errno;
+    tpmg_status status = tpmg_error_set(
+        ctx, TPMG_ERROR_ARGUMENT, __FILE__, __LINE__,
+        "setup file '%s': cannot open it for writing: %s (creating '%s', written first and "
+        "renamed onto it)",
+        path, strerror(error), w->temporary);
+    free(w->temporary);
+    w->temporary = NULL;
+    return status;
+  }
+  if (w->replaces) (void)fchmod(fd, info.st_mode & 07777);
+  w->f = fdopen(fd, "wb");
+  if (!w->f) {
+    int error = errno;
+    close(fd);
+    return tpmg_error_set(ctx, TPMG_ERROR_MEMORY, __FILE__, __LINE__,
+                          "setup file '%s': cannot open it for writing: %s", path,
+                          strerror(error));
+  }
+  return TPMG_SUCCESS;
+}
 
 /* The local argument checks of tpmg_setup_write (before any agreement). */
 static tpmg_status check_write(const tpmg_grid *grid, tpmg_rhs rhs, const double *b,
@@ -102,13 +156,8 @@ static tpmg_status check_write(const tpmg_grid *grid, tpmg_rhs rhs, const double
 /* Rank 0: open the file and write the header. */
 static tpmg_status write_header(const tpmg_grid *grid, tpmg_rhs rhs, int with_vector,
                                 const char *path, setup_writer *w) {
-  const tpmg_context *ctx = grid->ctx;
   const tpmg_grid_options *o = &grid->options;
-  w->f = fopen(path, "wb");
-  TPMG_CHECK(ctx, w->f, TPMG_ERROR_ARGUMENT, "setup file '%s': cannot open it for writing: %s",
-             path, strerror(errno));
-  struct stat info;
-  w->regular = fstat(fileno(w->f), &info) == 0 && S_ISREG(info.st_mode);
+  TPMG_CALL(open_writer(grid->ctx, path, w));
   w->ok = 1;
   /* %.17g gives every double back exactly through strtod */
   fprintf(w->f, "%s %d\ndim %d\ndegree %d\nlevel %d\ncells", SETUP_MAGIC, SETUP_VERSION, o->dim,
@@ -191,7 +240,7 @@ tpmg_status tpmg_setup_write(const tpmg_grid *grid, tpmg_rhs rhs, const double *
   TPMG_CALL(tpmg_comm_same(ctx, same, sizeof same,
                            "tpmg_setup_write: the right-hand side and whether b is NULL"));
 
-  setup_writer w = {NULL, 0, 0, 0, NULL};
+  setup_writer w = {NULL, 0, 0, 0, NULL, NULL, NULL};
   tpmg_status status = TPMG_SUCCESS;
   if (ctx->rank == 0) {
     if (b && part->distributed && ctx->size > 1) {
@@ -208,7 +257,8 @@ tpmg_status tpmg_setup_write(const tpmg_grid *grid, tpmg_rhs rhs, const double *
   if (status == TPMG_SUCCESS && b)
     status = write_gathered(grid, b, &w);
   if (ctx->rank == 0 && w.f) {
-    if (w.ok && fflush(w.f) != 0) {
+    /* on the disk before it replaces the old file */
+    if (w.ok && (fflush(w.f) != 0 || fsync(fileno(w.f)) != 0)) {
       w.ok = 0;
       w.error = errno;
     }
@@ -216,13 +266,19 @@ tpmg_status tpmg_setup_write(const tpmg_grid *grid, tpmg_rhs rhs, const double *
       w.ok = 0;
       w.error = errno;
     }
+    if (status == TPMG_SUCCESS && w.ok && rename(w.temporary, w.target) != 0) {
+      w.ok = 0;
+      w.error = errno;
+    }
     if (status == TPMG_SUCCESS && !w.ok)
       status = tpmg_error_set(ctx, TPMG_ERROR_ARGUMENT, __FILE__, __LINE__,
-                              "setup file '%s': writing it failed: %s%s", path, strerror(w.error),
-                              w.regular ? " (the partial file was removed)" : "");
-    if (status != TPMG_SUCCESS && w.regular)
-      remove(path);
+                              "setup file '%s': writing it failed: %s (%s)", path,
+                              strerror(w.error),
+                              w.replaces ? "the file is left as it was" : "no file was written");
   }
+  if (ctx->rank == 0 && w.temporary && status != TPMG_SUCCESS) remove(w.temporary);
+  free(w.target);
+  free(w.temporary);
   free(w.block);
   return tpmg_comm_agree(ctx, status);
 }
@@ -548,6 +604,26 @@ static tpmg_status read_part(setup_reader *r, const tpmg_grid *g, long long n_ve
   return read_vector(r, first, count, n, *vector);
 }
 
+/* Open r->path for reading: a regular file only. Opened without blocking
+ * (a pipe without a writer would block forever), then checked. */
+static tpmg_status open_reader(setup_reader *r) {
+  int fd = open(r->path, O_RDONLY | O_NONBLOCK);
+  if (fd < 0) return SETUP_FAIL(r, TPMG_ERROR_ARGUMENT, "cannot open it: %s", strerror(errno));
+  struct stat info;
+  tpmg_status status = TPMG_SUCCESS;
+  int flags = 0;
+  if (fstat(fd, &info) != 0)
+    status = SETUP_FAIL(r, TPMG_ERROR_ARGUMENT, "cannot open it: %s", strerror(errno));
+  else if (!S_ISREG(info.st_mode))
+    status = SETUP_FAIL(r, TPMG_ERROR_ARGUMENT,
+                        "not a regular file (a directory, a device or a pipe): refused");
+  else if ((flags = fcntl(fd, F_GETFL)) == -1 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) == -1 ||
+           !(r->f = fdopen(fd, "rb")))
+    status = SETUP_FAIL(r, TPMG_ERROR_ARGUMENT, "cannot open it: %s", strerror(errno));
+  if (!r->f) close(fd);
+  return status;
+}
+
 tpmg_status tpmg_setup_read(tpmg_context *ctx, const char *path, tpmg_grid **grid, tpmg_rhs *rhs,
                             double **b) {
   if (!ctx) return TPMG_ERROR_ARGUMENT;
@@ -576,9 +652,7 @@ tpmg_status tpmg_setup_read(tpmg_context *ctx, const char *path, tpmg_grid **gri
   if (r) {
     r->ctx = ctx;
     r->path = path;
-    r->f = fopen(path, "rb");
-    if (!r->f)
-      status = SETUP_FAIL(r, TPMG_ERROR_ARGUMENT, "cannot open it: %s", strerror(errno));
+    status = open_reader(r);
     if (status == TPMG_SUCCESS)
       status = read_header(r);
     if (status == TPMG_SUCCESS)
