@@ -571,6 +571,7 @@ else()
                        "converged == true" "residual_reduction <= 1e-10" "iterations >= 1"
                        "iterations <= 10" "l2_error < 1e-6" "l2_error > 0" "restart == 30"
                        "solve_seconds > 0" "setup_seconds > 0" "dofs_per_second > 0"
+                       "context_seconds >= 0" "first_solve_seconds > 0"
                        "memory_bytes > 0" "memory_bytes_per_dof > 0" "bytes_per_dof > 0"
                        "solver_bytes > 0")
   tpmg_cli_test(poisson-json-3d-rhs-one tpmg-poisson MODE json

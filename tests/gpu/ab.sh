@@ -88,8 +88,9 @@ for part in $parts; do
           --degree 2 --level 7 --cells 1,1,"$p" --box 0,1,0,1,0,"$p" --threads 1 --repeat 3 2>&1 |
           tee -a "$logs/first-$which-$p.log")
         times=$(grep -oE '^solve [0-9]+ of 3: [0-9.]+' <<< "$out" | awk '{print $5}' | tr '\n' ' ')
-        setup=$(grep -oE '^setup [0-9.]+' <<< "$out" | awk '{print $2}')
-        summary+=("first P=$p $which: setup $setup s, solves $times s")
+        setup=$(grep -oE '^setup [0-9.]+ s( \(the context [0-9.]+)?' <<< "$out" | tr -d '(' |
+          awk '{print $2 " s" ($6 == "" ? " (context not timed)" : ", of which the context " $6 " s")}')
+        summary+=("first P=$p $which: setup $setup, solves $times s")
       done
     done
     ;;
