@@ -52,6 +52,8 @@ tpmg_mpi_test(t750-mpi-objects 1 2 3 4)
 tpmg_mpi_test(t751-mpi-solvers 2 3 4)
 tpmg_mpi_test(t752-mpi-errors 1 2 3 4)
 tpmg_mpi_test(t753-mpi-setup 1 2 3 4)
+# many ranks, few cells each, the levels kept whole longer than a rank's slab
+tpmg_mpi_test(t754-mpi-many 32 64)
 # small levels kept whole on every rank (tpmg_context_options.whole_level_dofs):
 # the cut moves up, the results stay the one-process ones
 foreach(name t750-mpi-objects t751-mpi-solvers)
