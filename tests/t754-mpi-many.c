@@ -2,11 +2,13 @@
  * that the finest level is cut into slabs of 2 and 4 cells and the level
  * under it is kept whole on every rank, longer there than a rank's slab of
  * the finest (issue 29: mixed FMG's work vector had the finest level's
- * length). The default solver, FMG in mixed precision and CG in double,
- * one on each mesh: the one-process iterations, convergence, solution on the
- * owned entries and L2 error. Rank 0 alone solves on one process and broadcasts its result, so
- * that the reference costs one solve, not one per rank. P: a multiple of 4. */
+ * length). The default solver, FMG in mixed precision and CG in double, one
+ * on each mesh: the one-process iterations, convergence, solution on the
+ * owned entries and L2 error. Rank 0 alone solves on one process and
+ * broadcasts its result, so that the reference costs one solve, not one per
+ * rank. P: a multiple of 4. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,8 +24,8 @@ typedef struct {
   double l2;
 } outcome;
 
-/* Solve on ctx (double or mixed) from x = 0, b the sine problem's; the solution downloaded
- * into doubles (this rank's vector, or the whole level on one process). */
+/* Solve on ctx (double or mixed) from x = 0, b the sine problem's; the
+ * solution downloaded (this rank's vector, or the whole level on one process). */
 static outcome solve(tpmg_context *ctx, const mesh_case *m, const tpmg_solver_options *o,
                      double **solution, tpmg_level_layout *layout) {
   tpmg_grid *grid = ref_grid_create(ctx, m->dim, m->degree, m->level, m->cells, m->box);
