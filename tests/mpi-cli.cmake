@@ -11,8 +11,12 @@
 #               started as two programs of one job (MPMD, ':'), ranks 1..P-1 the
 #               program OTHER_PROGRAM if given; a rank left waiting fails the test
 #               after 120 s
+#   MODE sweep  RANKS a list (a|b|...): on each rank count either as MODE same, or
+#               refused as MODE error with EXIT 1 (a mesh too coarse to split);
+#               each run within 300 s (no rank waits forever)
 string(REPLACE "|" ";" args "${ARGS}")
 string(REPLACE "|" ";" flags "${FLAGS}")
+string(REPLACE "|" ";" RANKS "${RANKS}")
 
 function(fail message)
   message(FATAL_ERROR "${PROGRAM} ${args} on ${RANKS} ranks\n${message}")
@@ -79,20 +83,8 @@ function(close_numbers a b units out)
   endif()
 endfunction()
 
-if(MODE STREQUAL "same")
-  execute_process(COMMAND "${PROGRAM}" ${args} --json OUTPUT_VARIABLE out1 ERROR_VARIABLE err1
-                  RESULT_VARIABLE rc1)
-  # a backend this machine lacks (--backend cuda without a GPU): skipped
-  if(rc1 EQUAL 2 AND err1 MATCHES "backend not available")
-    message("SKIPPED: ${err1}")
-    return()
-  endif()
-  execute_process(COMMAND "${MPIEXEC}" -np ${RANKS} ${flags} "${PROGRAM}" ${args} --json
-                  OUTPUT_VARIABLE outp ERROR_VARIABLE errp RESULT_VARIABLE rcp)
-  if(NOT rc1 EQUAL 0 OR NOT rcp EQUAL 0)
-    fail("exit status ${rc1} (one process), ${rcp} (${RANKS} ranks)\n${err1}\n${errp}")
-  endif()
-  last_json("${out1}" j1)
+# The P-rank run (exit 0, stdout outp) against the one-process JSON j1.
+function(check_same j1 outp)
   last_json("${outp}" jp)
   foreach(key n_dofs iterations converged)
     string(JSON a GET "${j1}" ${key})
@@ -126,6 +118,35 @@ if(MODE STREQUAL "same")
   if(NOT ranks EQUAL RANKS OR NOT along EQUAL RANKS)
     fail("\"ranks\" ${ranks} and the process grid's last entry ${along}, expected ${RANKS}")
   endif()
+endfunction()
+
+# The P-rank run's exit status rc is `exit` and EXPECT is on stderr once per rank.
+function(check_error rc err exit)
+  if(NOT rc EQUAL exit)
+    fail("exit status ${rc}, expected ${exit}\n${err}")
+  endif()
+  string(REGEX MATCHALL "${EXPECT}" found "${err}")
+  list(LENGTH found count)
+  if(NOT count EQUAL RANKS)
+    fail("'${EXPECT}' ${count} times on stderr, expected once per rank (${RANKS}):\n${err}")
+  endif()
+endfunction()
+
+if(MODE STREQUAL "same")
+  execute_process(COMMAND "${PROGRAM}" ${args} --json OUTPUT_VARIABLE out1 ERROR_VARIABLE err1
+                  RESULT_VARIABLE rc1)
+  # a backend this machine lacks (--backend cuda without a GPU): skipped
+  if(rc1 EQUAL 2 AND err1 MATCHES "backend not available")
+    message("SKIPPED: ${err1}")
+    return()
+  endif()
+  execute_process(COMMAND "${MPIEXEC}" -np ${RANKS} ${flags} "${PROGRAM}" ${args} --json
+                  OUTPUT_VARIABLE outp ERROR_VARIABLE errp RESULT_VARIABLE rcp)
+  if(NOT rc1 EQUAL 0 OR NOT rcp EQUAL 0)
+    fail("exit status ${rc1} (one process), ${rcp} (${RANKS} ranks)\n${err1}\n${errp}")
+  endif()
+  last_json("${out1}" j1)
+  check_same("${j1}" "${outp}")
 elseif(MODE STREQUAL "error")
   if(DEFINED OTHER_ARGS)
     string(REPLACE "|" ";" other_args "${OTHER_ARGS}")
@@ -143,14 +164,24 @@ elseif(MODE STREQUAL "error")
   endif()
   execute_process(COMMAND ${command} OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc
                   TIMEOUT 120)
-  if(NOT rc EQUAL EXIT)
-    fail("exit status ${rc}, expected ${EXIT}\n${err}")
+  check_error("${rc}" "${err}" ${EXIT})
+elseif(MODE STREQUAL "sweep")
+  set(all_ranks ${RANKS})
+  execute_process(COMMAND "${PROGRAM}" ${args} --json OUTPUT_VARIABLE out1 ERROR_VARIABLE err1
+                  RESULT_VARIABLE rc1)
+  if(NOT rc1 EQUAL 0)
+    fail("exit status ${rc1} on one process\n${err1}")
   endif()
-  string(REGEX MATCHALL "${EXPECT}" found "${err}")
-  list(LENGTH found count)
-  if(NOT count EQUAL RANKS)
-    fail("'${EXPECT}' ${count} times on stderr, expected once per rank (${RANKS}):\n${err}")
-  endif()
+  last_json("${out1}" j1)
+  foreach(RANKS ${all_ranks})
+    execute_process(COMMAND "${MPIEXEC}" -np ${RANKS} ${flags} "${PROGRAM}" ${args} --json
+                    OUTPUT_VARIABLE outp ERROR_VARIABLE errp RESULT_VARIABLE rcp TIMEOUT 300)
+    if(rcp EQUAL 0)
+      check_same("${j1}" "${outp}")
+    else()
+      check_error("${rcp}" "${errp}" 1)
+    endif()
+  endforeach()
 else()
   fail("unknown MODE '${MODE}'")
 endif()

@@ -52,6 +52,8 @@ tpmg_mpi_test(t750-mpi-objects 1 2 3 4)
 tpmg_mpi_test(t751-mpi-solvers 2 3 4)
 tpmg_mpi_test(t752-mpi-errors 1 2 3 4)
 tpmg_mpi_test(t753-mpi-setup 1 2 3 4)
+# many ranks, few cells each, the levels kept whole longer than a rank's slab
+tpmg_mpi_test(t754-mpi-many 32 64)
 # small levels kept whole on every rank (tpmg_context_options.whole_level_dofs):
 # the cut moves up, the results stay the one-process ones
 foreach(name t750-mpi-objects t751-mpi-solvers)
@@ -88,6 +90,28 @@ tpmg_mpi_cli(mpi-poisson-split-np4 4 error "-DARGS=--dim|2|--level|1|--threads|1
              "-DEXPECT=ranks need at least 8")
 tpmg_mpi_cli(mpi-poisson-option-np3 3 error "-DARGS=--no-such-option" -DEXIT=2
              "-DEXPECT=unknown option")
+# Rank counts 1..40, 48 and 64 (label slow: minutes on 2 cores): each run gives
+# the one-process result or is refused on every rank. 2D Q1 level 7 splits among
+# all of them; 3D Q1 on 1x1x2 cells, level 5, among up to 32 (from 9 on, level
+# 4 is kept whole, longer than some ranks' slabs of level 5: issue 29).
+set(tpmg_sweep_ranks "")
+foreach(ranks RANGE 1 40)
+  string(APPEND tpmg_sweep_ranks "${ranks}|")
+endforeach()
+string(APPEND tpmg_sweep_ranks "48|64")
+foreach(sweep "2d;--dim|2|--degree|1|--level|7"
+              "3d;--dim|3|--degree|1|--level|5|--cells|1,1,2|--box|0,1,0,1,0,2")
+  list(GET sweep 0 name)
+  list(GET sweep 1 args)
+  string(REPLACE ";" "|" flags "${tpmg_mpiexec_flags}")
+  add_test(NAME mpi-poisson-sweep-${name}
+           COMMAND ${CMAKE_COMMAND} -DPROGRAM=$<TARGET_FILE:tpmg-poisson>
+                   -DMPIEXEC=${MPIEXEC_EXECUTABLE} -DFLAGS=${flags} -DRANKS=${tpmg_sweep_ranks}
+                   -DMODE=sweep "-DARGS=${args}|--threads|1" "-DEXPECT=ranks need at least"
+                   -P ${CMAKE_CURRENT_SOURCE_DIR}/mpi-cli.cmake)
+  set_tests_properties(mpi-poisson-sweep-${name} PROPERTIES LABELS "mpi;cli;slow" TIMEOUT 3600
+                       PROCESSORS 64 ENVIRONMENT "${tpmg_mpi_cli_environment}")
+endforeach()
 
 # Ranks given different command lines (MPMD, ':'): a usage error or --help on
 # some ranks only, or options that differ, end every rank with exit status 2

@@ -534,8 +534,10 @@ tpmg_status tpmg_multigrid_precondition(tpmg_multigrid *mg, tpmg_precision preci
  *  hierarchy's precision, or double for a float hierarchy: then b and the
  *  iterates stay in double on every level and each level's V-cycle runs in
  *  float on the double residual, x_l += V(0, b_l - A_l x_l) (mixed FMG; its
- *  double level vectors and a work vector of the finest level's length are
- *  allocated by the first such call and kept until tpmg_multigrid_destroy). */
+ *  double level vectors and a work vector of the longest level's length on
+ *  this rank (the finest, unless a level kept whole on every rank is longer
+ *  than this rank's slab of it) are allocated by the first such call and kept
+ *  until tpmg_multigrid_destroy). */
 tpmg_status tpmg_multigrid_fmg(tpmg_multigrid *mg, tpmg_precision precision, const void *b,
                                void *x);
 

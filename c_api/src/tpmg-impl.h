@@ -245,7 +245,9 @@ void *tpmg_multigrid_scratch(const tpmg_multigrid *mg);
 /* tpmg_multigrid_fmg without its argument checks (for the solvers). b and x in
  * double on a float hierarchy (mixed FMG): work is a double vector of the
  * finest level's length the call may overwrite, or NULL for the hierarchy's
- * own (made by the first such call).
+ * own (made by the first such call); the hierarchy uses its own anyway where
+ * a coarser level is longer on this rank (a level kept whole on every rank
+ * against this rank's slab of the finest), made by tpmg_multigrid_reserve_fmg.
  * r0 NULL: FMG from x = 0, x written. Otherwise FMG from the start vector in
  * x: r0 = b - A x (precision's, Dirichlet entries zero) replaces b on the
  * coarser levels, which so solve for the correction of x, and the finest
@@ -258,9 +260,10 @@ void *tpmg_multigrid_scratch(const tpmg_multigrid *mg);
 tpmg_status tpmg_multigrid_fmg_work(tpmg_multigrid *mg, tpmg_precision precision, const void *b,
                                     const void *r0, void *x, void *work, void *fine_z);
 
-/* Makes the double level vectors of mixed FMG (and with `work` its own work
- * vector) now rather than at the first mixed FMG; nothing for a double
- * hierarchy. Collective. */
+/* Makes the double level vectors of mixed FMG (and with `work`, or where a
+ * coarser level is longer than the finest on this rank, its own work vector)
+ * now rather than at the first mixed FMG; nothing for a double hierarchy.
+ * Collective. */
 tpmg_status tpmg_multigrid_reserve_fmg(tpmg_multigrid *mg, int work);
 
 /* tpmg_coarse_apply without its argument checks (for the multigrid). */

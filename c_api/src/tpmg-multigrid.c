@@ -26,9 +26,11 @@ struct tpmg_multigrid {
   void *scratch; /* restriction onto the levels every rank keeps whole */
   size_t scratch_bytes;
   /* mixed FMG (double vectors, float hierarchy): the iterate and right-hand
-   * side in double on levels 0..L-1, and a double vector of level L's length
-   * unless the caller lends one; made by the first such FMG */
+   * side in double on levels 0..L-1, and a double work vector as long as the
+   * longest level (fmg_work_length) unless the caller lends one that long;
+   * made by the first such FMG */
   void *fmg_b[TPMG_MAX_LEVELS], *fmg_x[TPMG_MAX_LEVELS], *fmg_work;
+  size_t fmg_work_bytes;
   int fmg_ready;
 };
 
@@ -122,6 +124,18 @@ static size_t double_bytes(const tpmg_multigrid *m, int l) {
   return (size_t)m->grid->levels[l].n_dofs * sizeof(double);
 }
 
+/* The most DoFs of the boxes of levels 1..L on this rank: mixed FMG's work
+ * vector holds each level's residual in turn. On one process that is level L;
+ * on P ranks a level every rank keeps whole can be longer than this rank's
+ * slab of level L (3D Q1 level 6 on 32 ranks: level 5 whole, 33^3 DoFs, level
+ * 6 a slab of 2 cells and 2 ghost cells each side, 65^2 x 7 DoFs). */
+static tpmg_index fmg_work_length(const tpmg_multigrid *m) {
+  tpmg_index n = m->grid->levels[m->fine].n_dofs;
+  for (int l = 1; l < m->fine; ++l)
+    if (m->grid->levels[l].n_dofs > n) n = m->grid->levels[l].n_dofs;
+  return n;
+}
+
 tpmg_status tpmg_multigrid_destroy(tpmg_multigrid **mg) {
   if (!mg) return TPMG_ERROR_ARGUMENT;
   tpmg_multigrid *m = *mg;
@@ -141,7 +155,7 @@ tpmg_status tpmg_multigrid_destroy(tpmg_multigrid **mg) {
     tpmg_free(ctx, double_bytes(m, l), m->fmg_b[l]);
     tpmg_free(ctx, double_bytes(m, l), m->fmg_x[l]);
   }
-  tpmg_free(ctx, double_bytes(m, m->fine), m->fmg_work);
+  tpmg_free(ctx, m->fmg_work_bytes, m->fmg_work);
   free(m);
   tpmg_grid_release(grid);
   *mg = NULL;
@@ -255,8 +269,14 @@ tpmg_status tpmg_multigrid_reserve_fmg(tpmg_multigrid *mg, int work) {
         status = ctx->ops->set(ctx, TPMG_DOUBLE, mg->grid->levels[l].n_dofs, 0.0, *vectors[i]);
     }
   }
-  if (status == TPMG_SUCCESS && work && !mg->fmg_work)
-    status = tpmg_malloc(ctx, double_bytes(mg, mg->fine), "mixed FMG work vector", &mg->fmg_work);
+  /* a lent work vector has level L's length: too short where a coarser level is longer */
+  tpmg_index length = fmg_work_length(mg);
+  if (status == TPMG_SUCCESS && (work || length > mg->grid->levels[mg->fine].n_dofs) &&
+      !mg->fmg_work) {
+    status = tpmg_malloc(ctx, (size_t)length * sizeof(double), "mixed FMG work vector",
+                         &mg->fmg_work);
+    if (status == TPMG_SUCCESS) mg->fmg_work_bytes = (size_t)length * sizeof(double);
+  }
   status = tpmg_comm_agree(ctx, status);
   mg->fmg_ready = status == TPMG_SUCCESS;
   return status; /* what was made stays for the next try or destroy */
@@ -292,7 +312,7 @@ static tpmg_status fmg_plain(tpmg_multigrid *m, const void *b, const void *r0, v
  * condition number times that) a few more V-cycles must remove: an FMG pass
  * in float does not reach discretization accuracy where that is below float
  * precision (3D Q3 on level 8: 4 V-cycles to 1e-9 after the pass, against 1
- * in double). work: double, level L's length. */
+ * in double). work: double, fmg_work_length's length. */
 static tpmg_status fmg_mixed(tpmg_multigrid *m, const void *b, const void *r0, void *x,
                              void *work, void *fine_z) {
   tpmg_context *ctx = m->grid->ctx;
@@ -332,7 +352,8 @@ tpmg_status tpmg_multigrid_fmg_work(tpmg_multigrid *mg, tpmg_precision precision
     return fmg_plain(mg, b, r0, x);
   if (!mg->fmg_ready || (!work && !mg->fmg_work))
     TPMG_CALL(tpmg_multigrid_reserve_fmg(mg, !work));
-  return fmg_mixed(mg, b, r0, x, work ? work : mg->fmg_work, fine_z);
+  /* the hierarchy's own where it has one: as long as every level */
+  return fmg_mixed(mg, b, r0, x, mg->fmg_work ? mg->fmg_work : work, fine_z);
 }
 
 tpmg_status tpmg_multigrid_fmg(tpmg_multigrid *mg, tpmg_precision precision, const void *b,
