@@ -33,6 +33,11 @@ if ! command -v nvcc > /dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then
   export PATH=/usr/local/cuda/bin:$PATH
 fi
 export NCCL_NVLS_ENABLE=0 OMP_WAIT_POLICY=passive
+# NCCL beside the CUDA toolkit, or Python's wheel (as run-mpi.sh)
+if [ -z "${NCCL_HOME:-}" ] && ! ls /usr/local/cuda/include/nccl.h /usr/include/nccl.h > /dev/null 2>&1; then
+  wheel=$(python3 -c 'import nvidia.nccl, os; print(list(nvidia.nccl.__path__)[0])' 2> /dev/null)
+  [ -n "$wheel" ] && export NCCL_HOME=$wheel
+fi
 n_gpus=$(nvidia-smi --list-gpus | wc -l)
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$logs/gpu.txt"
 summary=()
