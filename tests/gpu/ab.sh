@@ -41,6 +41,7 @@ fi
 n_gpus=$(nvidia-smi --list-gpus | wc -l)
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$logs/gpu.txt"
 summary=()
+tmp=$(mktemp -d)
 
 configure() { # SOURCE BUILD
   cmake -S "$1" -B "$2" -DCMAKE_BUILD_TYPE=Release -DTPMG_ENABLE_CUDA=ON \
@@ -75,14 +76,14 @@ for part in $parts; do
           bin=$([ $which = base ] && echo "$base" || echo "$new")/bin/tpmg-poisson
           line=$("$bin" --backend cuda --dim 3 --degree "$k" --level "$l" --repeat 3 --json |
             tee -a "$logs/table6-$which.log" | grep '^{')
-          echo "$(field "$line" solve_seconds) $(field "$line" iterations)" >> "$logs/t6-$k-$which"
+          echo "$(field "$line" solve_seconds) $(field "$line" iterations)" >> "$tmp/t6-$k-$which"
         done
       done
-      b=$(cut -d' ' -f1 "$logs/t6-$k-base" | median)
-      n=$(cut -d' ' -f1 "$logs/t6-$k-new" | median)
+      b=$(cut -d' ' -f1 "$tmp/t6-$k-base" | median)
+      n=$(cut -d' ' -f1 "$tmp/t6-$k-new" | median)
       summary+=("$(printf 'table6 Q%s L%s: base %.4f s (%s it), new %.4f s (%s it), new/base %.3f' \
-        "$k" "$l" "$b" "$(cut -d' ' -f2 "$logs/t6-$k-base" | sort -u | tr '\n' ' ')" "$n" \
-        "$(cut -d' ' -f2 "$logs/t6-$k-new" | sort -u | tr '\n' ' ')" "$(awk "BEGIN{print $n/$b}")")")
+        "$k" "$l" "$b" "$(cut -d' ' -f2 "$tmp/t6-$k-base" | sort -u | tr '\n' ' ')" "$n" \
+        "$(cut -d' ' -f2 "$tmp/t6-$k-new" | sort -u | tr '\n' ' ')" "$(awk "BEGIN{print $n/$b}")")")
     done
     ;;
   first)
@@ -91,7 +92,7 @@ for part in $parts; do
         bin=$([ $which = base ] && echo "$base" || echo "$new")/bin/tpmg-poisson
         out=$(mpirun --allow-run-as-root --oversubscribe -np "$p" "$bin" --backend cuda --dim 3 \
           --degree 2 --level 7 --cells 1,1,"$p" --box 0,1,0,1,0,"$p" --threads 1 --repeat 3 2>&1 |
-          tee -a "$logs/first-$which-$p.log")
+          tee -a "$logs/first.log")
         times=$(grep -oE '^solve [0-9]+ of 3: [0-9.]+' <<< "$out" | awk '{print $5}' | tr '\n' ' ')
         setup=$(grep -oE '^setup [0-9.]+ s( \(the context [0-9.]+)?' <<< "$out" | tr -d '(' |
           awk '{print $2 " s" ($6 == "" ? " (context not timed)" : ", of which the context " $6 " s")}')
