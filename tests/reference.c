@@ -165,6 +165,18 @@ void ref_vector_poison(tpmg_context *ctx, tpmg_precision p, int64_t n, void *v) 
   free(nan);
 }
 
+double *ref_sine_rhs(tpmg_context *ctx, tpmg_grid *grid, tpmg_index *n) {
+  tpmg_grid_options options;
+  REF_CALL(ctx, tpmg_grid_get_options(grid, &options));
+  REF_CALL(ctx, tpmg_grid_level_size(grid, options.fine_level, n, NULL));
+  double *b = ref_malloc(sizeof(double) * (size_t)*n);
+  void *vb = ref_vector_create(ctx, TPMG_DOUBLE, *n, NULL);
+  REF_CALL(ctx, tpmg_problem_rhs(grid, TPMG_RHS_SINE, TPMG_DOUBLE, vb));
+  REF_DOWNLOAD(ctx, TPMG_DOUBLE, *n, vb, b);
+  ref_vector_destroy(ctx, &vb);
+  return b;
+}
+
 void ref_vector_destroy(tpmg_context *ctx, void **v) {
   REF_CALL(ctx, tpmg_vector_destroy(ctx, v));
 }

@@ -97,6 +97,9 @@ void ref_vector_destroy(tpmg_context *ctx, void **v);
  * in *first (-1 if none): a check that a call wrote every entry of a poisoned
  * output. */
 int64_t ref_count_nan(tpmg_precision p, int64_t n, const void *host, int64_t *first);
+/* The right-hand side of TPMG_RHS_SINE on the grid's finest level (its
+ * vectors' length in *n), in double in host memory: free it with free(). */
+double *ref_sine_rhs(tpmg_context *ctx, tpmg_grid *grid, tpmg_index *n);
 /* Grid on ctx; box NULL means the unit square/cube. */
 tpmg_grid *ref_grid_create(tpmg_context *ctx, int dim, int degree, int fine_level,
                            const int cells[3], const double *box);

@@ -78,12 +78,7 @@ int main(int argc, char **argv) {
     tpmg_grid *grid =
         ref_grid_create(ctx, cases[c].dim, cases[c].k, cases[c].L, cases[c].cells, NULL);
     tpmg_index n;
-    REF_CALL(ctx, tpmg_grid_level_size(grid, cases[c].L, &n, NULL));
-    double *b = ref_malloc(sizeof(double) * n);
-    void *vb = ref_vector_create(ctx, TPMG_DOUBLE, n, NULL);
-    REF_CALL(ctx, tpmg_problem_rhs(grid, TPMG_RHS_SINE, TPMG_DOUBLE, vb));
-    REF_DOWNLOAD(ctx, TPMG_DOUBLE, n, vb, b);
-    ref_vector_destroy(ctx, &vb);
+    double *b = ref_sine_rhs(ctx, grid, &n);
     for (int q = 0; q < 3; ++q)
       for (size_t t = 0; t < sizeof(kinds) / sizeof(kinds[0]); ++t) {
         char name[96];
