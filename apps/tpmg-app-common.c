@@ -66,8 +66,7 @@ int app_option_is(const char *arg, const char *name) {
 
 /* The options seen on this command line, to refuse repeats and for the
  * ranks to compare: name and value text (borrowed from argv; "" for a flag). */
-#define MAX_SEEN_OPTIONS 64
-static const char *seen_options[MAX_SEEN_OPTIONS], *seen_texts[MAX_SEEN_OPTIONS];
+static const char *seen_options[APP_MAX_OPTIONS], *seen_texts[APP_MAX_OPTIONS];
 static int n_seen_options = 0;
 
 void app_options_reset(void) {
@@ -91,7 +90,7 @@ static int remember_option(const char *name, const char *text) {
   for (int s = 0; s < n_seen_options; ++s)
     if (strcmp(seen_options[s], name) == 0)
       return 1;
-  if (n_seen_options < MAX_SEEN_OPTIONS) {
+  if (n_seen_options < APP_MAX_OPTIONS) {
     seen_options[n_seen_options] = name;
     seen_texts[n_seen_options++] = text;
   }

@@ -71,8 +71,10 @@ void app_option_flag(const char *arg, const char *name);
 void app_options_reset(void);
 
 /* The options of the command line as given, in their order: the number seen
- * by app_option_value and app_option_flag, and option i's name ("--dim") and
- * value text as given ("" for a flag). Under mpirun the ranks compare them. */
+ * by app_option_value and app_option_flag (at most APP_MAX_OPTIONS), and
+ * option i's name ("--dim") and value text as given ("" for a flag). Under
+ * mpirun the ranks compare them. */
+#define APP_MAX_OPTIONS 64
 int app_options_count(void);
 const char *app_options_name(int i);
 const char *app_options_text(int i);

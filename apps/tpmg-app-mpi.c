@@ -105,9 +105,7 @@ static int compare_names(const void *a, const void *b) {
  * each option's name and value text, sorted by name; every entry ended by
  * '\0'. Returns the length, or 0 if out of memory. */
 static size_t canonical_options(char **out) {
-  int n = app_options_count(), order[64];
-  if (n > 64)
-    n = 64;
+  int n = app_options_count(), order[APP_MAX_OPTIONS];
   size_t length = strlen(app_program()) + 1;
   for (int i = 0; i < n; ++i) {
     order[i] = i;
