@@ -1,7 +1,8 @@
 /* tpmg: tensor-product multigrid with vertex-patch smoothers.
  *
  * The public C header (the user API; tpmg-bench.h adds instrumentation for
- * benchmarks and tests). It solves Poisson's equation -Δu = f, u = g on the
+ * benchmarks and tests). It solves -Δu + c u = f (Poisson's equation for c = 0,
+ * a reaction term c >= 0 constant: tpmg_grid_options.reaction), u = g on the
  * boundary of an axis-parallel box, with continuous Q_k elements (Gauss-Lobatto
  * support points, as deal.II's FE_Q) on a Cartesian mesh of n_0 x n_1 (x n_2)
  * equal cells refined globally L times, by geometric multigrid whose smoother is
@@ -46,7 +47,8 @@
  *   plane. The tpmg_vector_* functions act on the rank's own entries (no
  *   communication, no sum over ranks); the objects' dot products and norms
  *   are the whole level's.
- * - The level operator is the Laplace matrix with Dirichlet DoFs eliminated:
+ * - The level operator is the matrix of -Δ + c (stiffness plus c times mass)
+ *   with Dirichlet DoFs eliminated:
  *   interior rows and columns are those of the finite element matrix, a
  *   Dirichlet row is the identity row. Every object takes its grid's context.
  * - Threads: one object must not be used by two threads at once (a solver,
@@ -320,6 +322,12 @@ tpmg_status tpmg_vector_convert(tpmg_context *ctx, tpmg_index n, tpmg_precision 
 #define TPMG_MAX_BOX_COORDINATE 1e30
 #define TPMG_MIN_CELL_WIDTH 1e-30
 
+/** The reaction's bound (tpmg_grid_options.reaction): c, and c times the
+ *  volume and every width of the coarsest cells of the hierarchy (the mass
+ *  matrix's scale), at most this, so that the operator's data stay finite in
+ *  float. */
+#define TPMG_MAX_REACTION 1e30
+
 /** Options of the mesh hierarchy (deal.II's subdivided_hyper_rectangle, refined). */
 typedef struct {
   int dim;         /**< 2 or 3; default 3 */
@@ -330,9 +338,15 @@ typedef struct {
                         TPMG_MAX_BOX_COORDINATE, the finest cells' width (b_d - a_d) /
                         (cells[d] 2^fine_level) >= TPMG_MIN_CELL_WIDTH and >= 1e-12
                         max(|a_d|, |b_d|); default unit cube */
+  double reaction; /**< c of -Δu + c u = f: finite, >= 0, within TPMG_MAX_REACTION; default 0
+                        (Poisson). Every level's operator, smoother and coarse solve then
+                        hold stiffness + c mass (the mass matrix of each level: the coarse
+                        operators are the Galerkin products of the fine one, as for c = 0);
+                        the patch solves stay exact (c adds to the patch eigenvalues). The
+                        reaction of implicit time stepping, M + τK = τ(K + M/τ): c = 1/τ */
 } tpmg_grid_options;
 
-/** Default grid: 3D, Q3, level 4, one coarse cell, unit cube. */
+/** Default grid: 3D, Q3, level 4, one coarse cell, unit cube, no reaction. */
 tpmg_grid_options tpmg_grid_options_default(void);
 
 /** Create the level hierarchy 0..fine_level and its 1D data (mass, stiffness,
@@ -409,7 +423,7 @@ tpmg_status tpmg_grid_level_size(const tpmg_grid *grid, int level, tpmg_index *n
 /* Level operator                                                            */
 /* ------------------------------------------------------------------------ */
 
-/** The matrix-free Laplace operator of one level in one precision.
+/** The matrix-free operator -Δ + c (tpmg_grid_options.reaction) of one level in one precision.
  *  @param[out] op owned by the caller, free with tpmg_operator_destroy
  *  @return TPMG_ERROR_UNSUPPORTED where the context's backend (variant) has no
  *          operator kernel for the level, e.g. "cuda/thread" for a degree other than 1. */
@@ -729,7 +743,8 @@ tpmg_status tpmg_solver_destroy(tpmg_solver **solver);
 /** Right-hand sides with known data. */
 typedef enum {
   TPMG_RHS_ONE = 0,  /**< f = 1, g = 0: the load vector of f = 1 */
-  TPMG_RHS_SINE = 1, /**< u = prod_i sin(pi x_i), f = dim pi^2 u, g = u (paper Table 6) */
+  TPMG_RHS_SINE = 1, /**< u = prod_i sin(pi x_i), f = (dim pi^2 + c) u with c the grid's
+                          reaction, g = u (paper Table 6) */
   TPMG_RHS_ONES = 2  /**< b = 1 at every interior DoF, g = 0: a vector, not a load vector;
                           the right-hand side of the paper's iteration tables 1-3 (its
                           authors' code sets the vector to 1) */
@@ -835,7 +850,7 @@ const char *tpmg_precision_name(tpmg_precision value);
  * P: ". */
 
 /** Write a setup file: the grid's options (dim, degree, fine level, coarse
- *  cells, box), the test problem and, optionally, the fine level's
+ *  cells, box, reaction), the test problem and, optionally, the fine level's
  *  right-hand side vector. Doubles are written exactly (the box as 17
  *  significant digits, the vector in binary). An existing file is replaced; if
  *  writing fails part way, the partial file is removed.

@@ -48,6 +48,9 @@ size_t tpmg_precision_size(tpmg_precision precision);
 
 /* 1D data of one level in one precision: pointers into backend memory, arrays
  * row-major, one set per direction d < dim (they differ when h_d differs).
+ * The last direction D = dim - 1 carries the reaction c (tpmg_level.reaction):
+ * its stiffness matrices are K + c M and its eigenvalues lambda + c, so every
+ * Kronecker sum of these data is the operator -Δ + c (tpmg-grid.c).
  * With P = 2k+1 patch points and I = 2k-1 interior patch points:
  *   cell_mass, cell_stiffness   (k+1) x (k+1)  M = h Mref, K = Kref / h
  *   patch_mass, patch_stiffness  P x P          the two cells of a vertex patch
@@ -72,7 +75,8 @@ typedef struct {
  * are (the same matrices for h_d = 1; P = 2k+1, I = 2k-1, row-major with
  * these sizes): backends whose kernels take the level's matrices as the unit
  * ones times scale factors (M_d = h_d M, K_d = K / h_d, S_d = S / sqrt(h_d),
- * Lambda_d = Lambda / h_d^2) start from here. */
+ * Lambda_d = Lambda / h_d^2) start from here, and add the reaction
+ * (tpmg_level.reaction) themselves. */
 typedef struct {
   double patch_mass[(2 * TPMG_MAX_DEGREE_2D + 1) * (2 * TPMG_MAX_DEGREE_2D + 1)];      /* P x P */
   double patch_stiffness[(2 * TPMG_MAX_DEGREE_2D + 1) * (2 * TPMG_MAX_DEGREE_2D + 1)]; /* P x P */
@@ -90,6 +94,8 @@ typedef struct {
   tpmg_index n[3];      /* DoFs per direction: cells k + 1 */
   tpmg_index n_dofs;    /* n[0] n[1] n[2] */
   double h[3];          /* cell size per direction */
+  double reaction;      /* c of -Δu + c u (tpmg_grid_options.reaction), in data[]'s direction
+                           dim - 1 already; the unit data hold none */
   tpmg_level_data data[2]; /* indexed by tpmg_precision */
   const tpmg_unit_data *unit; /* host memory, owned by the grid; the same for every level */
 } tpmg_level;

@@ -14,7 +14,8 @@
  * with X = ⊗_{d≠D} S_d (identity along D), X^T A_I X is block diagonal, one
  * block per index q of the other directions,
  *   K_D + μ_q M_D,   μ_q = sum_{d≠D} λ_{d,q_d},
- * a banded SPD matrix, factored by banded Cholesky (O(n_D k^2) each). Hence
+ * a banded SPD matrix, factored by banded Cholesky (O(n_D k^2) each); a
+ * reaction c (A_I + c M_I, M_I = ⊗_d M_d) adds c to every μ_q. Hence
  *   A_I^{-1} = X diag_q((K_D + μ_q M_D)^{-1}) X^T,
  * applied in O(n_I (2 sum_{d≠D} n_d + 4k + 2)) operations, set up in
  * O(sum_{d≠D} n_d^3 + n_I k^2), D the direction with the most points.
@@ -375,9 +376,10 @@ static tpmg_status band_factors(tpmg_context *ctx, tpmg_coarse *c, double *const
   int failed = 0;
   for (tpmg_index o = 0; o < outer; ++o)
     for (tpmg_index s = 0; s < inner; ++s) {
-      /* μ_q from the indices of q in the other directions */
+      /* μ_q from the indices of q in the other directions, plus the reaction:
+       * X^T (A_I + c M_I) X has the blocks K_D + (μ_q + c) M_D */
       tpmg_index rest[2] = {s, o};
-      double mu = 0.0;
+      double mu = lvl->reaction;
       for (int d = 0; d < lvl->dim; ++d) {
         if (d == D)
           continue;

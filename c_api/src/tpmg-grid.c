@@ -17,7 +17,7 @@
 #include "tpmg-impl.h"
 
 tpmg_grid_options tpmg_grid_options_default(void) {
-  tpmg_grid_options options = {3, 3, 4, {1, 1, 1}, {0.0, 1.0, 0.0, 1.0, 0.0, 1.0}};
+  tpmg_grid_options options = {3, 3, 4, {1, 1, 1}, {0.0, 1.0, 0.0, 1.0, 0.0, 1.0}, 0.0};
   return options;
 }
 
@@ -64,6 +64,10 @@ static tpmg_status check_options(tpmg_context *ctx, const tpmg_grid_options *o) 
                o->cells[d]);
     TPMG_CALL(check_box(ctx, o, d));
   }
+  char tc[32];
+  TPMG_CHECK(ctx, isfinite(o->reaction) && o->reaction >= 0.0 && o->reaction <= TPMG_MAX_REACTION,
+             TPMG_ERROR_ARGUMENT, "reaction %s: must be finite, >= 0 and <= %g",
+             exact(o->reaction, tc), TPMG_MAX_REACTION);
   /* sizes of the finest level: per direction and in all, as vector bytes */
   double total = 1.0;
   for (int d = 0; d < o->dim; ++d)
@@ -74,6 +78,23 @@ static tpmg_status check_options(tpmg_context *ctx, const tpmg_grid_options *o) 
              "the index or size type",
              o->fine_level, o->cells[0], o->cells[1], o->dim == 3 ? o->cells[2] : 1, o->degree,
              total);
+  return TPMG_SUCCESS;
+}
+
+/* The reaction against the bottom level's cells, the largest: c times their
+ * volume (the mass matrix's scale, the CUDA kernels' factor) and widths (the
+ * folded 1D stiffness) within TPMG_MAX_REACTION, so float data stay finite. */
+static tpmg_status check_reaction(tpmg_context *ctx, const tpmg_level *lvl) {
+  double volume = 1.0, width = 0.0;
+  for (int d = 0; d < lvl->dim; ++d) {
+    volume *= lvl->h[d];
+    width = fmax(width, lvl->h[d]);
+  }
+  const double scale = lvl->reaction * fmax(volume, width);
+  TPMG_CHECK(ctx, scale <= TPMG_MAX_REACTION, TPMG_ERROR_ARGUMENT,
+             "reaction %g: times the coarsest cells' volume %g or width %g it is %g, beyond %g "
+             "(the operator's data would overflow in float)",
+             lvl->reaction, volume, width, scale, TPMG_MAX_REACTION);
   return TPMG_SUCCESS;
 }
 
@@ -88,9 +109,19 @@ static size_t level_data_count(int dim, int k) {
 
 /* The 1D data of one direction with cell size h: cell mass and stiffness
  * (k+1)^2, patch mass and stiffness P^2, the patch interior's eigenvectors I^2
- * and eigenvalues I. level and d name the data in a message. */
-static tpmg_status build_direction(tpmg_context *ctx, int k, double h, int level, int d, double *cm,
-                                   double *ck, double *pm, double *pk, double *S, double *lambda) {
+ * and eigenvalues I. level and d name the data in a message.
+ *
+ * The reaction c is folded into this direction's stiffness: K + c M. In
+ * every Kronecker sum of the level (operator, patch, coarse level) the
+ * direction that carries it, D, then gives
+ *   (K_D + c M_D) ⊗ M ⊗ .. ⊗ M + sum_{d≠D} .. ⊗ K_d ⊗ .. = -Δ_h + c M_h,
+ * and the generalized eigenpairs of K_D + c M_D are those of K_D with every
+ * eigenvalue plus c (same S, S^T M S = I), so the fast diagonalization stays
+ * exact: c adds to each patch eigenvalue sum. The eigenproblem is solved
+ * without c, and c added after, exactly. */
+static tpmg_status build_direction(tpmg_context *ctx, int k, double h, double reaction, int level,
+                                   int d, double *cm, double *ck, double *pm, double *pk, double *S,
+                                   double *lambda) {
   int nc = k + 1, np = 2 * k + 1, ni = 2 * k - 1;
   double mref[(TPMG_MAX_DEGREE_2D + 1) * (TPMG_MAX_DEGREE_2D + 1)];
   double kref[(TPMG_MAX_DEGREE_2D + 1) * (TPMG_MAX_DEGREE_2D + 1)];
@@ -120,6 +151,14 @@ static tpmg_status build_direction(tpmg_context *ctx, int k, double h, int level
   TPMG_CHECK(ctx, residual >= 0.0 && residual < 1e-11, TPMG_ERROR_NUMERICAL,
              "patch eigenproblem on level %d, direction %d, degree %d: residual %g", level, d, k,
              residual);
+  if (reaction != 0.0) {
+    for (int i = 0; i < nc * nc; ++i)
+      ck[i] += reaction * cm[i];
+    for (int i = 0; i < np * np; ++i)
+      pk[i] += reaction * pm[i];
+    for (int i = 0; i < ni; ++i)
+      lambda[i] += reaction;
+  }
   return TPMG_SUCCESS;
 }
 
@@ -142,7 +181,9 @@ static tpmg_status build_level_data(tpmg_context *ctx, const tpmg_level *lvl, do
     double *cm = p, *ck = cm + nc * nc, *pm = ck + nc * nc, *pk = pm + np * np;
     double *S = pk + np * np, *lambda = S + ni * ni;
     p = lambda + ni;
-    TPMG_CALL(build_direction(ctx, k, lvl->h[d], lvl->level, d, cm, ck, pm, pk, S, lambda));
+    const double reaction = d == lvl->dim - 1 ? lvl->reaction : 0.0;
+    TPMG_CALL(build_direction(ctx, k, lvl->h[d], reaction, lvl->level, d, cm, ck, pm, pk, S,
+                              lambda));
   }
   build_prolongation(k, p);
   return TPMG_SUCCESS;
@@ -153,8 +194,8 @@ static tpmg_status build_unit_data(tpmg_context *ctx, int k, tpmg_unit_data *uni
   double cm[(TPMG_MAX_DEGREE_2D + 1) * (TPMG_MAX_DEGREE_2D + 1)];
   double ck[(TPMG_MAX_DEGREE_2D + 1) * (TPMG_MAX_DEGREE_2D + 1)];
   memset(unit, 0, sizeof(*unit));
-  TPMG_CALL(build_direction(ctx, k, 1.0, -1, 0, cm, ck, unit->patch_mass, unit->patch_stiffness,
-                            unit->eigenvectors, unit->eigenvalues));
+  TPMG_CALL(build_direction(ctx, k, 1.0, 0.0, -1, 0, cm, ck, unit->patch_mass,
+                            unit->patch_stiffness, unit->eigenvectors, unit->eigenvalues));
   build_prolongation(k, unit->prolongation);
   return TPMG_SUCCESS;
 }
@@ -242,7 +283,11 @@ tpmg_status tpmg_grid_create(tpmg_context *ctx, const tpmg_grid_options *options
                        : 1.0;
       lvl->n_dofs *= lvl->n[d];
     }
-    status = build_level_data(ctx, lvl, host);
+    lvl->reaction = options->reaction;
+    if (l == 0)
+      status = check_reaction(ctx, lvl);
+    if (status == TPMG_SUCCESS)
+      status = build_level_data(ctx, lvl, host);
     for (int p = 0; p < 2 && status == TPMG_SUCCESS; ++p) {
       size_t bytes = count * tpmg_precision_size((tpmg_precision)p);
       const void *src = host;

@@ -95,6 +95,12 @@ tpmg_status tpmg_operator_diagonal(tpmg_operator *op, void *diagonal) {
         boundary |= global == 0 || global == op->grid->global[op->l].n[d] - 1;
       }
       double value = boundary ? 1.0 : 0.0;
+      if (!boundary) {
+        double mass = lvl->reaction; /* + c M */
+        for (int d = 0; d < dim; ++d)
+          mass *= m1[d][i[d]];
+        value += mass;
+      }
       for (int d = 0; d < dim && !boundary; ++d) {
         double term = k1[d][i[d]];
         for (int e = 0; e < dim; ++e)

@@ -79,7 +79,8 @@ static tpmg_status load_1d(const problem_geometry *g, int d, tpmg_rhs rhs, doubl
   return TPMG_SUCCESS;
 }
 
-/* out = (sum_d K_d ⊗ M_others) in on one cell, dense 1D cell matrices, x fastest. */
+/* out = (sum_d K_d ⊗ M_others) in on one cell, dense 1D cell matrices, x fastest
+ * (the reaction in K of the last direction). */
 static void cell_laplace(int dim, int k, double M[3][121], double K[3][121], const double *in,
                          double *out) {
   int n = k + 1, m[3] = {n, n, dim == 3 ? n : 1}, total = m[0] * m[1] * m[2];
@@ -111,10 +112,11 @@ static void lift(const problem_geometry *g, double *b) {
   int dim = lvl->dim, k = g->k, n = k + 1;
   double mref[121], kref[121], M[3][121], K[3][121];
   tpmg_basis_cell_matrices(k, mref, kref);
+  /* the reaction folded into the last direction's stiffness, as the level data */
   for (int d = 0; d < dim; ++d)
     for (int i = 0; i < n * n; ++i) {
       M[d][i] = lvl->h[d] * mref[i];
-      K[d][i] = kref[i] / lvl->h[d];
+      K[d][i] = kref[i] / lvl->h[d] + (d == dim - 1 ? lvl->reaction * M[d][i] : 0.0);
     }
   int nz = dim == 3 ? n : 1;
   /* the cells of this rank's planes */
@@ -220,7 +222,8 @@ tpmg_status tpmg_problem_rhs(tpmg_grid *grid, tpmg_rhs rhs, tpmg_precision preci
       for (tpmg_index i = 0; i < lvl->n[d]; ++i) F[d][i] = 1.0;
     else
       F[d][0] = 1.0;
-  double scale = rhs == TPMG_RHS_SINE ? lvl->dim * TPMG_PI * TPMG_PI : 1.0;
+  /* -Δu + c u = (dim π² + c) u for u = Π sin(π x_d) */
+  double scale = rhs == TPMG_RHS_SINE ? lvl->dim * TPMG_PI * TPMG_PI + lvl->reaction : 1.0;
   tpmg_index planes[3][2] = {{0, lvl->n[0]}, {0, lvl->n[1]}, {0, lvl->n[2]}};
   planes[lvl->dim - 1][0] = g.part->first;
   planes[lvl->dim - 1][1] = g.part->first + g.part->count;

@@ -19,15 +19,27 @@
 #include "tpmg-impl.h"
 
 #define SETUP_MAGIC "tpmg-setup"
-#define SETUP_VERSION 1
+/* Version 2 adds the key 'reaction' (tpmg_grid_options.reaction); a problem
+ * without one is written as version 1, which older readers take. */
+#define SETUP_VERSION 2
 #define SETUP_LINE_MAX 256 /* characters of a header line, without its newline */
 #define SETUP_TOKENS_MAX 8 /* a key and up to 6 values, one more to detect excess */
 #define SETUP_CHUNK 1024   /* doubles per read or write through a buffer */
 #define SETUP_BLOCK 65536  /* doubles per message from a rank to rank 0 (writing) */
 
-enum { KEY_DIM, KEY_DEGREE, KEY_LEVEL, KEY_CELLS, KEY_BOX, KEY_RHS, KEY_VECTOR, N_KEYS };
-static const char *const key_names[N_KEYS] = {"dim", "degree", "level", "cells",
-                                              "box", "rhs",    "vector"};
+enum {
+  KEY_DIM,
+  KEY_DEGREE,
+  KEY_LEVEL,
+  KEY_CELLS,
+  KEY_BOX,
+  KEY_RHS,
+  KEY_VECTOR,
+  KEY_REACTION, /* optional, version 2 on */
+  N_KEYS
+};
+static const char *const key_names[N_KEYS] = {"dim", "degree", "level",  "cells",
+                                              "box", "rhs",    "vector", "reaction"};
 
 static int host_is_little_endian(void) {
   const uint16_t one = 1;
@@ -160,14 +172,16 @@ static tpmg_status write_header(const tpmg_grid *grid, tpmg_rhs rhs, int with_ve
   TPMG_CALL(open_writer(grid->ctx, path, w));
   w->ok = 1;
   /* %.17g gives every double back exactly through strtod */
-  fprintf(w->f, "%s %d\ndim %d\ndegree %d\nlevel %d\ncells", SETUP_MAGIC, SETUP_VERSION, o->dim,
-          o->degree, o->fine_level);
+  fprintf(w->f, "%s %d\ndim %d\ndegree %d\nlevel %d\ncells", SETUP_MAGIC,
+          o->reaction != 0.0 ? SETUP_VERSION : 1, o->dim, o->degree, o->fine_level);
   for (int d = 0; d < o->dim; ++d)
     fprintf(w->f, " %d", o->cells[d]);
   fprintf(w->f, "\nbox");
   for (int j = 0; j < 2 * o->dim; ++j)
     fprintf(w->f, " %.17g", o->box[j]);
   fprintf(w->f, "\nrhs %s\n", tpmg_rhs_name(rhs));
+  if (o->reaction != 0.0)
+    fprintf(w->f, "reaction %.17g\n", o->reaction);
   if (with_vector)
     fprintf(w->f, "vector %lld\nend\n", (long long)grid->global[grid->n_levels - 1].n_dofs);
   else
@@ -438,10 +452,10 @@ static tpmg_status read_header(setup_reader *r) {
     return SETUP_FAIL(r, TPMG_ERROR_ARGUMENT,
                       "line 1 is '%.60s', expected '%s <version>' with an integer version",
                       first, SETUP_MAGIC);
-  if (version != SETUP_VERSION)
+  if (version < 1 || version > SETUP_VERSION)
     return SETUP_FAIL(r, TPMG_ERROR_UNSUPPORTED,
-                      "format version %lld is not supported: this tpmg reads version %d", version,
-                      SETUP_VERSION);
+                      "format version %lld is not supported: this tpmg reads versions 1 to %d",
+                      version, SETUP_VERSION);
 
   for (;;) {
     TPMG_CALL(read_line(r));
@@ -462,8 +476,12 @@ static tpmg_status read_header(setup_reader *r) {
     if (key == N_KEYS)
       return SETUP_FAIL(r, TPMG_ERROR_ARGUMENT,
                         "line %d: unknown key '%.40s' (the keys are dim, degree, level, cells, "
-                        "box, rhs, vector, and 'end' closes the header)",
+                        "box, rhs, vector, reaction, and 'end' closes the header)",
                         r->line, r->tokens[0]);
+    if (key == KEY_REACTION && version < 2)
+      return SETUP_FAIL(r, TPMG_ERROR_ARGUMENT,
+                        "line %d: the key 'reaction' needs format version 2, the file says %lld",
+                        r->line, version);
     if (r->key_line[key])
       return SETUP_FAIL(r, TPMG_ERROR_ARGUMENT, "line %d: duplicate key '%s' (first on line %d)",
                         r->line, key_names[key], r->key_line[key]);
@@ -471,7 +489,7 @@ static tpmg_status read_header(setup_reader *r) {
     memcpy(r->values[key], line, sizeof line);
   }
   for (int key = 0; key < N_KEYS; ++key)
-    if (!r->key_line[key])
+    if (!r->key_line[key] && key != KEY_REACTION)
       return SETUP_FAIL(r, TPMG_ERROR_ARGUMENT, "missing key '%s' (the header ends at line %d)",
                         key_names[key], r->line);
   return TPMG_SUCCESS;
@@ -510,6 +528,13 @@ static tpmg_status parse_header(setup_reader *r, tpmg_grid_options *o, tpmg_rhs 
     return SETUP_FAIL(r, TPMG_ERROR_ARGUMENT,
                       "line %d: rhs '%s': expected one of 'one', 'sine', 'ones'",
                       r->key_line[KEY_RHS], r->tokens[1]);
+
+  if (r->key_line[KEY_REACTION]) {
+    TPMG_CALL(key_values(r, KEY_REACTION, 1, "one number"));
+    if (!parse_double(r->tokens[1], &o->reaction))
+      return SETUP_FAIL(r, TPMG_ERROR_ARGUMENT, "line %d: reaction: '%s' is not a number",
+                        r->key_line[KEY_REACTION], r->tokens[1]);
+  }
 
   TPMG_CALL(key_values(r, KEY_VECTOR, 1, "'none' or the number of entries"));
   *n_vector = -1;
