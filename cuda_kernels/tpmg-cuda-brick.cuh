@@ -8,7 +8,9 @@
  *   A = c_0 (M ⊗ M ⊗ K) + c_1 (M ⊗ K ⊗ M) + c_2 (K ⊗ M ⊗ M)   ([z][y][x]),
  * with the unit 1D matrices M, K of the whole line and c_d = Π_e h_e / h_d²
  * (reference_data::coefficient, see tpmg-cuda-tensor.cuh); in 2D
- * A = c_0 (M ⊗ K) + c_1 (K ⊗ M). A 1D row of point i, p = i mod k, is
+ * A = c_0 (M ⊗ K) + c_1 (K ⊗ M); a reaction adds r (M ⊗ M ⊗ M) (2D: r (M ⊗ M)),
+ * r = c Π_e h_e (reaction_mass_line), in the y stage below (2D: x). A 1D row
+ * of point i, p = i mod k, is
  *   p = 0 (a vertex): row k of the vertex-patch matrix centred at i, columns
  *                     i-k..i+k (2k+1 nonzeros);
  *   p > 0:            row k+p of the patch centred at the cell's lower vertex
@@ -28,7 +30,7 @@
  * the later stages contract one more direction each, always for the owned rows
  * of the directions already contracted, in shared memory (3D, per segment):
  *   z: m = M_z w, s = K_z w           on W x W lines, R_s outputs each
- *   y: a = M_y m, b = c_1 K_y m + c_2 M_y s      on R_s x W lines, R outputs
+ *   y: a = M_y m, b = c_1 K_y m + c_2 M_y s + r a  on R_s x W lines, R outputs
  *   x: out = c_0 K_x a + M_x b        on R_s x R lines, R outputs
  * each over its input (a thread reads its whole line first), and a last pass
  * stores out (dst_B = src_B) along x. Only the x and y halos cost arithmetic:
@@ -327,7 +329,8 @@ __global__ void __launch_bounds__(brick_config<dim, k, T>::threads,
         }
       }
       __syncthreads();
-      /* y: a = M_y m, b = c_1 K_y m + c_2 M_y s over m, s: [RS][R][PW] */
+      /* y: a = M_y m, b = c_1 K_y m + c_2 M_y s + r a over m, s: [RS][R][PW],
+       * r a the reaction's (M_x takes b, K_x takes a) */
       for (int l = threadIdx.x; l < RS * W; l += NT) {
         T *const p1 = s1 + (l / W) * S1 + l % W, *const p2 = p1 + RS * S1;
         T t[W], b[R];
@@ -339,6 +342,9 @@ __global__ void __launch_bounds__(brick_config<dim, k, T>::threads,
             store_line(p1, PW, a);
           scale_line(mat.coefficient(1), t);
           brick_rows<k, R, false>(K, t, b);
+#pragma unroll
+          for (int i = 0; i < R; ++i)
+            b[i] += mat.reaction() * a[i];
           if constexpr (!config::shape.early)
             store_line(p1, PW, a);
         }
@@ -430,13 +436,12 @@ __global__ void __launch_bounds__(brick_config<dim, k, T>::threads,
       store_line(s2 + g * RS * P1 + x, P1, s);
     }
     __syncthreads();
-    /* x: out = c_0 K_x m + c_1 M_x s, [RT][R] */
+    /* x: out = c_0 K_x m + M_x (c_1 s + r m), [RT][R], r m the reaction's */
     for (int l = threadIdx.x; l < RT; l += NT) {
       T ta[W], tb[W], o[R];
       load_line(s1 + l * P1, 1, ta);
       load_line(s2 + l * P1, 1, tb);
-      scale_line(mat.coefficient(0), ta);
-      scale_line(mat.coefficient(1), tb);
+      reaction_mass_line(mat.coefficient(1), mat.reaction(), mat.coefficient(0), tb, ta);
       brick_rows<k, R, false>(K, ta, o);
       brick_rows<k, R, true>(M, tb, o);
       store_line(s3 + l * P3, 1, o);

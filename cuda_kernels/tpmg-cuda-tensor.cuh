@@ -24,7 +24,11 @@
  *   Λ_d = Λ / h_d², so the patch operator is Σ_d c_d K ⊗ M ⊗ M (K in direction
  *   d) with c_d = Π_e h_e / h_d², and the fast diagonalization of the patch
  *   interior is (Π_d h_d)^{-1} (S ⊗ S ⊗ S) (Λ_2 + Λ_1 + Λ_0)^{-1} (S ⊗ S ⊗ S)^T
- *   with the level's own eigenvalues Λ_d (paper eq. 2.8).
+ *   with the level's own eigenvalues Λ_d (paper eq. 2.8). A reaction c adds
+ *   c Π_e h_e M ⊗ M ⊗ M to the patch operator (reaction_mass_line: in the last
+ *   stage, whose mass-side line gets c Π_e h_e times the other directions' mass
+ *   product) and c to every eigenvalue sum (lambda: Λ_D + c in the last
+ *   direction D, as in the level's own eigenvalues, tpmg-grid.c).
  * - the tiled kernels: the reference matrices with W > 1 lines per thread in
  *   every stage (register tiling): each matrix entry, read once from the
  *   constant bank, feeds W multiply-adds, and a thread has W independent
@@ -77,6 +81,8 @@ template <int k, typename T> struct reference_data {
   T coefficient[3];      /* of the level: c_d = Π_e h_e / h_d² */
   T inverse_h2[3];       /* of the level: 1 / h_d², the eigenvalues' scale */
   T solve_scale;         /* of the level: 1 / Π_d h_d */
+  T reaction;            /* of the level: c Π_d h_d, the mass term's factor */
+  T shift[3];            /* of the level: c in the last direction, 0 in the others */
 };
 
 /* An empty kernel parameter for kernels that read the level's data. */
@@ -131,6 +137,9 @@ template <int k, typename T> struct reference_matrices {
   __device__ __forceinline__ T coefficient(int d) const {
     return c.coefficient[d];
   }
+  __device__ __forceinline__ T reaction() const {
+    return c.reaction;
+  }
   __device__ __forceinline__ T solve_scale() const {
     return c.solve_scale;
   }
@@ -142,7 +151,7 @@ template <int k, typename T> struct reference_matrices {
   }
   /* eigenvalue j (even first) of direction d; j may vary between threads */
   __device__ __forceinline__ T lambda(int d, int j) const {
-    return c.lambda_even_odd[j] * c.inverse_h2[d];
+    return c.lambda_even_odd[j] * c.inverse_h2[d] + c.shift[d];
   }
 };
 
@@ -227,6 +236,22 @@ template <int N, typename T> __device__ __forceinline__ void scale_line(T s, T (
 #pragma unroll
   for (int i = 0; i < N; ++i)
     v[i] *= s;
+}
+
+/* The last stage of a scaled operator: `mass` is the line that the last
+ * direction's mass matrix takes, `stiffness` the one its stiffness takes (the
+ * other directions' mass product, unscaled). The reaction's term c Π_e h_e M ⊗
+ * M ⊗ M is the mass matrix times `stiffness`, so mass = mass_scale mass +
+ * reaction stiffness, then stiffness *= coefficient. With no reaction this is
+ * bitwise the two scalings alone (+ 0). */
+template <int N, typename T>
+__device__ __forceinline__ void reaction_mass_line(T mass_scale, T reaction, T coefficient,
+                                                   T (&mass)[N], T (&stiffness)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) {
+    mass[i] = mass_scale * mass[i] + reaction * stiffness[i];
+    stiffness[i] *= coefficient;
+  }
 }
 
 template <int N, typename T>
@@ -327,10 +352,8 @@ __device__ void apply_patch_rows(const tpmg_level &lvl, const Matrices &mat, con
       T a[P], b[P];
       load_line(s2 + y * P, 1, a);
       load_line(s1 + y * P, 1, b);
-      if constexpr (Matrices::scaled) {
-        scale_line(mat.coefficient(1), a);
-        scale_line(mat.coefficient(0), b);
-      }
+      if constexpr (Matrices::scaled)
+        reaction_mass_line(mat.coefficient(1), mat.reaction(), mat.coefficient(0), a, b);
       mat_vec<R, P, P, row0, false, Matrices::band>(Mx, a, o);
       mat_vec<R, P, P, row0, true, Matrices::band>(Kx, b, o);
     }
@@ -391,7 +414,7 @@ __device__ void apply_patch_rows(const tpmg_level &lvl, const Matrices &mat, con
       load_line(s1 + rank * P, 1, t1);
       load_line(s2 + rank * P, 1, t2);
       if constexpr (Matrices::scaled)
-        scale_line(mat.coefficient(0), t2);
+        reaction_mass_line(T(1), mat.reaction(), mat.coefficient(0), t1, t2);
       mat_vec<R, P, P, row0, false, Matrices::band>(Mx, t1, o);
       mat_vec<R, P, P, row0, true, Matrices::band>(Kx, t2, o);
     }
@@ -910,8 +933,7 @@ __device__ void apply_patch_rows_linear(const tpmg_level &lvl, const Matrices &m
           a[w][x] = ln.mine[w] ? s2[y * P + x] : T(0);
           b[w][x] = ln.mine[w] ? s1[y * P + x] : T(0);
         }
-        scale_line(mat.coefficient(1), a[w]);
-        scale_line(mat.coefficient(0), b[w]);
+        reaction_mass_line(mat.coefficient(1), mat.reaction(), mat.coefficient(0), a[w], b[w]);
       }
       mat_vec<R, P, P, row0, false, B>(Mx, a, o);
       mat_vec<R, P, P, row0, true, B>(Kx, b, o);
@@ -1009,7 +1031,7 @@ __device__ void apply_patch_rows_linear(const tpmg_level &lvl, const Matrices &m
           t1[w][y] = ln.mine[w] ? s1[l * P + y] : T(0);
           t2[w][y] = ln.mine[w] ? s2[l * P + y] : T(0);
         }
-        scale_line(mat.coefficient(1), t2[w]);
+        reaction_mass_line(T(1), mat.reaction(), mat.coefficient(1), t1[w], t2[w]);
       }
       mat_vec<R, P, P, row0, false, B>(My, t1, o);
       mat_vec<R, P, P, row0, true, B>(Ky, t2, o);
@@ -1172,10 +1194,8 @@ __device__ __forceinline__ T centre_row(const tpmg_level &lvl, const Matrices &m
       a[x] = s[0];
       b[x] = m[0];
     }
-    if constexpr (Matrices::scaled) {
-      scale_line(mat.coefficient(1), a);
-      scale_line(mat.coefficient(0), b);
-    }
+    if constexpr (Matrices::scaled)
+      reaction_mass_line(mat.coefficient(1), mat.reaction(), mat.coefficient(0), a, b);
     mat_vec<1, P, P, 1, false>(Mx, a, o);
     mat_vec<1, P, P, 1, true>(Kx, b, o);
   } else {
@@ -1209,7 +1229,7 @@ __device__ __forceinline__ T centre_row(const tpmg_level &lvl, const Matrices &m
       b[x] = bv[0];
     }
     if constexpr (Matrices::scaled)
-      scale_line(mat.coefficient(0), b);
+      reaction_mass_line(T(1), mat.reaction(), mat.coefficient(0), a, b);
     mat_vec<1, P, P, 1, false>(Mx, a, o);
     mat_vec<1, P, P, 1, true>(Kx, b, o);
   }

@@ -63,9 +63,12 @@ tpmg_status build_reference(const tpmg_context *ctx, const tpmg_unit_data *u,
     out->eigen_odd[0] = T(0);
   for (int i = 0; i < P * N; ++i)
     out->prolongation[i] = T(u->prolongation[i]);
-  for (int d = 0; d < 3; ++d)
+  for (int d = 0; d < 3; ++d) {
     out->coefficient[d] = out->inverse_h2[d] = T(1);
+    out->shift[d] = T(0);
+  }
   out->solve_scale = T(1);
+  out->reaction = T(0);
   return TPMG_SUCCESS;
 }
 
@@ -93,8 +96,10 @@ tpmg_status level_constants(tpmg_context *ctx, const tpmg_level *lvl, reference_
   for (int d = 0; d < 3; ++d) {
     c->coefficient[d] = d < lvl->dim ? T(product / (lvl->h[d] * lvl->h[d])) : T(0);
     c->inverse_h2[d] = d < lvl->dim ? T(1.0 / (lvl->h[d] * lvl->h[d])) : T(0);
+    c->shift[d] = d == lvl->dim - 1 ? T(lvl->reaction) : T(0);
   }
   c->solve_scale = T(1.0 / product);
+  c->reaction = T(lvl->reaction * product);
   return TPMG_SUCCESS;
 }
 
