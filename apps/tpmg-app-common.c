@@ -159,6 +159,17 @@ double app_parse_positive(const char *name, const char *text) {
   return value;
 }
 
+double app_parse_closed_interval(const char *name, const char *text, double low, double high) {
+  double value = 0;
+  int why = parse_number(text, &value);
+  if (why != 0 || !(value >= low && value <= high)) {
+    char expected[80];
+    snprintf(expected, sizeof expected, "a number in [%g, %g]", low, high);
+    number_error(name, text, why, expected);
+  }
+  return value;
+}
+
 double app_parse_open_interval(const char *name, const char *text, double low, double high) {
   double value = 0;
   int why = parse_number(text, &value);
@@ -248,12 +259,15 @@ app_problem app_problem_default(void) {
 }
 
 int app_problem_option(int argc, char **argv, int *i, app_problem *p) {
-  static const char *const names[] = {"--dim", "--degree", "--level", "--cells", "--box", "--rhs"};
+  static const char *const names[] = {"--dim",   "--degree", "--level",
+                                      "--cells", "--box",    "--rhs",
+                                      "--reaction"};
+  const int n_names = (int)(sizeof names / sizeof names[0]);
   const char *arg = argv[*i];
   int which = 0;
-  while (which < 6 && !app_option_is(arg, names[which]))
+  while (which < n_names && !app_option_is(arg, names[which]))
     ++which;
-  if (which == 6)
+  if (which == n_names)
     return 0;
   const char *name = names[which];
   const char *text = app_option_value(argc, argv, i, name);
@@ -285,6 +299,9 @@ int app_problem_option(int argc, char **argv, int *i, app_problem *p) {
   case 4:
     p->box_text = text;
     p->n_box = app_parse_list(name, text, p->box, 6);
+    break;
+  case 6:
+    p->reaction = app_parse_closed_interval(name, text, 0.0, TPMG_MAX_REACTION);
     break;
   default:
     p->rhs = app_parse_rhs(name, text);
@@ -340,6 +357,7 @@ tpmg_grid_options app_problem_grid_options(const app_problem *p) {
     grid.cells[d] = p->cells[d];
   for (int j = 0; j < p->n_box; ++j)
     grid.box[j] = p->box[j];
+  grid.reaction = p->reaction;
   return grid;
 }
 
@@ -519,6 +537,7 @@ void app_json_problem(app_json *j, const tpmg_grid_options *grid, tpmg_index n_d
   for (int k = 0; k < 2 * grid->dim; ++k)
     app_json_exact(j, NULL, grid->box[k]);
   app_json_close(j, ']');
+  app_json_exact(j, "reaction", grid->reaction);
   app_json_int(j, "n_dofs", (long long)n_dofs);
 }
 

@@ -85,6 +85,9 @@ int app_parse_int(const char *name, const char *text, int min, int max);
 /* A finite number > 0. */
 double app_parse_positive(const char *name, const char *text);
 
+/* A number in the closed interval [low, high]. */
+double app_parse_closed_interval(const char *name, const char *text, double low, double high);
+
 /* A number in the open interval (low, high). */
 double app_parse_open_interval(const char *name, const char *text, double low, double high);
 
@@ -119,6 +122,7 @@ typedef struct {
   double box[6];
   int n_box;    /* values given to --box, 0 if none (the unit square or cube) */
   tpmg_rhs rhs; /* default TPMG_RHS_SINE */
+  double reaction; /* --reaction: c of -Δu + c u, default 0 */
   const char *cells_text, *box_text; /* as given, for messages */
   const char *first;                 /* the first problem option given ("--dim"), or NULL */
 } app_problem;

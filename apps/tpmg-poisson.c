@@ -1,4 +1,4 @@
-/* tpmg-poisson: solve -Δu = f on a box with Q_k elements by multigrid with
+/* tpmg-poisson: solve -Δu + c u = f on a box with Q_k elements by multigrid with
  * the vertex-patch smoother, and report iterations, times and errors.
  * Run `tpmg-poisson --help` for the options. */
 #define _POSIX_C_SOURCE 200809L
@@ -29,8 +29,8 @@ typedef struct {
 static void print_help(void) {
   printf(
       "Usage: tpmg-poisson [options]\n"
-      "Solve -Laplace(u) = f, u = g on the boundary, on an axis-parallel box with continuous\n"
-      "Q_k elements by geometric multigrid with a vertex-patch smoother.\n"
+      "Solve -Laplace(u) + c u = f, u = g on the boundary, on an axis-parallel box with\n"
+      "continuous Q_k elements by geometric multigrid with a vertex-patch smoother.\n"
       "\n"
       "  --dim 2|3                   dimension (default 3)\n"
       "  --degree k                  polynomial degree, 1..10 in 2D, 1..8 in 3D (default 3)\n"
@@ -43,6 +43,8 @@ static void print_help(void) {
       "                              (default fmg-gmres)\n"
       "  --precision double|mixed|float the arithmetic; mixed runs the V-cycle in float\n"
       "                              (default mixed)\n"
+      "  --reaction c                the reaction term c u, 0 <= c <= 1e30 (default 0:\n"
+      "                              Poisson); implicit Euler's M + dt K is dt (K + M / dt)\n"
       "  --rhs one|sine|ones         f = 1, g = 0; or u = prod sin(pi x_d); or b = 1 at\n"
       "                              every interior DoF, the paper's iteration tables\n"
       "                              (default sine)\n"
@@ -69,7 +71,8 @@ static void print_help(void) {
       "  --json                      end the output with one line of JSON\n"
       "  --setup FILE                take the grid and the problem (and its right-hand side\n"
       "                              vector, if the file holds one) from a setup file; excludes\n"
-      "                              --dim, --degree, --level, --cells, --box and --rhs\n"
+      "                              --dim, --degree, --level, --cells, --box, --reaction and\n"
+      "                              --rhs\n"
       "  --write-setup FILE          write the problem's setup with its right-hand side vector\n"
       "                              to FILE, then solve as usual\n"
       "  --help                      print this help and exit\n"
