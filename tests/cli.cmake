@@ -237,7 +237,7 @@ if(CMAKE_SCRIPT_MODE_FILE)
       fail("expected \"setup\": \"${SETUP}\", got ${read}")
     endif()
     # the same problem and the same solve, to the last printed digit
-    foreach(key dim degree level cells box n_dofs rhs iterations converged residual_norm_0
+    foreach(key dim degree level cells box reaction n_dofs rhs iterations converged residual_norm_0
                 residual_norm l2_error)
       foreach(json written read)
         string(JSON type TYPE "${${json}}" ${key})
@@ -387,7 +387,7 @@ else()
   tpmg_cli_usage(poisson-backend-foo tpmg-poisson "--backend foo:" --backend foo)
   tpmg_cli_usage(poisson-json-value tpmg-poisson "--json takes no value" --json=1)
   # --setup gives the grid and the problem: options that also give them are refused
-  foreach(option dim=2 degree=2 level=3 cells=1,1,1 box=0,1,0,1,0,1 rhs=one)
+  foreach(option dim=2 degree=2 level=3 cells=1,1,1 box=0,1,0,1,0,1 rhs=one reaction=1)
     string(REGEX REPLACE "=.*" "" name "${option}")
     tpmg_cli_usage(poisson-setup-and-${name} tpmg-poisson
                    "--${name} and --setup exclude each other" --setup cli-setup.tpmg --${option})
@@ -443,6 +443,13 @@ else()
                  --repeat 4294967297)
   tpmg_cli_usage(poisson-dim-twice tpmg-poisson "--dim given twice" --dim 2 --dim=3)
   tpmg_cli_usage(poisson-tol-twice tpmg-poisson "--tol given twice" --tol 1e-3 --tol 1e-4)
+  tpmg_cli_usage(poisson-reaction-negative tpmg-poisson "--reaction -1: expected a number in"
+                 --reaction -1)
+  tpmg_cli_usage(poisson-reaction-nan tpmg-poisson "--reaction nan: expected a number" --reaction nan)
+  tpmg_cli_usage(poisson-reaction-inf tpmg-poisson "--reaction inf: expected a number" --reaction inf)
+  tpmg_cli_usage(poisson-reaction-huge tpmg-poisson "--reaction 2e30: expected a number in"
+                 --reaction 2e30)
+  tpmg_cli_usage(poisson-reaction-word tpmg-poisson "--reaction x: expected a number" --reaction x)
   tpmg_cli_usage(poisson-empty-value tpmg-poisson "--level : expected an integer" --level=)
   tpmg_cli_usage(poisson-value-is-option tpmg-poisson "--dim --json: expected an integer"
                  --dim --json)
@@ -642,6 +649,10 @@ else()
                 ARGS --dim 2 --degree 2 --level 4 --precision float --json
                 SETUP ${CMAKE_CURRENT_BINARY_DIR}/cli-setup-float.tpmg
                 SETUP_ARGS --precision float --json)
+  tpmg_cli_test(poisson-setup-reaction tpmg-poisson MODE setup
+                ARGS --dim 2 --degree 2 --level 3 --cells 2,1 --box 0,2,-1,0.5 --reaction 123.25
+                     --json
+                SETUP ${CMAKE_CURRENT_BINARY_DIR}/cli-setup-reaction.tpmg SETUP_ARGS --json)
   tpmg_cli_test(poisson-setup-3d-mixed tpmg-poisson MODE setup
                 ARGS --dim 3 --degree 3 --level 2 --precision mixed --solver fmg --json
                 SETUP ${CMAKE_CURRENT_BINARY_DIR}/cli-setup-3d-mixed.tpmg
@@ -652,6 +663,13 @@ else()
                 ARGS --dim 2 --degree 2 --tol 1e-12 --json LEVELS 3 4 RATE_MIN 7 RATE_MAX 9)
   tpmg_cli_test(poisson-rate-3d-q1 tpmg-poisson MODE rate
                 ARGS --dim 3 --degree 1 --tol 1e-12 --json LEVELS 3 4 RATE_MIN 3.5 RATE_MAX 4.5)
+  tpmg_cli_test(poisson-rate-2d-q3-reaction tpmg-poisson MODE rate
+                ARGS --dim 2 --degree 3 --reaction 1000 --tol 1e-12 --json LEVELS 3 4
+                     RATE_MIN 14 RATE_MAX 18)
+  tpmg_cli_test(poisson-json-reaction tpmg-poisson MODE json
+                ARGS --dim 3 --degree 2 --level 3 --reaction 1e6 --json
+                CHECKS "reaction == 1000000" "converged == true" "residual_reduction <= 1e-9"
+                       "l2_error < 2.2e-4")
 
   # A small benchmark writes a CSV table with one row per degree.
   tpmg_cli_test(bench-csv tpmg-bench MODE csv

@@ -196,7 +196,13 @@ int64_t ref_count_nan(tpmg_precision p, int64_t n, const void *host, int64_t *fi
 
 tpmg_grid *ref_grid_create(tpmg_context *ctx, int dim, int degree, int fine_level,
                            const int cells[3], const double *box) {
+  return ref_grid_create_reaction(ctx, dim, degree, fine_level, cells, box, 0.0);
+}
+
+tpmg_grid *ref_grid_create_reaction(tpmg_context *ctx, int dim, int degree, int fine_level,
+                                    const int cells[3], const double *box, double reaction) {
   tpmg_grid_options options = tpmg_grid_options_default();
+  options.reaction = reaction;
   options.dim = dim;
   options.degree = degree;
   options.fine_level = fine_level;
@@ -208,8 +214,8 @@ tpmg_grid *ref_grid_create(tpmg_context *ctx, int dim, int degree, int fine_leve
   tpmg_grid *grid = NULL;
   tpmg_status status = tpmg_grid_create(ctx, &options, &grid);
   if (status != TPMG_SUCCESS || !grid) {
-    fprintf(stderr, "tpmg_grid_create(dim %d, degree %d, level %d) returned %d: %s\n", dim, degree,
-            fine_level, (int)status, tpmg_context_last_error(ctx));
+    fprintf(stderr, "tpmg_grid_create(dim %d, degree %d, level %d, reaction %g) returned %d: %s\n",
+            dim, degree, fine_level, reaction, (int)status, tpmg_context_last_error(ctx));
     exit(1);
   }
   return grid;
@@ -359,8 +365,9 @@ double ref_mesh_coordinate(const ref_mesh *m, int d, int64_t i) {
 
 /* ---- assembly ----------------------------------------------------------- */
 
-/* Element stiffness matrix of one cell (all cells are equal), n_loc^2. */
-static double *element_stiffness(const ref_mesh *m, int *n_loc_out) {
+/* Element matrix of one cell (all cells are equal), n_loc^2: stiffness plus
+ * m->reaction times mass. */
+static double *element_matrix(const ref_mesh *m, int *n_loc_out) {
   int k = m->degree, dim = m->dim, n1 = k + 1, nq = k + 2;
   int n_loc = 1, n_q = 1;
   for (int d = 0; d < dim; d++) {
@@ -374,14 +381,19 @@ static double *element_stiffness(const ref_mesh *m, int *n_loc_out) {
       phi[j][q] = ref_lagrange(n1, m->gl, j, qp[q]);
       dphi[j][q] = ref_lagrange_derivative(n1, m->gl, j, qp[q]);
     }
-  /* gradients at the quadrature points, scaled by sqrt(weight |J|) */
+  /* gradients at the quadrature points, scaled by sqrt(weight |J|), and the
+   * values so scaled (V) */
   double *G = ref_malloc(sizeof(double) * (size_t)n_loc * n_q * dim);
+  double *V = ref_malloc(sizeof(double) * (size_t)n_loc * n_q);
   for (int j = 0; j < n_loc; j++) {
     int jd[3] = {j % n1, (j / n1) % n1, j / (n1 * n1)};
     for (int q = 0; q < n_q; q++) {
       int qd[3] = {q % nq, (q / nq) % nq, q / (nq * nq)};
       double w = 1;
       for (int d = 0; d < dim; d++) w *= qw[qd[d]] * m->h[d];
+      double v = sqrt(w);
+      for (int d = 0; d < dim; d++) v *= phi[jd[d]][qd[d]];
+      V[(size_t)j * n_q + q] = v;
       for (int e = 0; e < dim; e++) {
         double g = 1;
         for (int d = 0; d < dim; d++)
@@ -397,8 +409,12 @@ static double *element_stiffness(const ref_mesh *m, int *n_loc_out) {
       const double *gi = G + (size_t)i * n_q * dim, *gj = G + (size_t)j * n_q * dim;
       for (int t = 0; t < n_q * dim; t++)
         s += gi[t] * gj[t];
-      Ke[i * n_loc + j] = s;
+      double mass = 0;
+      for (int q = 0; q < n_q; q++)
+        mass += V[(size_t)i * n_q + q] * V[(size_t)j * n_q + q];
+      Ke[i * n_loc + j] = s + m->reaction * mass;
     }
+  free(V);
   free(G);
   *n_loc_out = n_loc;
   return Ke;
@@ -406,7 +422,7 @@ static double *element_stiffness(const ref_mesh *m, int *n_loc_out) {
 
 void ref_assemble_laplace(const ref_mesh *m, ref_csr *A) {
   int k = m->degree, n1 = k + 1, n_loc;
-  double *Ke = element_stiffness(m, &n_loc);
+  double *Ke = element_matrix(m, &n_loc);
   int64_t n = m->n_dofs;
   char *boundary = ref_malloc((size_t)n);
   for (int64_t i = 0; i < n; i++) boundary[i] = (char)ref_mesh_is_boundary(m, i);

@@ -103,6 +103,9 @@ double *ref_sine_rhs(tpmg_context *ctx, tpmg_grid *grid, tpmg_index *n);
 /* Grid on ctx; box NULL means the unit square/cube. */
 tpmg_grid *ref_grid_create(tpmg_context *ctx, int dim, int degree, int fine_level,
                            const int cells[3], const double *box);
+/* The same with the reaction c of -Δu + c u. */
+tpmg_grid *ref_grid_create_reaction(tpmg_context *ctx, int dim, int degree, int fine_level,
+                                    const int cells[3], const double *box, double reaction);
 
 /* ---- 1D bases ----------------------------------------------------------- */
 
@@ -124,7 +127,8 @@ typedef struct {
   int64_t n[3];     /* DoFs per direction; 1 in unused directions */
   int64_t n_dofs;
   double a[3], h[3];
-  double gl[16]; /* Gauss-Lobatto points on [0,1] */
+  double reaction; /* c of -Δu + c u: the matrix adds c times the mass matrix (0 by init) */
+  double gl[16];   /* Gauss-Lobatto points on [0,1] */
 } ref_mesh;
 
 /* The level `level` of a coarse mesh of coarse_cells on box (NULL: unit). */
@@ -144,8 +148,9 @@ typedef struct {
   double *val; /* duplicates allowed: entries of a row are summed */
 } ref_csr;
 
-/* The level Laplace matrix assembled cell by cell, each element matrix computed
- * by d-dimensional Gauss quadrature of grad phi_i . grad phi_j. Dirichlet DoFs
+/* The level matrix of -Δ + c (c = m->reaction) assembled cell by cell, each
+ * element matrix computed by d-dimensional Gauss quadrature of grad phi_i .
+ * grad phi_j + c phi_i phi_j. Dirichlet DoFs
  * eliminated the library's way: interior rows keep interior columns only, a
  * Dirichlet row is the identity row. */
 void ref_assemble_laplace(const ref_mesh *m, ref_csr *A);

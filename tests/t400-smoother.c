@@ -97,8 +97,8 @@ static void check_boundary(tpmg_context *ctx, tpmg_grid *grid, const ref_mesh *m
 }
 
 static void check_smoother(tpmg_context *ctx, int dim, int k, int L, const int cells[3],
-                           const double *box, int with_float) {
-  tpmg_grid *grid = ref_grid_create(ctx, dim, k, L, cells, box);
+                           const double *box, int with_float, double c) {
+  tpmg_grid *grid = ref_grid_create_reaction(ctx, dim, k, L, cells, box, c);
   /* a backend that refuses the degree by design: checked, then skipped */
   tpmg_smoother *probe = NULL;
   tpmg_status status = tpmg_smoother_create(grid, 1, TPMG_DOUBLE, NULL, &probe);
@@ -114,6 +114,7 @@ static void check_smoother(tpmg_context *ctx, int dim, int k, int L, const int c
   for (int l = 1; l <= L; l++) {
     ref_mesh m;
     ref_mesh_init(&m, dim, k, cells, box, l);
+    m.reaction = c;
     int64_t n = m.n_dofs;
     ref_csr A;
     ref_assemble_laplace(&m, &A);
@@ -138,9 +139,9 @@ static void check_smoother(tpmg_context *ctx, int dim, int k, int L, const int c
         ref_vector_destroy(ctx, &vb);
         double err = ref_relative_difference(n, x, expected);
         REF_CHECK(err <= 1e-12,
-                  "smoother %s%s dim %d k %d level %d: relative difference to the dense reference "
-                  "sweep expected <= 1e-12, got %.3g",
-                  variant_name[v], reverse ? " reverse" : "", dim, k, l, err);
+                  "smoother %s%s dim %d k %d level %d c %g: relative difference to the dense "
+                  "reference sweep expected <= 1e-12, got %.3g",
+                  variant_name[v], reverse ? " reverse" : "", dim, k, l, c, err);
         for (int64_t i = 0; i < n; i++)
           if (ref_mesh_is_boundary(&m, i) && x[i] != x0[i]) {
             REF_CHECK(0,
@@ -182,9 +183,9 @@ static void check_smoother(tpmg_context *ctx, int dim, int k, int L, const int c
           x[i] = xf[i];
         double err = ref_relative_difference(n, x, expected);
         REF_CHECK(err <= 1e-4,
-                  "float smoother %s dim %d k %d level %d: relative difference expected <= 1e-4, "
-                  "got %.3g",
-                  variant_name[v], dim, k, l, err);
+                  "float smoother %s dim %d k %d level %d c %g: relative difference expected <= "
+                  "1e-4, got %.3g",
+                  variant_name[v], dim, k, l, c, err);
         REF_CALL(ctx, tpmg_smoother_destroy(&s));
       }
       check_boundary(ctx, grid, &m, TPMG_FLOAT, b, x0);
@@ -206,12 +207,21 @@ int main(int argc, char **argv) {
   const double box[6] = {0, 2, -1, 0.5, 0, 0.3};
   const int k2[] = {1, 2, 3, 5};
   for (int t = 0; t < 4; t++)
-    check_smoother(ctx, 2, k2[t], 2, cells, box, 1);
-  check_smoother(ctx, 2, 2, 3, NULL, NULL, 0);
-  check_smoother(ctx, 3, 1, 2, cells, box, 1);
-  check_smoother(ctx, 3, 2, 2, cells, box, 1);
-  check_smoother(ctx, 3, 3, 1, cells, box, 1);
-  check_smoother(ctx, 3, 2, 2, NULL, NULL, 0);
+    check_smoother(ctx, 2, k2[t], 2, cells, box, 1, 0.0);
+  check_smoother(ctx, 2, 2, 3, NULL, NULL, 0, 0.0);
+  check_smoother(ctx, 3, 1, 2, cells, box, 1, 0.0);
+  check_smoother(ctx, 3, 2, 2, cells, box, 1, 0.0);
+  check_smoother(ctx, 3, 3, 1, cells, box, 1, 0.0);
+  check_smoother(ctx, 3, 2, 2, NULL, NULL, 0, 0.0);
+  /* a reaction: the patch solves stay exact (c added to the eigenvalue sums) */
+  const double c[2] = {57.3, 1e5};
+  for (int r = 0; r < 2; r++) {
+    check_smoother(ctx, 2, 1, 2, cells, box, 1, c[r]);
+    check_smoother(ctx, 2, 3, 2, cells, box, 1, c[r]);
+    check_smoother(ctx, 3, 1, 2, cells, box, 1, c[r]);
+    check_smoother(ctx, 3, 2, 2, cells, box, 1, c[r]);
+    check_smoother(ctx, 3, 3, 1, NULL, NULL, 1, c[r]);
+  }
   REF_CALL(ctx, tpmg_context_destroy(&ctx));
   return ref_exit_code("t400-smoother");
 }

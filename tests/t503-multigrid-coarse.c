@@ -11,7 +11,9 @@
  *     which the solver factors by bands instead of diagonalizing: 3D Q3 on
  *     3 x 3 x 60 cells (11456, D = z) and 2D Q2 on 3 x 1200 (11995, D = y) on
  *     the host, and with the dense inverse (at most TPMG_MAX_COARSE_DOFS) 2D Q1
- *     on 601 x 3 (1200, D = x) and 3D Q2 on 2 x 40 x 2 (711, D = y).
+ *     on 601 x 3 (1200, D = x) and 3D Q2 on 2 x 40 x 2 (711, D = y). With a
+ *     reaction c (the matrix of -Δ + c): 3D Q3 3 x 3 x 60 (c = 3.7), 2D Q1
+ *     601 x 3 (c = 250) and 3D Q2 9 x 8 x 9 (c = 1e4).
  * (b) Whole solves (GMRES and FMG, modes double and mixed, tolerance 1e-9) of
  *     u = prod sin(pi x_d) on large coarse meshes, whose grids add hidden
  *     levels below level 0 (every cell count even) or solve a bottom level
@@ -108,9 +110,10 @@ static void band_solve(int64_t n, int64_t w, const double *band, double *x) {
 }
 
 static void check_bottom_solve(tpmg_context *ctx, int dim, int k, const int cells[3],
-                               const double *box, int host, uint64_t *seed) {
+                               const double *box, int host, double c, uint64_t *seed) {
   ref_mesh m;
   ref_mesh_init(&m, dim, k, cells, box, 0);
+  m.reaction = c;
   const int64_t n = m.n_dofs;
   int64_t *index = ref_malloc(sizeof(int64_t) * n), *position = ref_malloc(sizeof(int64_t) * n);
   const int64_t n_interior = interior_dofs(&m, index);
@@ -128,7 +131,7 @@ static void check_bottom_solve(tpmg_context *ctx, int dim, int k, const int cell
   ref_assemble_laplace(&m, &A);
   double *band = band_cholesky(&A, n_interior, index, w, position);
 
-  tpmg_grid *grid = ref_grid_create(ctx, dim, k, 1, cells, box);
+  tpmg_grid *grid = ref_grid_create_reaction(ctx, dim, k, 1, cells, box, c);
   double *b = ref_malloc(sizeof(double) * n), *x = ref_malloc(sizeof(double) * n);
   double *expected = ref_malloc(sizeof(double) * n), *y = ref_malloc(sizeof(double) * n_interior);
   float *bf = ref_malloc(sizeof(float) * n), *xf = ref_malloc(sizeof(float) * n);
@@ -166,9 +169,9 @@ static void check_bottom_solve(tpmg_context *ctx, int dim, int k, const int cell
     double difference = ref_relative_difference(n, x, expected);
     double bound = precision == TPMG_DOUBLE ? 1e-11 : 1e-6;
     REF_CHECK(difference <= bound,
-              "coarse solve %dD Q%d, %lld interior DoFs, %s: relative difference %.3g from the "
-              "banded Cholesky solve, expected <= %g",
-              dim, k, (long long)n_interior, p == 0 ? "double" : "float", difference, bound);
+              "coarse solve %dD Q%d c %g, %lld interior DoFs, %s: relative difference %.3g from "
+              "the banded Cholesky solve, expected <= %g",
+              dim, k, c, (long long)n_interior, p == 0 ? "double" : "float", difference, bound);
     ref_vector_destroy(ctx, &vx);
     ref_vector_destroy(ctx, &vb);
     REF_CALL(ctx, tpmg_coarse_destroy(&coarse));
@@ -292,17 +295,21 @@ int main(int argc, char **argv) {
 
   const int cells_2d[3] = {40, 40, 1}, cells_3d[3] = {9, 8, 9};
   const double box_3d[6] = {0.0, 1.0, -0.5, 1.0, 0.25, 1.0};
-  check_bottom_solve(ctx, 2, 2, cells_2d, NULL, 1, &seed);
-  check_bottom_solve(ctx, 3, 2, cells_3d, box_3d, 1, &seed);
+  check_bottom_solve(ctx, 2, 2, cells_2d, NULL, 1, 0.0, &seed);
+  check_bottom_solve(ctx, 3, 2, cells_3d, box_3d, 1, 0.0, &seed);
   /* long in one direction D, which the solver factors by bands */
   const int long_z[3] = {3, 3, 60}, long_y[3] = {3, 1200, 1}, long_x[3] = {601, 3, 1},
             long_y_3d[3] = {2, 40, 2};
   const double box_z[6] = {0.0, 1.0, 0.0, 1.0, 0.0, 20.0}, box_y[6] = {0.0, 1.0, 0.0, 400.0, 0, 1},
                box_x[6] = {0.0, 200.0, 0.0, 1.0, 0, 1}, box_y_3d[6] = {0, 1, 0, 20, 0, 1};
-  check_bottom_solve(ctx, 3, 3, long_z, box_z, 1, &seed);
-  check_bottom_solve(ctx, 2, 2, long_y, box_y, 1, &seed);
-  check_bottom_solve(ctx, 2, 1, long_x, box_x, 0, &seed);
-  check_bottom_solve(ctx, 3, 2, long_y_3d, box_y_3d, 0, &seed);
+  check_bottom_solve(ctx, 3, 3, long_z, box_z, 1, 0.0, &seed);
+  check_bottom_solve(ctx, 2, 2, long_y, box_y, 1, 0.0, &seed);
+  check_bottom_solve(ctx, 2, 1, long_x, box_x, 0, 0.0, &seed);
+  check_bottom_solve(ctx, 3, 2, long_y_3d, box_y_3d, 0, 0.0, &seed);
+  /* a reaction, in the band direction (z) and across it (2D: D = x) */
+  check_bottom_solve(ctx, 3, 3, long_z, box_z, 1, 3.7, &seed);
+  check_bottom_solve(ctx, 2, 1, long_x, box_x, 0, 250.0, &seed);
+  check_bottom_solve(ctx, 3, 2, cells_3d, box_3d, 1, 1e4, &seed);
 
   for (int i = 0; i < 3; ++i)
     check_solves(ctx, full ? &full_cases[i] : &small_cases[i]);

@@ -1,6 +1,8 @@
 /* t710-setup-file: setup files (tpmg_setup_write, tpmg_setup_read).
  * - Round trip in 2D, 3D and on anisotropic boxes with several coarse cells,
- *   for every tpmg_rhs: the grid options, the problem and the vector come back exactly (the vector
+ *   without and with a reaction (format version 2; without one a file stays
+ *   version 1), for every tpmg_rhs: the grid options, the problem and the
+ *   vector come back exactly (the vector
  *   bit for bit, including -0, subnormals and +-DBL_MAX); the header is the
  *   documented text; a file without a vector gives *b = NULL.
  * - A solve from the read setup has the same iterations, residual, solution
@@ -82,7 +84,7 @@ static int same_options(const tpmg_grid_options *a, const tpmg_grid_options *b) 
   int same = a->dim == b->dim && a->degree == b->degree && a->fine_level == b->fine_level;
   for (int d = 0; d < 3; ++d) same = same && a->cells[d] == b->cells[d];
   for (int j = 0; j < 6; ++j) same = same && memcmp(&a->box[j], &b->box[j], sizeof(double)) == 0;
-  return same;
+  return same && memcmp(&a->reaction, &b->reaction, sizeof(double)) == 0;
 }
 
 /* ---- round trip and solve ------------------------------------------------ */
@@ -118,10 +120,10 @@ static solve_record solve(tpmg_context *ctx, tpmg_grid *grid, tpmg_rhs rhs, cons
 /* Write the problem (dim, degree, level, cells, box, rhs) with its right-hand
  * side, read it back, compare everything, and solve both. */
 static void round_trip(tpmg_context *ctx, const char *name, int dim, int degree, int level,
-                       const int cells[3], const double *box, tpmg_rhs rhs) {
+                       const int cells[3], const double *box, double reaction, tpmg_rhs rhs) {
   char path[256];
   path_of(path, sizeof path, name);
-  tpmg_grid *grid = ref_grid_create(ctx, dim, degree, level, cells, box);
+  tpmg_grid *grid = ref_grid_create_reaction(ctx, dim, degree, level, cells, box, reaction);
   tpmg_grid_options options;
   REF_CALL(ctx, tpmg_grid_get_options(grid, &options));
   tpmg_index n = 0;
@@ -240,6 +242,8 @@ static const char *const good_lines[] = {"tpmg-setup 1", "dim 2",      "degree 2
                                          "level 1",      "cells 1 1",  "box 0 1 0 1",
                                          "rhs sine",     "vector 25",  "end"};
 enum { N_GOOD_LINES = 9 };
+/* Line 1 of the good file instead of good_lines[0] where not NULL. */
+static const char *good_lines_version;
 
 /* The good header with line `replace` (1-based; 0 for none) replaced by
  * `replacement` (NULL: left out), then `n_vector` doubles 1, 2, ... with entry
@@ -249,6 +253,8 @@ static size_t make_file(unsigned char *out, int replace, const char *replacement
   size_t used = 0;
   for (int l = 1; l <= N_GOOD_LINES; ++l) {
     const char *line = l == replace ? replacement : good_lines[l - 1];
+    if (l == 1 && l != replace && good_lines_version)
+      line = good_lines_version;
     if (!line) continue;
     used += (size_t)sprintf((char *)out + used, "%s\n", line);
   }
@@ -333,6 +339,20 @@ static void bad_files(tpmg_context *ctx) {
             b ? b[GOOD_N - 1] : NAN);
   free(b);
   REF_CALL(ctx, tpmg_grid_destroy(&grid));
+  /* version 2, without and with a reaction */
+  good_lines_version = "tpmg-setup 2";
+  for (int with = 0; with < 2; ++with) {
+    write_bytes(path, data,
+                make_file(data, with ? 7 : 0, "rhs sine\nreaction 0.5", GOOD_N, -1, 0.0, 0));
+    REF_CALL(ctx, tpmg_setup_read(ctx, path, &grid, &rhs, NULL));
+    tpmg_grid_options options;
+    REF_CALL(ctx, tpmg_grid_get_options(grid, &options));
+    REF_CHECK(options.reaction == (with ? 0.5 : 0.0),
+              "a version 2 file %s a reaction line: reaction %g", with ? "with" : "without",
+              options.reaction);
+    REF_CALL(ctx, tpmg_grid_destroy(&grid));
+  }
+  good_lines_version = NULL;
   remove(path);
 
   /* the file itself */
@@ -350,8 +370,8 @@ static void bad_files(tpmg_context *ctx) {
   bad_file(&s, "wrong magic", 1, "tpmg-setp 1", GOOD_N, -1, 0, 0, ARG, "not a tpmg setup file");
   bad_file(&s, "no version", 1, "tpmg-setup", GOOD_N, -1, 0, 0, ARG, "<version>");
   bad_file(&s, "text version", 1, "tpmg-setup one", GOOD_N, -1, 0, 0, ARG, "<version>");
-  bad_file(&s, "version 2", 1, "tpmg-setup 2", GOOD_N, -1, 0, 0, TPMG_ERROR_UNSUPPORTED,
-           "version 2");
+  bad_file(&s, "version 3", 1, "tpmg-setup 3", GOOD_N, -1, 0, 0, TPMG_ERROR_UNSUPPORTED,
+           "version 3");
   bad_file(&s, "version 0", 1, "tpmg-setup 0", GOOD_N, -1, 0, 0, TPMG_ERROR_UNSUPPORTED,
            "version 0");
 
@@ -393,6 +413,18 @@ static void bad_files(tpmg_context *ctx) {
   bad_file(&s, "rhs number", 7, "rhs 1", GOOD_N, -1, 0, 0, ARG, "rhs '1'");
   bad_file(&s, "vector -3", 8, "vector -3", GOOD_N, -1, 0, 0, ARG, "vector '-3'");
   bad_file(&s, "vector text", 8, "vector all", GOOD_N, -1, 0, 0, ARG, "vector 'all'");
+  /* the reaction: version 2 only, a number, the grid's range */
+  bad_file(&s, "reaction in version 1", 7, "rhs sine\nreaction 5", GOOD_N, -1, 0, 0, ARG,
+           "needs format version 2");
+  good_lines_version = "tpmg-setup 2";
+  bad_file(&s, "reaction text", 7, "rhs sine\nreaction five", GOOD_N, -1, 0, 0, ARG,
+           "reaction: 'five' is not a number");
+  bad_file(&s, "two reactions", 7, "rhs sine\nreaction 5 6", GOOD_N, -1, 0, 0, ARG,
+           "got 2 values");
+  bad_file(&s, "reaction -1", 7, "rhs sine\nreaction -1", GOOD_N, -1, 0, 0, ARG, "reaction -1");
+  bad_file(&s, "reaction nan", 7, "rhs sine\nreaction nan", GOOD_N, -1, 0, 0, ARG,
+           "reaction nan");
+  good_lines_version = NULL;
 
   /* out of range: the grid's own checks, after the file's name */
   bad_file(&s, "degree 11", 3, "degree 11", GOOD_N, -1, 0, 0, ARG, "degree 11");
@@ -567,15 +599,18 @@ int main(void) {
   }
   tpmg_context *ctx = ref_context_create("cpu", 0);
 
-  round_trip(ctx, "2d.tpmg", 2, 3, 3, NULL, NULL, TPMG_RHS_SINE);
-  round_trip(ctx, "3d.tpmg", 3, 2, 2, NULL, NULL, TPMG_RHS_ONE);
-  round_trip(ctx, "2d-ones.tpmg", 2, 4, 2, NULL, NULL, TPMG_RHS_ONES);
+  round_trip(ctx, "2d.tpmg", 2, 3, 3, NULL, NULL, 0.0, TPMG_RHS_SINE);
+  round_trip(ctx, "3d.tpmg", 3, 2, 2, NULL, NULL, 0.0, TPMG_RHS_ONE);
+  round_trip(ctx, "2d-ones.tpmg", 2, 4, 2, NULL, NULL, 0.0, TPMG_RHS_ONES);
   const int cells_2d[3] = {3, 2, 1};
   const double box_2d[4] = {-1.0, 2.0, 0.1, 1.0 / 3};
-  round_trip(ctx, "2d-box.tpmg", 2, 2, 3, cells_2d, box_2d, TPMG_RHS_SINE);
+  round_trip(ctx, "2d-box.tpmg", 2, 2, 3, cells_2d, box_2d, 0.0, TPMG_RHS_SINE);
   const int cells_3d[3] = {2, 1, 3};
   const double box_3d[6] = {0.0, 2.0, -0.25, 0.5, 1e-3, 0.7};
-  round_trip(ctx, "3d-box.tpmg", 3, 2, 2, cells_3d, box_3d, TPMG_RHS_SINE);
+  round_trip(ctx, "3d-box.tpmg", 3, 2, 2, cells_3d, box_3d, 0.0, TPMG_RHS_SINE);
+  /* a reaction (format version 2), exactly */
+  round_trip(ctx, "2d-reaction.tpmg", 2, 2, 3, cells_2d, box_2d, 1.0 / 3e-3, TPMG_RHS_SINE);
+  round_trip(ctx, "3d-reaction.tpmg", 3, 2, 2, cells_3d, box_3d, 1e-300, TPMG_RHS_ONE);
   special_values(ctx);
 
   /* the header is the documented text */
@@ -591,6 +626,19 @@ int main(void) {
                      "end\n";
   REF_CHECK(size == strlen(want) && memcmp(text, want, size) == 0,
             "header: expected\n%s--- got\n%.*s---", want, (int)size, (const char *)text);
+  free(text);
+  remove(path);
+  /* with a reaction: version 2 and its line */
+  grid = ref_grid_create_reaction(ctx, 2, 2, 3, cells_2d, box_2d, 57.3);
+  REF_CALL(ctx, tpmg_setup_write(grid, TPMG_RHS_SINE, NULL, path));
+  REF_CALL(ctx, tpmg_grid_destroy(&grid));
+  text = read_bytes(path, &size);
+  want = "tpmg-setup 2\ndim 2\ndegree 2\nlevel 3\ncells 3 2\n"
+         "box -1 2 0.10000000000000001 0.33333333333333331\nrhs sine\n"
+         "reaction 57.299999999999997\nvector none\nend\n";
+  REF_CHECK(size == strlen(want) && memcmp(text, want, size) == 0,
+            "header with a reaction: expected\n%s--- got\n%.*s---", want, (int)size,
+            (const char *)text);
   free(text);
   remove(path);
 

@@ -2,7 +2,8 @@
  * FMG and V-cycles, in double, mixed and float, 2D and 3D: the same
  * iterations, the same convergence and the same solution on the owned
  * entries (only the order of the dot products' sums differs), and the same
- * L2 error. Then the paper's FMG cases (t500: b = 1, one coarse cell,
+ * L2 error; also with a reaction term (-Δu + c u, the grid's reaction). Then
+ * the paper's FMG cases (t500: b = 1, one coarse cell,
  * tolerance 1e-9) give the one-process counts, which t500 checks against the
  * paper's tables. Every rank solves the one-process problem itself, on the
  * same backend (TPMG_TEST_MPI_BACKEND: mpi-reference.h). */
@@ -15,6 +16,7 @@
 typedef struct {
   int dim, degree, level, cells[3];
   double box[6];
+  double reaction;
 } mesh_case;
 
 static const mesh_case cases[] = {
@@ -23,6 +25,8 @@ static const mesh_case cases[] = {
     {3, 4, 2, {1, 2, 3}, {0, 1, 0, 1, 0, 2}},
     {3, 2, 2, {2, 2, 8}, {0, 1, 0, 1, 0, 4}},  /* a hidden level below level 0, split */
     {2, 5, 1, {5, 41, 1}, {0, 1, 0, 8, 0, 1}}, /* level 0 split, solved on the host */
+    {2, 3, 3, {2, 3, 1}, {0, 2, 0, 1, 0, 1}, 50.0},
+    {3, 2, 2, {2, 2, 8}, {0, 1, 0, 1, 0, 4}, 1e4},
 };
 
 /* Solve on ctx; the solution downloaded into doubles (this rank's vector). */
@@ -59,8 +63,10 @@ static tpmg_solver_result solve(tpmg_context *ctx, tpmg_grid *grid, const tpmg_s
 
 static void compare(tpmg_context *one, tpmg_context *all, const mesh_case *m,
                     const tpmg_solver_options *o, tpmg_rhs rhs, double tolerance) {
-  tpmg_grid *g1 = ref_grid_create(one, m->dim, m->degree, m->level, m->cells, m->box);
-  tpmg_grid *g2 = ref_grid_create(all, m->dim, m->degree, m->level, m->cells, m->box);
+  tpmg_grid *g1 =
+      ref_grid_create_reaction(one, m->dim, m->degree, m->level, m->cells, m->box, m->reaction);
+  tpmg_grid *g2 =
+      ref_grid_create_reaction(all, m->dim, m->degree, m->level, m->cells, m->box, m->reaction);
   double *x1 = NULL, *x2 = NULL, l2_one, l2_all;
   int64_t n1, n2;
   tpmg_solver_result r1 = solve(one, g1, o, rhs, &x1, &n1, &l2_one);
@@ -70,8 +76,9 @@ static void compare(tpmg_context *one, tpmg_context *all, const mesh_case *m,
   /* the owned entries in double, whatever the precision of the solve */
   double difference = mref_owned_difference(&layout, TPMG_DOUBLE, x2, x1);
   char name[160];
-  snprintf(name, sizeof name, "%dD Q%d L%d cells %d,%d,%d, %s %s %s, rhs %s", m->dim, m->degree,
-           m->level, m->cells[0], m->cells[1], m->cells[2], tpmg_solver_type_name(o->type),
+  snprintf(name, sizeof name, "%dD Q%d L%d cells %d,%d,%d c %g, %s %s %s, rhs %s", m->dim,
+           m->degree, m->level, m->cells[0], m->cells[1], m->cells[2], m->reaction,
+           tpmg_solver_type_name(o->type),
            tpmg_preconditioning_name(o->preconditioning), tpmg_mode_name(o->mode),
            tpmg_rhs_name(rhs));
   REF_CHECK(r1.iterations == r2.iterations && r1.converged == r2.converged,
@@ -140,7 +147,7 @@ int main(int argc, char **argv) {
   /* the paper's FMG cases (t500's), L = 4: 2D k = 1..4, 3D k = 1..3 */
   for (int dim = 2; dim <= 3; ++dim)
     for (int k = 1; k <= (dim == 2 ? 4 : 3); ++k) {
-      mesh_case m = {dim, k, 4, {1, 1, 1}, {0, 1, 0, 1, 0, 1}};
+      mesh_case m = {dim, k, 4, {1, 1, 1}, {0, 1, 0, 1, 0, 1}, 0.0};
       tpmg_solver_options o = tpmg_solver_options_default();
       o.type = TPMG_SOLVER_FMG;
       o.mode = TPMG_MODE_DOUBLE;

@@ -6,6 +6,9 @@
  * levels, tpmg_coarse_apply on level 0, on grids made with the same options,
  * on random inputs, for dim 2 and 3, every degree of the table and both
  * precisions; then the operator on grids of several bricks per direction.
+ * The grids carry a reaction term (tpmg_grid_options.reaction) for every other
+ * degree (c = 0 for odd k + dim, 123 for even) and on the brick grids (31),
+ * so that each kernel runs with and without one.
  * Outputs are poisoned with NaN first and every entry must be written.
  * "cuda/thread" must refuse the operator for degrees other than 1
  * (TPMG_ERROR_UNSUPPORTED). Skipped (exit 77) without a GPU.
@@ -141,10 +144,12 @@ static void check_transfer_coarse(const gpu_pair *pr, const char *name, int l, u
 static void check_bricks(tpmg_context *cpu, tpmg_precision p, int dim, int k, int level,
                          const int cells[3], const double box[6], const char *label,
                          uint64_t *seed) {
-  gpu_pair pr = {{cpu, NULL}, {ref_grid_create(cpu, dim, k, level, cells, box), NULL}, p};
+  const double c = 31.0;
+  gpu_pair pr = {
+      {cpu, NULL}, {ref_grid_create_reaction(cpu, dim, k, level, cells, box, c), NULL}, p};
   for (int v = 0; v < n_names; v++) {
     pr.ctx[1] = backend_ctx[v];
-    pr.grid[1] = ref_grid_create(backend_ctx[v], dim, k, level, cells, box);
+    pr.grid[1] = ref_grid_create_reaction(backend_ctx[v], dim, k, level, cells, box, c);
     check_operator(&pr, names[v], level, label, seed);
     tpmg_grid_destroy(&pr.grid[1]);
   }
@@ -210,10 +215,12 @@ int main(int argc, char **argv) {
       if (only_degree && k != only_degree)
         continue;
       const int levels = dim == 2 ? 3 : (k <= 3 ? 3 : 2);
-      gpu_pair pr = {{cpu, NULL}, {ref_grid_create(cpu, dim, k, levels, cells, box), NULL}, 0};
+      const double c = (k + dim) % 2 ? 0.0 : 123.0;
+      gpu_pair pr = {
+          {cpu, NULL}, {ref_grid_create_reaction(cpu, dim, k, levels, cells, box, c), NULL}, 0};
       for (int v = 0; v < n_names; v++) {
         pr.ctx[1] = backend_ctx[v];
-        pr.grid[1] = ref_grid_create(backend_ctx[v], dim, k, levels, cells, box);
+        pr.grid[1] = ref_grid_create_reaction(backend_ctx[v], dim, k, levels, cells, box, c);
         for (int p = 0; p < 2; p++) {
           pr.p = (tpmg_precision)p;
           for (int l = 0; l <= levels; l++) {

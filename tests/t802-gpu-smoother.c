@@ -4,8 +4,9 @@
  * contexts of each name of the CUDA backend ("cuda", "cuda/basic",
  * "cuda/constant", "cuda/tiled", "cuda/thread" for degree 1, "cuda/brick"),
  * on every level >= 1 of grids made with the same options, on random inputs,
- * for dim 2 and 3, every degree of the table and both precisions. No entry may
- * be left NaN. "cuda/thread" must refuse every other degree
+ * for dim 2 and 3, every degree of the table and both precisions, with a
+ * reaction term for every other degree (c = 123 for even k + dim, else 0). No
+ * entry may be left NaN. "cuda/thread" must refuse every other degree
  * (TPMG_ERROR_UNSUPPORTED, the message saying degree 1). Skipped (exit 77)
  * without a GPU. TPMG_TEST_GPU_BACKEND=NAME checks the backend NAME instead of
  * the CUDA names (e.g. "cpu/scalar": this test's logic without a GPU).
@@ -105,10 +106,13 @@ int main(int argc, char **argv) {
       if (only_degree && k != only_degree)
         continue;
       const int levels = only_level ? only_level : dim == 2 ? 3 : (k <= 3 ? 3 : 2);
-      gpu_pair pr = {{cpu, NULL}, {ref_grid_create(cpu, dim, k, levels, cells, box), NULL}, 0};
+      /* a reaction for every other degree: each kernel with and without one */
+      const double c = (k + dim) % 2 ? 0.0 : 123.0;
+      gpu_pair pr = {
+          {cpu, NULL}, {ref_grid_create_reaction(cpu, dim, k, levels, cells, box, c), NULL}, 0};
       for (int v = 0; v < n_names; v++) {
         pr.ctx[1] = backend_ctx[v];
-        pr.grid[1] = ref_grid_create(backend_ctx[v], dim, k, levels, cells, box);
+        pr.grid[1] = ref_grid_create_reaction(backend_ctx[v], dim, k, levels, cells, box, c);
         for (int p = 0; p < 2; p++) {
           pr.p = (tpmg_precision)p;
           for (int variant = 0; variant < 4; variant++)

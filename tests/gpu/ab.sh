@@ -13,10 +13,14 @@
 #      to the GPUs there are (one rank per GPU, 3D Q2 L7 with --cells 1,1,P,
 #      --repeat 3), base and new: NCCL's connections made in the first solve
 #      or at set-up;
+#   4. reaction: the new build alone on Table 6's problems with a reaction
+#      term, --reaction 0 and --reaction C alternately (C = 4^L: c h^2 = 1 on
+#      the finest cells), $TPMG_ROUNDS rounds of --repeat 3: what the
+#      reaction costs (the medians, the iterations, C / 0);
 # and a summary last (summary.txt). Logs go to $OUT (if set) or
 # build-gpu-ab/logs. TPMG_JOBS sets the build parallelism (default: all cores).
 #
-#   bash tests/gpu/ab.sh BASE_SOURCE_DIR [table6] [first]
+#   bash tests/gpu/ab.sh BASE_SOURCE_DIR [table6] [first] [reaction]
 set -uo pipefail
 base_src=$(cd "${1:?usage: ab.sh BASE_SOURCE_DIR [table6] [first]}" && pwd) || exit 2
 shift
@@ -100,8 +104,25 @@ for part in $parts; do
       done
     done
     ;;
+  reaction)
+    for kl in 1:9 3:8 7:7; do
+      k=${kl%:*} l=${kl#*:} c=$((4 ** ${kl#*:}))
+      for round in $(seq "$rounds"); do
+        for r in 0 "$c"; do
+          line=$("$new/bin/tpmg-poisson" --backend cuda --dim 3 --degree "$k" --level "$l" \
+            --reaction "$r" --repeat 3 --json | tee -a "$logs/reaction.log" | grep '^{')
+          echo "$(field "$line" solve_seconds) $(field "$line" iterations)" >> "$tmp/r-$k-$r"
+        done
+      done
+      z=$(cut -d' ' -f1 "$tmp/r-$k-0" | median)
+      w=$(cut -d' ' -f1 "$tmp/r-$k-$c" | median)
+      summary+=("$(printf 'reaction Q%s L%s: c = 0 %.4f s (%s it), c = %s %.4f s (%s it), ratio %.3f' \
+        "$k" "$l" "$z" "$(cut -d' ' -f2 "$tmp/r-$k-0" | sort -u | tr '\n' ' ')" "$c" "$w" \
+        "$(cut -d' ' -f2 "$tmp/r-$k-$c" | sort -u | tr '\n' ' ')" "$(awk "BEGIN{print $w/$z}")")")
+    done
+    ;;
   *)
-    echo "ab.sh: unknown part $part (table6, first)" >&2
+    echo "ab.sh: unknown part $part (table6, first, reaction)" >&2
     exit 2
     ;;
   esac
