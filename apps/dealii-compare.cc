@@ -95,17 +95,13 @@
 #include <deal.II/fe/fe_values.h>
 #include <deal.II/fe/mapping_q1.h>
 
-#include <deal.II/grid/grid_generator.h>
-
 #include <deal.II/lac/affine_constraints.h>
 #include <deal.II/lac/dynamic_sparsity_pattern.h>
 #include <deal.II/lac/full_matrix.h>
 #include <deal.II/lac/la_parallel_vector.h>
 #include <deal.II/lac/precondition.h>
 #include <deal.II/lac/relaxation_block.h>
-#include <deal.II/lac/solver_cg.h>
 #include <deal.II/lac/solver_control.h>
-#include <deal.II/lac/solver_gmres.h>
 #include <deal.II/lac/sparse_matrix.h>
 #include <deal.II/lac/sparsity_pattern.h>
 #include <deal.II/lac/vector.h>
@@ -129,24 +125,16 @@
 #include <tpmg/dealii/hierarchy.h>
 #include <tpmg/dealii/laplace_operator.h>
 #include <tpmg/dealii/patch_smoother.h>
-#include <tpmg/dealii/renumbering.h>
-
-extern "C"
-{
-#include "tpmg-app-common.h"
-}
-
-#include "dealii-app-common.h"
 
 #include <malloc.h>
 #include <mpi.h>
 #include <unistd.h>
 
-#include <chrono>
+#include "dealii-app-common.h"
+
 #include <climits>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -177,25 +165,17 @@ namespace DealiiCompare
                                       "tpmg-cuda",
                                       nullptr};
 
-  struct Parameters
+  // The options of tpmg-poisson's that both deal.II programs have (level 0:
+  // chosen from target_dofs; threads per MPI rank, 2 unless given; the
+  // problem is always `sine`), and this program's own.
+  struct Parameters : public DealiiApp::Parameters
   {
-    unsigned int        dim         = 3;
-    unsigned int        degree      = 3;
-    unsigned int        level       = 0; // 0: chosen from target_dofs
-    double              target_dofs = 1e6;
-    std::vector<int>    cells; // empty: one coarse cell per direction
-    std::vector<double> box;   // empty: the unit square or cube
-    tpmg_solver_type    solver            = TPMG_SOLVER_GMRES;
-    double              tolerance         = 1e-9;
-    unsigned int        max_iterations    = 100;
-    unsigned int        restart           = 30;
-    unsigned int        threads           = 2;    // per MPI rank
-    bool                mixed             = true; // float multigrid levels
-    unsigned int        repeat            = 1;
-    double              block_sor_max_mib = 2048;
-    bool                run[n_methods]    = {true, true, true, true, true};
-    std::string         csv_file;
-    bool                json = false;
+    double       target_dofs       = 1e6;
+    bool         mixed             = true; // float multigrid levels
+    unsigned int repeat            = 1;
+    double       block_sor_max_mib = 2048;
+    bool         run[n_methods]    = {true, true, true, true, true};
+    std::string  csv_file;
   };
 
   void
@@ -249,135 +229,68 @@ namespace DealiiCompare
       "Exit status: 0 after the solves, 1 deal.II or tpmg error, 2 bad option.\n");
   }
 
-  Parameters
-  parse_options(int argc, char **argv)
+  // The options (DealiiApp::CommandLine: a bad one is one line on stderr
+  // and exit status 2, before deal.II or MPI start), into p; false after
+  // --help.
+  bool
+  parse_options(int argc, char **argv, Parameters &p)
   {
-    Parameters          p;
-    app_problem         problem   = app_problem_default();
-    tpmg_solver_options solver    = app_solver_default();
-    app_machine         machine   = app_machine_default();
-    bool                have_dofs = false;
-    solver.type = TPMG_SOLVER_GMRES; // deal.II's Krylov methods: gmres or cg
-    for (int i = 1; i < argc; ++i)
-      {
-        const char *arg   = argv[i];
-        auto        value = [&](const char *name) {
-          return app_option_value(argc, argv, &i, name);
-        };
-        // the options of tpmg-poisson that this comparison has (its problem
-        // is always the sine one)
-        const bool krylov_option = app_option_is(arg, "--solver") ||
-                                   app_option_is(arg, "--tol") ||
-                                   app_option_is(arg, "--max-iterations") ||
-                                   app_option_is(arg, "--restart");
-        if ((!app_option_is(arg, "--rhs") &&
-             app_problem_option(argc, argv, &i, &problem)) ||
-            (krylov_option && app_solver_option(argc, argv, &i, &solver)) ||
-            (app_option_is(arg, "--threads") &&
-             app_machine_option(argc, argv, &i, &machine)))
-          continue;
-        if (app_option_is(arg, "--help"))
-          {
-            print_help();
-            std::exit(0);
-          }
-        else if (app_option_is(arg, "--json"))
-          {
-            app_option_flag(arg, "--json");
-            p.json = true;
-          }
-        else if (app_option_is(arg, "--dofs"))
-          {
-            p.target_dofs = app_parse_positive("--dofs", value("--dofs"));
-            have_dofs     = true;
-          }
-        else if (app_option_is(arg, "--precision"))
-          {
-            const char *const precisions[] = {"double", "mixed", nullptr};
-            p.mixed                        = app_parse_choice("--precision",
-                                       value("--precision"),
-                                       precisions) == 1;
-          }
-        else if (app_option_is(arg, "--repeat"))
-          p.repeat = app_parse_int("--repeat", value("--repeat"), 1, INT_MAX);
-        else if (app_option_is(arg, "--block-sor-max-mib"))
-          p.block_sor_max_mib =
-            app_parse_positive("--block-sor-max-mib",
-                               value("--block-sor-max-mib"));
-        else if (app_option_is(arg, "--methods"))
-          {
-            const std::string text = value("--methods");
-            std::fill(std::begin(p.run), std::end(p.run), false);
-            std::istringstream list(text + ",");
-            std::string        name;
-            while (std::getline(list, name, ','))
-              {
-                int m = 0;
-                while (m < n_methods && name != method_names[m])
-                  ++m;
-                if (m == n_methods)
-                  app_usage_error(
-                    "--methods %s: unknown method '%s' (expected "
-                    "dealii-chebyshev, dealii-block-sor, tpmg-in-dealii, "
-                    "tpmg-cpu, tpmg-cuda)",
-                    text.c_str(),
-                    name.c_str());
-                p.run[m] = true;
-              }
-          }
-        else if (app_option_is(arg, "--csv"))
-          p.csv_file = value("--csv");
-        else
-          app_usage_error("unknown option '%.200s' (see --help)", arg);
-      }
+    DealiiApp::CommandLine line(argc, argv, {/*rhs=*/false, /*backend=*/false});
+    bool                   have_dofs = false;
+    p.threads                        = 2;
+    while (line.next())
+      if (line.is("--dofs"))
+        {
+          p.target_dofs = app_parse_positive("--dofs", line.value("--dofs"));
+          have_dofs     = true;
+        }
+      else if (line.is("--precision"))
+        {
+          const char *const precisions[] = {"double", "mixed", nullptr};
+          p.mixed                        = app_parse_choice("--precision",
+                                     line.value("--precision"),
+                                     precisions) == 1;
+        }
+      else if (line.is("--repeat"))
+        p.repeat =
+          app_parse_int("--repeat", line.value("--repeat"), 1, INT_MAX);
+      else if (line.is("--block-sor-max-mib"))
+        p.block_sor_max_mib =
+          app_parse_positive("--block-sor-max-mib",
+                             line.value("--block-sor-max-mib"));
+      else if (line.is("--methods"))
+        {
+          const std::string text = line.value("--methods");
+          std::fill(std::begin(p.run), std::end(p.run), false);
+          std::istringstream list(text + ",");
+          std::string        name;
+          while (std::getline(list, name, ','))
+            {
+              int m = 0;
+              while (m < n_methods && name != method_names[m])
+                ++m;
+              if (m == n_methods)
+                app_usage_error(
+                  "--methods %s: unknown method '%s' (expected "
+                  "dealii-chebyshev, dealii-block-sor, tpmg-in-dealii, "
+                  "tpmg-cpu, tpmg-cuda)",
+                  text.c_str(),
+                  name.c_str());
+              p.run[m] = true;
+            }
+        }
+      else if (line.is("--csv"))
+        p.csv_file = line.value("--csv");
+      else
+        line.unknown();
+    if (line.help())
+      return false;
 
-    if (problem.level != 0 && have_dofs)
+    if (line.level_given() && have_dofs)
       app_usage_error("--level and --dofs exclude each other");
-    app_problem_finish(&problem, p.target_dofs);
-    app_solver_finish(&solver);
-    if (solver.type != TPMG_SOLVER_GMRES && solver.type != TPMG_SOLVER_CG)
-      app_usage_error("--solver %s: expected one of gmres, cg",
-                      tpmg_solver_type_name(solver.type));
-
-    p.dim    = problem.dim;
-    p.degree = problem.degree;
-    p.level  = problem.level;
-    p.cells.assign(problem.cells, problem.cells + problem.n_cells);
-    p.box.assign(problem.box, problem.box + problem.n_box);
-    p.solver         = solver.type;
-    p.tolerance      = solver.tolerance;
-    p.max_iterations = solver.max_iterations;
-    p.restart        = solver.restart;
-    if (machine.threads > 0)
-      p.threads = machine.threads;
-    return p;
+    line.finish(p.target_dofs, p);
+    return true;
   }
-
-  // @sect3{The exact solution and the right-hand side}
-  template <int dim>
-  class Solution : public Function<dim>
-  {
-  public:
-    virtual double
-    value(const Point<dim> &p, const unsigned int = 0) const override
-    {
-      double u = 1;
-      for (unsigned int d = 0; d < dim; ++d)
-        u *= std::sin(numbers::PI * p[d]);
-      return u;
-    }
-  };
-
-  template <int dim>
-  class RightHandSide : public Function<dim>
-  {
-  public:
-    virtual double
-    value(const Point<dim> &p, const unsigned int = 0) const override
-    {
-      return dim * numbers::PI * numbers::PI * Solution<dim>().value(p);
-    }
-  };
 
   // @sect3{What a method reports}
   struct Result
@@ -393,15 +306,6 @@ namespace DealiiCompare
     double       l2_error           = 0;
     double       memory_bytes       = 0;
   };
-
-  // The wall clock.
-  double
-  now()
-  {
-    return std::chrono::duration<double>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-  }
 
   // On P MPI ranks every method runs on all of them; rank 0 reports.
   unsigned int
@@ -425,13 +329,13 @@ namespace DealiiCompare
     {
       const int ierr = MPI_Barrier(MPI_COMM_WORLD);
       AssertThrowMPI(ierr);
-      start = now();
+      start = app_now();
     }
 
     double
     seconds() const
     {
-      return Utilities::MPI::max(now() - start, MPI_COMM_WORLD);
+      return Utilities::MPI::max(app_now() - start, MPI_COMM_WORLD);
     }
 
   private:
@@ -478,14 +382,17 @@ namespace DealiiCompare
   // @sect3{The common problem}
   //
   // The mesh, the DoFs in tpmg's numbering, the constraints and the
-  // right-hand side, as in dealii-poisson: a parallel::distributed
-  // triangulation with its multigrid hierarchy, FE_Q(k), active and level
-  // DoFs renumbered by tpmg::dealii::renumber_lexicographic(), then
-  // MGConstrainedDoFs with the whole boundary Dirichlet. The right-hand side
-  // is that of the core: b_I = F_I - A_IB g_B, b_B = g_B (Gauss quadrature
-  // with k+2 points), and the start vector x0 is zero with x0_B = g_B, so
-  // every method starts from a residual that vanishes on the boundary. (g is
-  // zero on the unit box, not on every box.)
+  // right-hand side, as in dealii-poisson (dealii-app-common.h): a
+  // parallel::distributed triangulation with its multigrid hierarchy (on P
+  // ranks a slab of coarse cells per rank, which tpmg needs; deal.II's
+  // methods work on any partition, and this one serves them all), FE_Q(k),
+  // active and level DoFs renumbered by
+  // tpmg::dealii::renumber_lexicographic(), then MGConstrainedDoFs with the
+  // whole boundary Dirichlet. The right-hand side is that of the core:
+  // b_I = F_I - A_IB g_B, b_B = g_B (Gauss quadrature with k+2 points), and
+  // the start vector x0 is zero with x0_B = g_B, so every method starts from
+  // a residual that vanishes on the boundary. (g is zero on the unit box, not
+  // on every box.)
   template <int dim>
   class Problem
   {
@@ -520,110 +427,26 @@ namespace DealiiCompare
     , fe(prm.degree)
     , dof_handler(triangulation)
   {
-    const Stopwatch           setup_timer;
-    std::vector<unsigned int> repetitions(dim, 1);
-    Point<dim>                lower, upper;
-    for (unsigned int d = 0; d < dim; ++d)
-      {
-        if (!prm.cells.empty())
-          repetitions[d] = prm.cells[d];
-        lower[d] = prm.box.empty() ? 0. : prm.box[2 * d];
-        upper[d] = prm.box.empty() ? 1. : prm.box[2 * d + 1];
-      }
-    // On P ranks tpmg needs a slab of whole coarse cells per rank along the
-    // last direction: make_slab_triangulation() makes the same mesh and
-    // refuses, on every rank and saying what to change, one that p4est does
-    // not cut into slabs. deal.II's methods work on any partition; this one
-    // serves them all.
-    if (n_ranks() > 1)
-      tpmg::dealii::make_slab_triangulation(
-        triangulation, lower, upper, repetitions, prm.level);
-    else
-      {
-        GridGenerator::subdivided_hyper_rectangle(triangulation,
-                                                  repetitions,
-                                                  lower,
-                                                  upper);
-        triangulation.refine_global(prm.level);
-      }
-
-    dof_handler.distribute_dofs(fe);
-    dof_handler.distribute_mg_dofs();
-    tpmg::dealii::renumber_lexicographic(dof_handler);
-
-    const IndexSet relevant =
-      DoFTools::extract_locally_relevant_dofs(dof_handler);
-#if DEAL_II_VERSION_GTE(9, 6, 0)
-    // the one-argument reinit() is deprecated from deal.II 9.6 on
-    constraints.reinit(dof_handler.locally_owned_dofs(), relevant);
-#else
-    constraints.reinit(relevant);
-#endif
-    VectorTools::interpolate_boundary_values(
-      mapping, dof_handler, 0, Solution<dim>(), constraints);
-    constraints.close();
-#if DEAL_II_VERSION_GTE(9, 6, 0)
-    homogeneous_constraints.reinit(dof_handler.locally_owned_dofs(), relevant);
-#else
-    homogeneous_constraints.reinit(relevant);
-#endif
-    VectorTools::interpolate_boundary_values(mapping,
-                                             dof_handler,
-                                             0,
-                                             Functions::ZeroFunction<dim>(),
-                                             homogeneous_constraints);
-    homogeneous_constraints.close();
-
+    const Stopwatch setup_timer;
+    DealiiApp::make_mesh(prm, triangulation);
+    DealiiApp::distribute_dofs(fe, dof_handler);
+    DealiiApp::make_boundary_constraints(mapping,
+                                         dof_handler,
+                                         DealiiApp::Solution<dim>(),
+                                         constraints);
+    DealiiApp::make_boundary_constraints(mapping,
+                                         dof_handler,
+                                         Functions::ZeroFunction<dim>(),
+                                         homogeneous_constraints);
     mg_constrained_dofs.initialize(dof_handler);
     mg_constrained_dofs.make_zero_boundary_constraints(dof_handler,
                                                        {types::boundary_id(0)});
 
-    // The right-hand side, assembled as in dealii-poisson: one cell matrix
-    // (all cells are translates of each other) for the lifting, a load
-    // vector per cell.
-    rhs.reinit(dof_handler.locally_owned_dofs(), relevant, MPI_COMM_WORLD);
-    const QGauss<dim>  quadrature(fe.degree + 2);
-    FEValues<dim>      fe_values(mapping,
-                            fe,
-                            quadrature,
-                            update_values | update_gradients |
-                              update_quadrature_points | update_JxW_values);
-    const unsigned int dofs_per_cell = fe.n_dofs_per_cell();
-    FullMatrix<double> cell_matrix(dofs_per_cell, dofs_per_cell);
-    Vector<double>     cell_rhs(dofs_per_cell);
-    std::vector<types::global_dof_index> local_dof_indices(dofs_per_cell);
-    std::vector<double>                  f_values(quadrature.size());
-    bool                                 have_cell_matrix = false;
-    for (const auto &cell : dof_handler.active_cell_iterators())
-      if (cell->is_locally_owned())
-        {
-          fe_values.reinit(cell);
-          if (!have_cell_matrix)
-            {
-              for (const unsigned int q : fe_values.quadrature_point_indices())
-                for (const unsigned int i : fe_values.dof_indices())
-                  for (const unsigned int j : fe_values.dof_indices())
-                    cell_matrix(i, j) += fe_values.shape_grad(i, q) *
-                                         fe_values.shape_grad(j, q) *
-                                         fe_values.JxW(q);
-              have_cell_matrix = true;
-            }
-          RightHandSide<dim>().value_list(fe_values.get_quadrature_points(),
-                                          f_values);
-          cell_rhs = 0;
-          for (const unsigned int q : fe_values.quadrature_point_indices())
-            for (const unsigned int i : fe_values.dof_indices())
-              cell_rhs(i) +=
-                fe_values.shape_value(i, q) * f_values[q] * fe_values.JxW(q);
-          cell->get_dof_indices(local_dof_indices);
-          constraints.distribute_local_to_global(cell_rhs,
-                                                 local_dof_indices,
-                                                 rhs,
-                                                 cell_matrix);
-        }
-    rhs.compress(VectorOperation::add);
-    constraints.distribute(rhs);
-
+    rhs.reinit(dof_handler.locally_owned_dofs(),
+               DoFTools::extract_locally_relevant_dofs(dof_handler),
+               MPI_COMM_WORLD);
+    DealiiApp::assemble_rhs(
+      mapping, dof_handler, constraints, DealiiApp::RightHandSide<dim>(), rhs);
     start.reinit(rhs);
     constraints.distribute(start);
     setup_seconds = setup_timer.seconds();
@@ -642,7 +465,7 @@ namespace DealiiCompare
     VectorTools::integrate_difference(mapping,
                                       dof_handler,
                                       ghosted,
-                                      Solution<dim>(),
+                                      DealiiApp::Solution<dim>(),
                                       cell_errors,
                                       QGauss<dim>(fe.degree + 2),
                                       VectorTools::L2_norm);
@@ -655,22 +478,22 @@ namespace DealiiCompare
   //
   // deal.II's solvers stop at an absolute residual norm: tol ||b||. GMRES is
   // right-preconditioned, so that it monitors the true residual as tpmg's
-  // flexible GMRES does, and keeps restart + 2 vectors (a restart length of
-  // `restart`); with float levels it is deal.II's flexible GMRES,
-  // SolverFGMRES, of the same restart length. The solve is repeated --repeat
-  // times from the start vector and the fastest counts. The residual reduction
-  // is recomputed with the method's own operator.
+  // flexible GMRES does (DealiiApp::krylov_solve()); with float levels it is
+  // deal.II's flexible GMRES, SolverFGMRES, of the same restart length. The
+  // solve is repeated --repeat times from the start vector and the fastest
+  // counts. The residual reduction is recomputed with the method's own
+  // operator.
   template <typename VectorType,
             typename MatrixType,
             typename PreconditionerType>
   void
-  krylov_solve(const Parameters         &prm,
-               const MatrixType         &system_matrix,
-               const PreconditionerType &preconditioner,
-               const VectorType         &rhs,
-               const VectorType         &start,
-               VectorType               &solution,
-               Result                   &result)
+  repeated_solve(const Parameters         &prm,
+                 const MatrixType         &system_matrix,
+                 const PreconditionerType &preconditioner,
+                 const VectorType         &rhs,
+                 const VectorType         &start,
+                 VectorType               &solution,
+                 Result                   &result)
   {
     const double rhs_norm = rhs.l2_norm();
     result.solve_seconds  = std::numeric_limits<double>::infinity();
@@ -681,54 +504,21 @@ namespace DealiiCompare
         const Stopwatch solve_timer;
         try
           {
-            if (prm.solver == TPMG_SOLVER_GMRES && result.mixed)
-              {
-                // Float levels make the V-cycle a preconditioner that is not
-                // one linear operator in double: SolverGMRES, which applies
-                // it once more to the final combination of the basis, would
-                // miss the tolerance by the float rounding times the
-                // condition number (2D Q3, 625 DoFs: ||r|| / ||b|| = 4e-5
-                // instead of 1e-9). SolverFGMRES keeps the preconditioned
-                // vectors, as tpmg's flexible GMRES does.
-#if DEAL_II_VERSION_GTE(9, 6, 0)
-                typename SolverFGMRES<VectorType>::AdditionalData fgmres_data(
-                  prm.restart,
-                  LinearAlgebra::OrthogonalizationStrategy::
-                    modified_gram_schmidt);
-#else
-                typename SolverFGMRES<VectorType>::AdditionalData fgmres_data(
-                  prm.restart);
-#endif
-                SolverFGMRES<VectorType> fgmres(control, fgmres_data);
-                fgmres.solve(system_matrix, solution, rhs, preconditioner);
-              }
-            else if (prm.solver == TPMG_SOLVER_GMRES)
-              {
-#if DEAL_II_VERSION_GTE(9, 6, 0)
-                // From deal.II 9.6 on the first argument is the size of the
-                // Arnoldi basis (the restart length), no longer the number of
-                // temporary vectors (basis size + 2), and the default
-                // orthogonalization is delayed classical Gram-Schmidt: keep
-                // modified Gram-Schmidt, as deal.II < 9.6 and tpmg's GMRES.
-                typename SolverGMRES<VectorType>::AdditionalData gmres_data(
-                  prm.restart, true);
-                gmres_data.orthogonalization_strategy = LinearAlgebra::
-                  OrthogonalizationStrategy::modified_gram_schmidt;
-                SolverGMRES<VectorType> gmres(control, gmres_data);
-#else
-                const unsigned int      n_vectors = prm.restart + 2;
-                SolverGMRES<VectorType> gmres(
-                  control,
-                  typename SolverGMRES<VectorType>::AdditionalData(n_vectors,
-                                                                   true));
-#endif
-                gmres.solve(system_matrix, solution, rhs, preconditioner);
-              }
-            else
-              {
-                SolverCG<VectorType> cg(control);
-                cg.solve(system_matrix, solution, rhs, preconditioner);
-              }
+            // Float levels make the V-cycle a preconditioner that is not one
+            // linear operator in double: SolverGMRES, which applies it once
+            // more to the final combination of the basis, would miss the
+            // tolerance by the float rounding times the condition number (2D
+            // Q3, 625 DoFs: ||r|| / ||b|| = 4e-5 instead of 1e-9).
+            // SolverFGMRES keeps the preconditioned vectors, as tpmg's
+            // flexible GMRES does.
+            DealiiApp::krylov_solve(prm.solver,
+                                    prm.restart,
+                                    /*flexible=*/result.mixed,
+                                    control,
+                                    system_matrix,
+                                    solution,
+                                    rhs,
+                                    preconditioner);
             result.converged = true;
           }
         catch (const SolverControl::NoConvergence &)
@@ -882,7 +672,7 @@ namespace DealiiCompare
     preconditioner.vmult(solution, rhs); // allocates, estimates eigenvalues
     result.setup_seconds = setup_timer.seconds();
 
-    krylov_solve(
+    repeated_solve(
       prm, system_matrix, preconditioner, rhs, start, solution, result);
     result.l2_error     = problem.l2_error(solution);
     result.memory_bytes = memory.growth_bytes();
@@ -1015,13 +805,7 @@ namespace DealiiCompare
         level_constraints.close();
 
         fe_values.reinit(dof_handler.begin_mg(level));
-        cell_matrix = 0;
-        for (const unsigned int q : fe_values.quadrature_point_indices())
-          for (const unsigned int i : fe_values.dof_indices())
-            for (const unsigned int j : fe_values.dof_indices())
-              cell_matrix(i, j) += fe_values.shape_grad(i, q) *
-                                   fe_values.shape_grad(j, q) *
-                                   fe_values.JxW(q);
+        DealiiApp::laplace_cell_matrix(fe_values, cell_matrix);
         for (const auto &cell : dof_handler.mg_cell_iterators_on_level(level))
           {
             cell->get_mg_dof_indices(local_dof_indices);
@@ -1082,7 +866,7 @@ namespace DealiiCompare
     preconditioner.vmult(solution, rhs); // allocates the level vectors
     result.setup_seconds = setup_timer.seconds();
 
-    krylov_solve(
+    repeated_solve(
       prm, system_matrix, preconditioner, rhs, start, solution, result);
     typename Problem<dim>::VectorType distributed(problem.rhs);
     for (types::global_dof_index i = 0; i < dof_handler.n_dofs(); ++i)
@@ -1151,7 +935,7 @@ namespace DealiiCompare
     preconditioner.vmult(solution, rhs); // allocates the level vectors
     result.setup_seconds = setup_timer.seconds();
 
-    krylov_solve(
+    repeated_solve(
       prm, system_matrix, preconditioner, rhs, start, solution, result);
     result.l2_error     = problem.l2_error(solution);
     result.memory_bytes = memory.growth_bytes();
@@ -1451,8 +1235,6 @@ namespace DealiiCompare
     app_json_end(&j);
   }
 
-  using DealiiApp::one_line;
-
   // @sect3{Running the comparison}
   //
   // Every rank runs every method; rank 0 prints and writes the CSV file.
@@ -1536,7 +1318,7 @@ namespace DealiiCompare
         }
       catch (const std::exception &exc)
         {
-          csv_error = one_line(exc);
+          csv_error = DealiiApp::one_line(exc);
         }
     csv_error = Utilities::MPI::broadcast(MPI_COMM_WORLD, csv_error, 0);
     AssertThrow(csv_error.empty(), ExcMessage(csv_error));
@@ -1562,8 +1344,8 @@ namespace DealiiCompare
     MPI_Request request;
     if (MPI_Ibarrier(comm, &request) != MPI_SUCCESS)
       return false;
-    const double give_up = now() + 30.;
-    for (int done = 0; now() < give_up;)
+    const double give_up = app_now() + 30.;
+    for (int done = 0; app_now() < give_up;)
       {
         if (MPI_Test(&request, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
           return false;
@@ -1587,19 +1369,16 @@ main(int argc, char **argv)
 {
   using namespace DealiiCompare;
   app_set_program("dealii-compare");
-  const Parameters prm = parse_options(argc, argv);
+  Parameters prm;
+  if (!parse_options(argc, argv, prm))
+    {
+      print_help();
+      return 0;
+    }
   try
     {
-      // deal.II forwards its arguments to PETSc and Kokkos (9.6: Kokkos
-      // rejects --threads, PETSc reports options it left unused): they get
-      // only the program's name, the options are ours.
-      int                              mpi_argc   = 1;
-      char                            *mpi_args[] = {argv[0], nullptr};
-      char                           **mpi_argv   = mpi_args;
-      Utilities::MPI::MPI_InitFinalize mpi_init(mpi_argc,
-                                                mpi_argv,
-                                                prm.threads);
-      MPI_Comm                         failure_comm;
+      DealiiApp::InitFinalize mpi(argv[0], prm.threads);
+      MPI_Comm                failure_comm;
       AssertThrowMPI(MPI_Comm_dup(MPI_COMM_WORLD, &failure_comm));
       try
         {
@@ -1610,9 +1389,7 @@ main(int argc, char **argv)
         }
       catch (const std::exception &exc)
         {
-          std::fflush(stdout);
-          std::fprintf(stderr, "dealii-compare: %s\n", one_line(exc).c_str());
-          std::fflush(stderr);
+          DealiiApp::report_error(exc);
           if (!all_ranks_failed(failure_comm))
             MPI_Abort(MPI_COMM_WORLD, APP_EXIT_LIBRARY);
           MPI_Comm_free(&failure_comm);
@@ -1622,8 +1399,7 @@ main(int argc, char **argv)
     }
   catch (const std::exception &exc)
     {
-      std::fflush(stdout);
-      std::fprintf(stderr, "dealii-compare: %s\n", one_line(exc).c_str());
+      DealiiApp::report_error(exc);
       return APP_EXIT_LIBRARY;
     }
   return 0;

@@ -64,19 +64,13 @@
 #include <deal.II/distributed/tria.h>
 
 #include <deal.II/dofs/dof_handler.h>
-#include <deal.II/dofs/dof_tools.h>
 
 #include <deal.II/fe/fe_q.h>
-#include <deal.II/fe/fe_values.h>
-
-#include <deal.II/grid/grid_generator.h>
+#include <deal.II/fe/mapping_q1.h>
 
 #include <deal.II/lac/affine_constraints.h>
-#include <deal.II/lac/full_matrix.h>
 #include <deal.II/lac/la_parallel_vector.h>
-#include <deal.II/lac/solver_cg.h>
 #include <deal.II/lac/solver_control.h>
-#include <deal.II/lac/solver_gmres.h>
 #include <deal.II/lac/vector.h>
 
 #include <deal.II/multigrid/mg_constrained_dofs.h>
@@ -94,27 +88,16 @@
 #include <tpmg/dealii/hierarchy.h>
 #include <tpmg/dealii/laplace_operator.h>
 #include <tpmg/dealii/patch_smoother.h>
-#include <tpmg/dealii/renumbering.h>
 #include <tpmg/dealii/trilinos_coarse_solver.h>
 
-// and the option parsing shared by tpmg's command-line programs, so that
-// every program spells and checks its options the same way.
-extern "C"
-{
-#include "tpmg-app-common.h"
-}
-
+// and what the deal.II programs share: the option parsing of tpmg's
+// command-line programs, so that every program spells and checks its
+// options the same way, and the test problem (dealii-app-common.h).
 #include "dealii-app-common.h"
 
-#include <climits>
-#include <cmath>
 #include <cstdio>
-#include <cstring>
-#include <fstream>
 #include <limits>
-#include <sstream>
 #include <string>
-#include <vector>
 
 namespace DealiiPoisson
 {
@@ -150,26 +133,15 @@ namespace DealiiPoisson
                                       "trilinos-direct",
                                       nullptr};
 
-  struct Parameters
+  // The options of tpmg-poisson's that both deal.II programs have (level 0:
+  // the level nearest to 10^6 DoFs), and this program's own.
+  struct Parameters : public DealiiApp::Parameters
   {
-    unsigned int        dim    = 3;
-    unsigned int        degree = 3;
-    unsigned int        level  = 0; // 0: the level nearest to 10^6 DoFs
-    std::vector<int>    cells;      // empty: one coarse cell per direction
-    std::vector<double> box;        // empty: the unit square or cube
-    tpmg_rhs            rhs              = TPMG_RHS_SINE;
-    Mode                mode             = Mode::multigrid;
-    Coarse              coarse           = Coarse::tpmg;
-    double              coarse_tolerance = 1e-6; // trilinos-amg only
-    tpmg_solver_type    solver           = TPMG_SOLVER_GMRES;
-    double              tolerance        = 1e-9;
-    unsigned int        max_iterations   = 100;
-    unsigned int        restart          = 30;
-    const char         *backend          = "cpu";
-    unsigned int        threads          = 0; // 0: OpenMP's and TBB's defaults
-    std::string         vtu_file;
-    std::string         setup_file;
-    bool                json = false;
+    Mode        mode             = Mode::multigrid;
+    Coarse      coarse           = Coarse::tpmg;
+    double      coarse_tolerance = 1e-6; // trilinos-amg only
+    std::string vtu_file;
+    std::string setup_file;
   };
 
 
@@ -226,75 +198,42 @@ namespace DealiiPoisson
 
 
 
-  // The options are read before deal.II or MPI start, so that a bad option
-  // ends the program at once, with one line on stderr and exit status 2
-  // (app_usage_error()), as in tpmg-poisson.
-  Parameters
-  parse_options(int argc, char **argv)
+  // The options (DealiiApp::CommandLine: a bad one is one line on stderr
+  // and exit status 2, before deal.II or MPI start), into p; false after
+  // --help.
+  bool
+  parse_options(int argc, char **argv, Parameters &p)
   {
-    Parameters          p;
-    app_problem         problem               = app_problem_default();
-    tpmg_solver_options solver                = app_solver_default();
-    app_machine         machine               = app_machine_default();
-    const char         *coarse_tolerance_text = nullptr;
-    solver.type = TPMG_SOLVER_GMRES; // deal.II's Krylov methods: gmres or cg
-    for (int i = 1; i < argc; ++i)
-      {
-        const char *arg   = argv[i];
-        auto        value = [&](const char *name) {
-          return app_option_value(argc, argv, &i, name);
-        };
-        // the solver options of tpmg-poisson that deal.II's solvers have
-        const bool krylov_option = app_option_is(arg, "--solver") ||
-                                   app_option_is(arg, "--tol") ||
-                                   app_option_is(arg, "--max-iterations") ||
-                                   app_option_is(arg, "--restart");
-        if (app_problem_option(argc, argv, &i, &problem) ||
-            (krylov_option && app_solver_option(argc, argv, &i, &solver)) ||
-            app_machine_option(argc, argv, &i, &machine))
-          continue;
-        if (app_option_is(arg, "--help"))
-          {
-            print_help();
-            std::exit(0);
-          }
-        else if (app_option_is(arg, "--json"))
-          {
-            app_option_flag(arg, "--json");
-            p.json = true;
-          }
-        else if (app_option_is(arg, "--mode"))
-          p.mode = static_cast<Mode>(
-            app_parse_choice("--mode", value("--mode"), mode_names));
-        else if (app_option_is(arg, "--coarse"))
-          p.coarse = static_cast<Coarse>(
-            app_parse_choice("--coarse", value("--coarse"), coarse_names));
-        else if (app_option_is(arg, "--coarse-tol"))
-          {
-            const char *text = value("--coarse-tol");
-            p.coarse_tolerance =
-              app_parse_open_interval("--coarse-tol", text, 0, 1);
-            coarse_tolerance_text = text;
-          }
-        else if (app_option_is(arg, "--vtu"))
-          p.vtu_file = value("--vtu");
-        else if (app_option_is(arg, "--write-setup"))
-          p.setup_file = value("--write-setup");
-        else
-          app_usage_error("unknown option '%.200s' (see --help)", arg);
-      }
+    DealiiApp::CommandLine line(argc, argv, {/*rhs=*/true, /*backend=*/true});
+    const char            *coarse_tolerance_text = nullptr;
+    while (line.next())
+      if (line.is("--mode"))
+        p.mode = static_cast<Mode>(
+          app_parse_choice("--mode", line.value("--mode"), mode_names));
+      else if (line.is("--coarse"))
+        p.coarse = static_cast<Coarse>(
+          app_parse_choice("--coarse", line.value("--coarse"), coarse_names));
+      else if (line.is("--coarse-tol"))
+        {
+          coarse_tolerance_text = line.value("--coarse-tol");
+          p.coarse_tolerance    = app_parse_open_interval("--coarse-tol",
+                                                       coarse_tolerance_text,
+                                                       0,
+                                                       1);
+        }
+      else if (line.is("--vtu"))
+        p.vtu_file = line.value("--vtu");
+      else if (line.is("--write-setup"))
+        p.setup_file = line.value("--write-setup");
+      else
+        line.unknown();
+    if (line.help())
+      return false;
 
     // The checks that combine options, once all are known (the size of the
     // coarse level is tpmg's limit: it is solved with a dense inverse), and
     // what this program does not have.
-    app_problem_finish(&problem, 1e6);
-    app_solver_finish(&solver);
-    if (problem.rhs != TPMG_RHS_ONE && problem.rhs != TPMG_RHS_SINE)
-      app_usage_error("--rhs %s: expected one of one, sine",
-                      tpmg_rhs_name(problem.rhs));
-    if (solver.type != TPMG_SOLVER_GMRES && solver.type != TPMG_SOLVER_CG)
-      app_usage_error("--solver %s: expected one of gmres, cg",
-                      tpmg_solver_type_name(solver.type));
+    line.finish(1e6, p);
     const char *coarse_name = coarse_names[static_cast<int>(p.coarse)];
     if (p.coarse != Coarse::tpmg && p.mode != Mode::multigrid)
       app_usage_error("--coarse %s: only with --mode multigrid (--mode %s "
@@ -310,64 +249,8 @@ namespace DealiiPoisson
     if (coarse_tolerance_text != nullptr && p.coarse != Coarse::trilinos_amg)
       app_usage_error("--coarse-tol %s: only with --coarse trilinos-amg",
                       coarse_tolerance_text);
-
-    p.dim    = problem.dim;
-    p.degree = problem.degree;
-    p.level  = problem.level;
-    p.cells.assign(problem.cells, problem.cells + problem.n_cells);
-    p.box.assign(problem.box, problem.box + problem.n_box);
-    p.rhs            = problem.rhs;
-    p.solver         = solver.type;
-    p.tolerance      = solver.tolerance;
-    p.max_iterations = solver.max_iterations;
-    p.restart        = solver.restart;
-    if (machine.backend != nullptr)
-      p.backend = machine.backend;
-    p.threads = machine.threads;
-    return p;
+    return true;
   }
-
-
-
-  // @sect3{Right-hand side and boundary values}
-  //
-  // The manufactured solution u = prod_d sin(pi x_d) and its right-hand side
-  // f = -Laplace(u) = dim pi^2 u; for the problem `one`, f = 1 and g = 0.
-  template <int dim>
-  class Solution : public Function<dim>
-  {
-  public:
-    virtual double
-    value(const Point<dim> &p, const unsigned int = 0) const override
-    {
-      double u = 1;
-      for (unsigned int d = 0; d < dim; ++d)
-        u *= std::sin(numbers::PI * p[d]);
-      return u;
-    }
-  };
-
-
-
-  template <int dim>
-  class RightHandSide : public Function<dim>
-  {
-  public:
-    explicit RightHandSide(const tpmg_rhs rhs)
-      : rhs(rhs)
-    {}
-
-    virtual double
-    value(const Point<dim> &p, const unsigned int = 0) const override
-    {
-      if (rhs == TPMG_RHS_ONE)
-        return 1.;
-      return dim * numbers::PI * numbers::PI * Solution<dim>().value(p);
-    }
-
-  private:
-    const tpmg_rhs rhs;
-  };
 
 
 
@@ -471,6 +354,7 @@ namespace DealiiPoisson
 
     parallel::distributed::Triangulation<dim> triangulation;
     const FE_Q<dim>                           fe;
+    const MappingQ1<dim>                      mapping;
     DoFHandler<dim>                           dof_handler;
 
     AffineConstraints<double> constraints;
@@ -527,52 +411,27 @@ namespace DealiiPoisson
   // @sect4{PoissonProblem::make_grid}
   //
   // One coarse cell (hyper_cube) by default, or n_0 x n_1 (x n_2) equal cells
-  // of a box (subdivided_hyper_rectangle), refined globally `level` times.
-  // All boundary faces get boundary id 0, the Dirichlet boundary.
-  //
-  // On P MPI ranks tpmg needs each rank to own a slab of whole coarse cells
-  // along the last direction: tpmg::dealii::make_slab_triangulation() makes
-  // the same box and refuses (on every rank, saying what to change) coarse
-  // meshes that p4est would not cut into slabs, e.g. --cells 2,4 (2D) or
-  // --cells 2,2,4 (3D) for two ranks.
+  // of a box (subdivided_hyper_rectangle), refined globally `level` times,
+  // the whole boundary Dirichlet (DealiiApp::make_mesh()). On P MPI ranks
+  // each rank owns a slab of whole coarse cells along the last direction, as
+  // tpmg needs: tpmg::dealii::make_slab_triangulation() makes the same box
+  // and refuses coarse meshes that p4est would not cut into slabs.
   template <int dim>
   void
   PoissonProblem<dim>::make_grid()
   {
-    std::vector<unsigned int> repetitions(dim, 1);
-    Point<dim>                lower, upper;
-    for (unsigned int d = 0; d < dim; ++d)
-      {
-        if (!prm.cells.empty())
-          repetitions[d] = prm.cells[d];
-        lower[d] = prm.box.empty() ? 0. : prm.box[2 * d];
-        upper[d] = prm.box.empty() ? 1. : prm.box[2 * d + 1];
-      }
-    if (Utilities::MPI::n_mpi_processes(MPI_COMM_WORLD) > 1)
-      {
-        tpmg::dealii::make_slab_triangulation(
-          triangulation, lower, upper, repetitions, prm.level);
-        return;
-      }
-    if (prm.cells.empty() && prm.box.empty())
-      GridGenerator::hyper_cube(triangulation, 0., 1.);
-    else
-      GridGenerator::subdivided_hyper_rectangle(triangulation,
-                                                repetitions,
-                                                lower,
-                                                upper);
-    triangulation.refine_global(prm.level);
+    DealiiApp::make_mesh(prm, triangulation);
   }
 
 
 
   // @sect4{PoissonProblem::setup_system}
   //
-  // DoFs on the active mesh and on every level, as for any multigrid program.
-  // Then the step that tpmg adds: renumber_lexicographic() puts the active and
-  // the level DoFs into tpmg's order (and throws if the mesh or element is
-  // outside what tpmg supports). Everything that stores DoF indices comes
-  // after it: the constraints, MGConstrainedDoFs and the tpmg Hierarchy.
+  // DoFs on the active mesh and on every level, as for any multigrid program,
+  // then the step that tpmg adds: renumber_lexicographic() puts the active and
+  // the level DoFs into tpmg's order (DealiiApp::distribute_dofs()).
+  // Everything that stores DoF indices comes after it: the constraints,
+  // MGConstrainedDoFs and the tpmg Hierarchy.
   //
   // The AffineConstraints object holds the Dirichlet values g: it lifts them
   // into the right-hand side and sets them in the start vector. The operators
@@ -582,29 +441,17 @@ namespace DealiiPoisson
   void
   PoissonProblem<dim>::setup_system()
   {
-    dof_handler.distribute_dofs(fe);
-    dof_handler.distribute_mg_dofs();
-    tpmg::dealii::renumber_lexicographic(dof_handler);
-
-    constraints.clear();
-#if DEAL_II_VERSION_GTE(9, 6, 0)
-    // the one-argument reinit() is deprecated from deal.II 9.6 on
-    constraints.reinit(dof_handler.locally_owned_dofs(),
-                       DoFTools::extract_locally_relevant_dofs(dof_handler));
-#else
-    constraints.reinit(DoFTools::extract_locally_relevant_dofs(dof_handler));
-#endif
+    DealiiApp::distribute_dofs(fe, dof_handler);
     if (prm.rhs == TPMG_RHS_SINE)
-      VectorTools::interpolate_boundary_values(dof_handler,
-                                               0,
-                                               Solution<dim>(),
-                                               constraints);
+      DealiiApp::make_boundary_constraints(mapping,
+                                           dof_handler,
+                                           DealiiApp::Solution<dim>(),
+                                           constraints);
     else
-      VectorTools::interpolate_boundary_values(dof_handler,
-                                               0,
-                                               Functions::ZeroFunction<dim>(),
-                                               constraints);
-    constraints.close();
+      DealiiApp::make_boundary_constraints(mapping,
+                                           dof_handler,
+                                           Functions::ZeroFunction<dim>(),
+                                           constraints);
 
     mg_constrained_dofs.initialize(dof_handler);
     mg_constrained_dofs.make_zero_boundary_constraints(dof_handler,
@@ -623,68 +470,18 @@ namespace DealiiPoisson
 
   // @sect4{PoissonProblem::assemble_rhs}
   //
-  // The right-hand side of tpmg's linear system. tpmg's operator has the
-  // Dirichlet DoFs eliminated (an identity row for each, zero columns), so the
-  // boundary values g enter the right-hand side twice: interior entries are
-  // b_I = F_I - A_IB g_B (the load vector minus the lifting), Dirichlet
-  // entries are b_B = g_B. AffineConstraints does exactly this:
-  // distribute_local_to_global() with the cell matrix subtracts the lifting,
-  // and distribute() then writes g into the constrained entries.
-  //
-  // The quadrature is Gauss with k+2 points per direction, tpmg's own choice
-  // in tpmg_problem_rhs(), so that the two right-hand sides agree to
-  // rounding. Every cell of the mesh is a translate of every other (tpmg
-  // admits nothing else), so the cell matrix is computed once; only the
-  // load vector differs from cell to cell.
+  // The right-hand side of tpmg's linear system, with the Dirichlet DoFs
+  // eliminated: b_I = F_I - A_IB g_B, b_B = g_B, by Gauss quadrature with
+  // k+2 points as tpmg_problem_rhs() (DealiiApp::assemble_rhs() says how).
   template <int dim>
   void
   PoissonProblem<dim>::assemble_rhs()
   {
-    const QGauss<dim>        quadrature(fe.degree + 2);
-    FEValues<dim>            fe_values(fe,
-                            quadrature,
-                            update_values | update_gradients |
-                              update_quadrature_points | update_JxW_values);
-    const RightHandSide<dim> right_hand_side(prm.rhs);
-
-    const unsigned int dofs_per_cell = fe.n_dofs_per_cell();
-    FullMatrix<double> cell_matrix(dofs_per_cell, dofs_per_cell);
-    Vector<double>     cell_rhs(dofs_per_cell);
-    std::vector<types::global_dof_index> local_dof_indices(dofs_per_cell);
-    std::vector<double>                  f_values(quadrature.size());
-    bool                                 have_cell_matrix = false;
-
-    system_rhs = 0;
-    for (const auto &cell : dof_handler.active_cell_iterators())
-      if (cell->is_locally_owned())
-        {
-          fe_values.reinit(cell);
-          if (!have_cell_matrix)
-            {
-              cell_matrix = 0;
-              for (const unsigned int q : fe_values.quadrature_point_indices())
-                for (const unsigned int i : fe_values.dof_indices())
-                  for (const unsigned int j : fe_values.dof_indices())
-                    cell_matrix(i, j) += fe_values.shape_grad(i, q) *
-                                         fe_values.shape_grad(j, q) *
-                                         fe_values.JxW(q);
-              have_cell_matrix = true;
-            }
-          right_hand_side.value_list(fe_values.get_quadrature_points(),
-                                     f_values);
-          cell_rhs = 0;
-          for (const unsigned int q : fe_values.quadrature_point_indices())
-            for (const unsigned int i : fe_values.dof_indices())
-              cell_rhs(i) +=
-                fe_values.shape_value(i, q) * f_values[q] * fe_values.JxW(q);
-          cell->get_dof_indices(local_dof_indices);
-          constraints.distribute_local_to_global(cell_rhs,
-                                                 local_dof_indices,
-                                                 system_rhs,
-                                                 cell_matrix);
-        }
-    system_rhs.compress(VectorOperation::add);
-    constraints.distribute(system_rhs);
+    DealiiApp::assemble_rhs(mapping,
+                            dof_handler,
+                            constraints,
+                            DealiiApp::RightHandSide<dim>(prm.rhs),
+                            system_rhs);
   }
 
 
@@ -783,8 +580,8 @@ namespace DealiiPoisson
   // deal.II's Krylov solvers stop when the residual norm falls below an
   // absolute tolerance, tpmg's at tol ||b||: the program asks for
   // tol ||b||. GMRES is right-preconditioned, so that the norm it monitors is
-  // the true residual's, as in tpmg's flexible GMRES; with a restart length
-  // of m it keeps m + 2 vectors.
+  // the true residual's, as in tpmg's flexible GMRES
+  // (DealiiApp::krylov_solve()).
   //
   // The start vector is zero on the interior and g on the Dirichlet DoFs
   // (constraints.distribute()), so the first residual vanishes on the
@@ -805,12 +602,12 @@ namespace DealiiPoisson
     timer.restart();
     if (prm.mode == Mode::solve)
       {
-        tpmg_solver_options options     = tpmg_solver_options_default();
-        options.type                    = prm.solver;
-        options.mode                    = TPMG_MODE_DOUBLE; // as the other modes
-        options.tolerance               = prm.tolerance;
-        options.max_iterations          = prm.max_iterations;
-        options.restart                 = prm.restart;
+        tpmg_solver_options options = tpmg_solver_options_default();
+        options.type                = prm.solver;
+        options.mode                = TPMG_MODE_DOUBLE; // as the other modes
+        options.tolerance           = prm.tolerance;
+        options.max_iterations      = prm.max_iterations;
+        options.restart             = prm.restart;
         const tpmg_solver_result result = tpmg::dealii::solve_on_gpu(
           *hierarchy, context, system_rhs, solution, options);
         iterations = result.iterations;
@@ -820,33 +617,14 @@ namespace DealiiPoisson
       {
         SolverControl control(prm.max_iterations, prm.tolerance * rhs_norm);
         auto          run_solver = [&](const auto &preconditioner) {
-          if (prm.solver == TPMG_SOLVER_GMRES)
-            {
-#if DEAL_II_VERSION_GTE(9, 6, 0)
-              // From deal.II 9.6 on the first argument is the size of the
-              // Arnoldi basis (the restart length), no longer the number of
-              // temporary vectors (basis size + 2), and the default
-              // orthogonalization is delayed classical Gram-Schmidt: keep
-              // modified Gram-Schmidt, as deal.II < 9.6 and tpmg's GMRES.
-              typename SolverGMRES<VectorType>::AdditionalData gmres_data(
-                prm.restart, true);
-              gmres_data.orthogonalization_strategy =
-                LinearAlgebra::OrthogonalizationStrategy::modified_gram_schmidt;
-              SolverGMRES<VectorType> gmres(control, gmres_data);
-#else
-              const unsigned int      n_vectors = prm.restart + 2;
-              SolverGMRES<VectorType> gmres(
-                control,
-                typename SolverGMRES<VectorType>::AdditionalData(n_vectors,
-                                                                 true));
-#endif
-              gmres.solve(system_matrix, solution, system_rhs, preconditioner);
-            }
-          else
-            {
-              SolverCG<VectorType> cg(control);
-              cg.solve(system_matrix, solution, system_rhs, preconditioner);
-            }
+          DealiiApp::krylov_solve(prm.solver,
+                                  prm.restart,
+                                  /*flexible=*/false,
+                                  control,
+                                  system_matrix,
+                                  solution,
+                                  system_rhs,
+                                  preconditioner);
         };
         try
           {
@@ -891,7 +669,7 @@ namespace DealiiPoisson
         Vector<float> cell_errors(triangulation.n_active_cells());
         VectorTools::integrate_difference(dof_handler,
                                           solution,
-                                          Solution<dim>(),
+                                          DealiiApp::Solution<dim>(),
                                           cell_errors,
                                           QGauss<dim>(fe.degree + 2),
                                           VectorTools::L2_norm);
@@ -1070,7 +848,6 @@ namespace DealiiPoisson
 
 
 
-  using DealiiApp::one_line;
 } // namespace DealiiPoisson
 
 
@@ -1088,20 +865,16 @@ main(int argc, char **argv)
 {
   using namespace DealiiPoisson;
   app_set_program("dealii-poisson");
-  const Parameters prm = parse_options(argc, argv);
+  Parameters prm;
+  if (!parse_options(argc, argv, prm))
+    {
+      print_help();
+      return 0;
+    }
 
   try
     {
-      // deal.II forwards its arguments to PETSc and Kokkos (9.6: Kokkos
-      // rejects --threads, PETSc reports options it left unused): they get
-      // only the program's name, the options are ours.
-      int                              mpi_argc   = 1;
-      char                            *mpi_args[] = {argv[0], nullptr};
-      char                           **mpi_argv   = mpi_args;
-      Utilities::MPI::MPI_InitFinalize mpi_init(
-        mpi_argc,
-        mpi_argv,
-        prm.threads > 0 ? prm.threads : numbers::invalid_unsigned_int);
+      DealiiApp::InitFinalize mpi(argv[0], prm.threads);
       if (prm.dim == 2)
         PoissonProblem<2>(prm).run();
       else
@@ -1109,8 +882,7 @@ main(int argc, char **argv)
     }
   catch (const std::exception &exc)
     {
-      std::fflush(stdout);
-      std::fprintf(stderr, "dealii-poisson: %s\n", one_line(exc).c_str());
+      DealiiApp::report_error(exc);
       return APP_EXIT_LIBRARY;
     }
   return 0;
