@@ -342,9 +342,11 @@ __global__ void __launch_bounds__(brick_config<dim, k, T>::threads,
             store_line(p1, PW, a);
           scale_line(mat.coefficient(1), t);
           brick_rows<k, R, false>(K, t, b);
+          if (mat.reaction() != T(0)) {
 #pragma unroll
-          for (int i = 0; i < R; ++i)
-            b[i] += mat.reaction() * a[i];
+            for (int i = 0; i < R; ++i)
+              b[i] += mat.reaction() * a[i];
+          }
           if constexpr (!config::shape.early)
             store_line(p1, PW, a);
         }

@@ -82,7 +82,7 @@ template <int k, typename T> struct reference_data {
   T inverse_h2[3];       /* of the level: 1 / h_d², the eigenvalues' scale */
   T solve_scale;         /* of the level: 1 / Π_d h_d */
   T reaction;            /* of the level: c Π_d h_d, the mass term's factor */
-  T shift[3];            /* of the level: c in the last direction, 0 in the others */
+  T shift[3];            /* of the level: c in the last direction (never 0), 0 in the others */
 };
 
 /* An empty kernel parameter for kernels that read the level's data. */
@@ -149,9 +149,12 @@ template <int k, typename T> struct reference_matrices {
   __device__ __forceinline__ param_matrix<T> eigen_odd() const {
     return {c.eigen_odd};
   }
-  /* eigenvalue j (even first) of direction d; j may vary between threads */
+  /* eigenvalue j (even first) of direction d; j may vary between threads.
+   * The reaction's shift is in the last direction, never in x (d = 0), whose
+   * eigenvalue the innermost loops of the local solves take. */
   __device__ __forceinline__ T lambda(int d, int j) const {
-    return c.lambda_even_odd[j] * c.inverse_h2[d] + c.shift[d];
+    const T scaled = c.lambda_even_odd[j] * c.inverse_h2[d];
+    return d == 0 ? scaled : scaled + c.shift[d];
   }
 };
 
@@ -242,16 +245,21 @@ template <int N, typename T> __device__ __forceinline__ void scale_line(T s, T (
  * direction's mass matrix takes, `stiffness` the one its stiffness takes (the
  * other directions' mass product, unscaled). The reaction's term c Π_e h_e M ⊗
  * M ⊗ M is the mass matrix times `stiffness`, so mass = mass_scale mass +
- * reaction stiffness, then stiffness *= coefficient. With no reaction this is
- * bitwise the two scalings alone (+ 0). */
+ * reaction stiffness, then stiffness *= coefficient. Without a reaction (a
+ * branch the same for every thread) only the two scalings: done always, these
+ * multiply-adds and the shift in every eigenvalue (lambda) made Table 6's Q7
+ * solve 4% slower on an H200 (doc/benchmarks.md, the reaction term). */
 template <int N, typename T>
 __device__ __forceinline__ void reaction_mass_line(T mass_scale, T reaction, T coefficient,
                                                    T (&mass)[N], T (&stiffness)[N]) {
+  if (reaction != T(0)) {
 #pragma unroll
-  for (int i = 0; i < N; ++i) {
-    mass[i] = mass_scale * mass[i] + reaction * stiffness[i];
-    stiffness[i] *= coefficient;
+    for (int i = 0; i < N; ++i)
+      mass[i] = mass_scale * mass[i] + reaction * stiffness[i];
+  } else {
+    scale_line(mass_scale, mass);
   }
+  scale_line(coefficient, stiffness);
 }
 
 template <int N, typename T>

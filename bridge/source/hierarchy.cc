@@ -90,7 +90,8 @@ namespace tpmg::dealii
   template <int dim>
   Hierarchy<dim>::Hierarchy(const DoFHandler<dim> &dof_handler,
                             Context               &context,
-                            const unsigned int     min_level)
+                            const unsigned int     min_level,
+                            const double           reaction)
     : dof_handler(&dof_handler)
     , context(&context)
     , mesh(check_supported(dof_handler))
@@ -107,6 +108,7 @@ namespace tpmg::dealii
     grid_options.dim        = dim;
     grid_options.degree     = mesh.degree;
     grid_options.fine_level = mesh.n_refinements - min_level;
+    grid_options.reaction   = reaction;
     for (unsigned int d = 0; d < dim; ++d)
       {
         grid_options.cells[d]       = mesh.n_cells[d] << min_level;

@@ -2,6 +2,7 @@
 #include <tpmg/dealii/exceptions.h>
 #include <tpmg/dealii/trilinos_coarse_solver.h>
 
+#include <cmath>
 #include <string>
 
 // TPMG_DEALII_WITH_TRILINOS: set by bridge/CMakeLists.txt (option
@@ -127,13 +128,16 @@ namespace tpmg::dealii
                   " levels; call distribute_mg_dofs())"));
     AssertThrow(settings.relative_tolerance > 0 &&
                   settings.relative_tolerance < 1 &&
-                  settings.max_iterations >= 1,
+                  settings.max_iterations >= 1 && settings.reaction >= 0 &&
+                  std::isfinite(settings.reaction),
                 ExcUnsupported(
                   "TrilinosCoarseSolver: relative_tolerance " +
                   std::to_string(settings.relative_tolerance) +
                   " and max_iterations " +
-                  std::to_string(settings.max_iterations) +
-                  " (the tolerance must lie in (0, 1), the limit be >= 1)"));
+                  std::to_string(settings.max_iterations) + ", reaction " +
+                  std::to_string(settings.reaction) +
+                  " (the tolerance must lie in (0, 1), the limit be >= 1, the "
+                  "reaction be finite and >= 0)"));
 
     auto d      = std::make_unique<Data>();
     d->level    = level;
@@ -165,12 +169,13 @@ namespace tpmg::dealii
     MGTools::make_sparsity_pattern(dof_handler, dsp, level, constraints, false);
     d->matrix.reinit(d->owned, d->owned, dsp, communicator, true);
 
-    // The cell matrices of -Laplace: Gauss with k+1 points integrates them
-    // exactly on affine cells.
+    // The cell matrices of -Laplace + c: Gauss with k+1 points integrates
+    // them exactly on affine cells.
     const QGauss<dim>                    quadrature(fe.degree + 1);
     FEValues<dim>                        fe_values(fe,
                             quadrature,
-                            update_gradients | update_JxW_values);
+                            update_values | update_gradients |
+                              update_JxW_values);
     const unsigned int                   n = fe.n_dofs_per_cell();
     FullMatrix<double>                   cell_matrix(n, n);
     std::vector<types::global_dof_index> indices(n);
@@ -186,9 +191,11 @@ namespace tpmg::dealii
               for (const unsigned int q : fe_values.quadrature_point_indices())
                 for (unsigned int i = 0; i < n; ++i)
                   for (unsigned int j = 0; j < n; ++j)
-                    cell_matrix(i, j) += fe_values.shape_grad(i, q) *
-                                         fe_values.shape_grad(j, q) *
-                                         fe_values.JxW(q);
+                    cell_matrix(i, j) +=
+                      (fe_values.shape_grad(i, q) * fe_values.shape_grad(j, q) +
+                       settings.reaction * fe_values.shape_value(i, q) *
+                         fe_values.shape_value(j, q)) *
+                      fe_values.JxW(q);
               have_cell_matrix = true;
             }
           cell->get_mg_dof_indices(indices);

@@ -23,14 +23,16 @@ namespace bridge_test
 {
   /**
    * The Laplace matrix of @p level (active DoFs for invalid_unsigned_int)
-   * assembled by deal.II, without constraints: every row, boundary rows too.
+   * assembled by deal.II, without constraints: every row, boundary rows too;
+   * plus @p reaction times the mass matrix.
    */
   template <int dim>
   inline void
   assemble_laplace(const dealii::DoFHandler<dim> &dof_handler,
                    const unsigned int             level,
                    dealii::SparsityPattern       &sparsity,
-                   dealii::SparseMatrix<double>  &matrix)
+                   dealii::SparseMatrix<double>  &matrix,
+                   const double                   reaction = 0.)
   {
     const bool     active = level == dealii::numbers::invalid_unsigned_int;
     const auto    &fe     = dof_handler.get_fe();
@@ -46,7 +48,8 @@ namespace bridge_test
 
     dealii::FEValues<dim>      fe_values(fe,
                                     dealii::QGauss<dim>(fe.degree + 1),
-                                    dealii::update_gradients |
+                                    dealii::update_values |
+                                      dealii::update_gradients |
                                       dealii::update_JxW_values);
     dealii::FullMatrix<double> cell_matrix(fe.n_dofs_per_cell(),
                                            fe.n_dofs_per_cell());
@@ -57,8 +60,11 @@ namespace bridge_test
       for (unsigned int q = 0; q < fe_values.n_quadrature_points; ++q)
         for (unsigned int i = 0; i < fe.n_dofs_per_cell(); ++i)
           for (unsigned int j = 0; j < fe.n_dofs_per_cell(); ++j)
-            cell_matrix(i, j) += fe_values.shape_grad(i, q) *
-                                 fe_values.shape_grad(j, q) * fe_values.JxW(q);
+            cell_matrix(i, j) +=
+              (fe_values.shape_grad(i, q) * fe_values.shape_grad(j, q) +
+               reaction * fe_values.shape_value(i, q) *
+                 fe_values.shape_value(j, q)) *
+              fe_values.JxW(q);
       if (active)
         cell->get_dof_indices(indices);
       else

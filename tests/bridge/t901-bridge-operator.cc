@@ -1,7 +1,9 @@
 /* The deal.II bridge: tpmg's LaplaceOperator against deal.II's assembled
  * Laplace matrix (active and level DoFs, double and float, its diagonal), the
  * CoarseSolver against the assembled coarse matrix, and the PatchSmoother on
- * a level with one vertex patch, where a smoothing step is an exact solve. */
+ * a level with one vertex patch, where a smoothing step is an exact solve;
+ * each also with a reaction term (Hierarchy's reaction c: deal.II's matrix of
+ * (∇u, ∇v) + c (u, v)). */
 #include <deal.II/base/mpi.h>
 #include <deal.II/base/quadrature_lib.h>
 
@@ -100,9 +102,12 @@ namespace
    */
   template <int dim>
   void
-  check_operator(const unsigned int k, const unsigned int refinements)
+  check_operator(const unsigned int k,
+                 const unsigned int refinements,
+                 const double       reaction = 0.)
   {
-    const std::string  what = std::to_string(dim) + "D Q" + std::to_string(k);
+    const std::string what = std::to_string(dim) + "D Q" + std::to_string(k) +
+                             " c " + std::to_string(reaction);
     Triangulation<dim> tria(
       Triangulation<dim>::limit_level_difference_at_vertices);
     const std::vector<unsigned int> cells =
@@ -121,7 +126,7 @@ namespace
     dof_handler.distribute_mg_dofs();
     tpmg::dealii::renumber_lexicographic(dof_handler);
     tpmg::dealii::Context        context("cpu", 1);
-    tpmg::dealii::Hierarchy<dim> hierarchy(dof_handler, context);
+    tpmg::dealii::Hierarchy<dim> hierarchy(dof_handler, context, 0, reaction);
 
     std::mt19937                           random(k + 10 * dim);
     std::uniform_real_distribution<double> uniform(-1.0, 1.0);
@@ -134,7 +139,7 @@ namespace
                     ", level " + std::to_string(level));
         SparsityPattern      sparsity;
         SparseMatrix<double> A;
-        bridge_test::assemble_laplace(dof_handler, level, sparsity, A);
+        bridge_test::assemble_laplace(dof_handler, level, sparsity, A, reaction);
         tpmg_index n_1d[3] = {1, 1, 1};
         tpmg_grid_level_size(hierarchy.get_grid(),
                              hierarchy.tpmg_level(level),
@@ -250,9 +255,10 @@ namespace
    */
   template <int dim>
   void
-  check_smoother(const unsigned int k)
+  check_smoother(const unsigned int k, const double reaction = 0.)
   {
-    const std::string  what = std::to_string(dim) + "D Q" + std::to_string(k);
+    const std::string what = std::to_string(dim) + "D Q" + std::to_string(k) +
+                             " c " + std::to_string(reaction);
     Triangulation<dim> tria(
       Triangulation<dim>::limit_level_difference_at_vertices);
     bridge_test::make_mesh(tria,
@@ -267,10 +273,10 @@ namespace
     dof_handler.distribute_mg_dofs();
     tpmg::dealii::renumber_lexicographic(dof_handler);
     tpmg::dealii::Context        context;
-    tpmg::dealii::Hierarchy<dim> hierarchy(dof_handler, context);
+    tpmg::dealii::Hierarchy<dim> hierarchy(dof_handler, context, 0, reaction);
     SparsityPattern              sparsity;
     SparseMatrix<double>         A;
-    bridge_test::assemble_laplace(dof_handler, 1, sparsity, A);
+    bridge_test::assemble_laplace(dof_handler, 1, sparsity, A, reaction);
     tpmg_index n_1d[3] = {1, 1, 1};
     tpmg_grid_level_size(hierarchy.get_grid(), 1, nullptr, n_1d);
     const std::vector<bool> boundary = boundary_flags(dim, n_1d);
@@ -347,6 +353,15 @@ main(int argc, char **argv)
         {
           check_smoother<2>(k);
           check_smoother<3>(k);
+        }
+      // a reaction term: stiffness comparable to the mass, and the mass dominant
+      for (const double c : {37.5, 1e5})
+        {
+          check_operator<2>(2, 2, c);
+          check_operator<2>(3, 2, c);
+          check_operator<3>(2, 2, c);
+          check_smoother<2>(2, c);
+          check_smoother<3>(3, c);
         }
     }
   catch (const std::exception &e)

@@ -73,8 +73,9 @@ namespace
   template <int dim>
   struct Problem
   {
-    Problem(const Mesh<dim> &mesh, const unsigned int k)
-      : tria(MPI_COMM_WORLD,
+    Problem(const Mesh<dim> &mesh, const unsigned int k, const double reaction = 0.)
+      : reaction(reaction)
+      , tria(MPI_COMM_WORLD,
              Triangulation<dim>::limit_level_difference_at_vertices,
              parallel::distributed::Triangulation<
                dim>::construct_multigrid_hierarchy)
@@ -89,8 +90,10 @@ namespace
       tpmg::dealii::renumber_lexicographic(dof_handler);
       mg_constrained_dofs.initialize(dof_handler);
       mg_constrained_dofs.make_zero_boundary_constraints(dof_handler, {0});
-      hierarchy =
-        std::make_unique<tpmg::dealii::Hierarchy<dim>>(dof_handler, context);
+      hierarchy = std::make_unique<tpmg::dealii::Hierarchy<dim>>(dof_handler,
+                                                                 context,
+                                                                 0,
+                                                                 reaction);
 
       rhs.reinit(hierarchy->get_partitioner());
       const QGauss<dim>                    quadrature(k + 1);
@@ -111,6 +114,7 @@ namespace
         rhs(index) = 0;
     }
 
+    double                                        reaction;
     parallel::distributed::Triangulation<dim>     tria;
     FE_Q<dim>                                     fe;
     DoFHandler<dim>                               dof_handler;
@@ -131,10 +135,8 @@ namespace
     {
       SparsityPattern      sparsity;
       SparseMatrix<double> matrix;
-      bridge_test::assemble_laplace(problem.dof_handler,
-                                    level,
-                                    sparsity,
-                                    matrix);
+      bridge_test::assemble_laplace(
+        problem.dof_handler, level, sparsity, matrix, problem.reaction);
       const IndexSet &boundary =
         problem.mg_constrained_dofs.get_boundary_indices(level);
       for (types::global_dof_index i = 0; i < matrix.m(); ++i)
@@ -205,14 +207,19 @@ namespace
    * Method::direct against the dense LU solve and tpmg's CoarseSolver to
    * 1e-10, Method::amg to the requested relative residual of the assembled
    * matrix; zero on the Dirichlet DoFs; float vectors give the double result
-   * rounded to float.
+   * rounded to float. With a reaction c, the same for deal.II's matrix of
+   * (∇u, ∇v) + c (u, v), tpmg's CoarseSolver on a Hierarchy of reaction c and
+   * TrilinosCoarseSolver's AdditionalData::reaction c.
    */
   template <int dim>
   void
-  check_coarse_solve(const Mesh<dim> &mesh, const unsigned int k)
+  check_coarse_solve(const Mesh<dim> &mesh,
+                     const unsigned int k,
+                     const double       reaction = 0.)
   {
-    const std::string  what = std::to_string(dim) + "D Q" + std::to_string(k);
-    Problem<dim>       problem(mesh, k);
+    const std::string what = std::to_string(dim) + "D Q" + std::to_string(k) +
+                             " c " + std::to_string(reaction);
+    Problem<dim>      problem(mesh, k, reaction);
     const unsigned int level = 0;
     const DenseReference<dim> reference(problem, level);
 
@@ -226,7 +233,7 @@ namespace
     const Trilinos<dim, double> direct(problem.dof_handler,
                                        problem.mg_constrained_dofs,
                                        level,
-                                       {Method::direct});
+                                       {Method::direct, 1e-6, 1000, reaction});
     BRIDGE_CHECK(direct.m() == problem.dof_handler.n_dofs(level),
                  what << ": the matrix has " << direct.m() << " rows, level "
                       << level << " " << problem.dof_handler.n_dofs(level)
@@ -261,7 +268,7 @@ namespace
         const Trilinos<dim, double> amg(problem.dof_handler,
                                         problem.mg_constrained_dofs,
                                         level,
-                                        {Method::amg, tol});
+                                        {Method::amg, tol, 1000, reaction});
         dst = 0;
         amg(level, dst, src);
         const double residual = reference.relative_residual(dst, src);
@@ -293,11 +300,11 @@ namespace
         const Trilinos<dim, float>  solver_float(problem.dof_handler,
                                                 problem.mg_constrained_dofs,
                                                 level,
-                                                {method, 1e-8});
+                                                {method, 1e-8, 1000, reaction});
         const Trilinos<dim, double> solver_double(problem.dof_handler,
                                                   problem.mg_constrained_dofs,
                                                   level,
-                                                  {method, 1e-8});
+                                                  {method, 1e-8, 1000, reaction});
         solver_float(level, dst_float, src_float);
         solver_double(level, dst, src_rounded);
         double worst = 0;
@@ -508,6 +515,8 @@ main(int argc, char **argv)
                               2};
       check_coarse_solve(cube, 2);
       check_coarse_solve(rectangle, 3);
+      check_coarse_solve(cube, 2, 250.);
+      check_coarse_solve(rectangle, 3, 1e4);
       check_pipeline<3, double>(cube, 2);
       check_pipeline<2, double>(rectangle, 3);
       check_pipeline<2, float>(rectangle, 3);

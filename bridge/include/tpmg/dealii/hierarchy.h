@@ -54,6 +54,12 @@ namespace tpmg::dealii
      * taken), and
      * ExcHierarchyMismatch if the DoFs are not numbered lexicographically.
      *
+     * @p reaction is c >= 0 of -Δu + c u (tpmg_grid_options::reaction): every
+     * level's operator is then the Laplace matrix plus c times the mass
+     * matrix, as a MatrixFree operator of (∇u, ∇v) + c (u, v) (for implicit
+     * Euler's M + τK = τ(K + M/τ): c = 1/τ). tpmg refuses c < 0, and
+     * c times the coarsest cells' volume or width beyond TPMG_MAX_REACTION.
+     *
      * On P ranks (a parallel::distributed::Triangulation whose partition
      * check_supported() accepts) @p context must span the triangulation's
      * communicator (Context(communicator, backend)); the constructor is then
@@ -63,7 +69,8 @@ namespace tpmg::dealii
      */
     Hierarchy(const ::dealii::DoFHandler<dim> &dof_handler,
               Context                         &context,
-              const unsigned int               min_level = 0);
+              const unsigned int               min_level = 0,
+              const double                     reaction  = 0.);
 
     /** Destroy the tpmg grid. */
     ~Hierarchy() override;

@@ -29,7 +29,8 @@ namespace tpmg::dealii
    * lexicographic numbering.
    *
    * Rows and columns of interior DoFs are those of the finite element Laplace
-   * matrix; a Dirichlet row is an identity row and Dirichlet columns are
+   * matrix, plus c times the mass matrix where the Hierarchy has a reaction c;
+   * a Dirichlet row is an identity row and Dirichlet columns are
    * eliminated: (A u)_B = u_B, and u_B does not enter (A u)_I. This is what
    * deal.II's MatrixFreeOperators::LaplaceOperator does on a level with the
    * boundary indices of MGConstrainedDoFs (constrained rows identity), so it

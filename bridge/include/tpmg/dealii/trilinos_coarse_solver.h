@@ -59,7 +59,8 @@ namespace tpmg::dealii
    * reported 1e-9). The default, 1e-6, kept it in every case measured
    * (doc/comparison.md).
    *
-   * The matrix is -Laplace with unit coefficient (tpmg's operator), assembled
+   * The matrix is -Laplace with unit coefficient plus AdditionalData::reaction
+   * times the mass matrix (tpmg's operator), assembled
    * cell by cell in deal.II's level numbering with Gauss quadrature of k+1
    * points, for any mesh and scalar element; a cell that is a translate of
    * the one before (FEValues' CellSimilarity) reuses its cell matrix. The
@@ -86,10 +87,12 @@ namespace tpmg::dealii
     {
       AdditionalData(const Method       method             = Method::amg,
                      const double       relative_tolerance = 1e-6,
-                     const unsigned int max_iterations     = 1000)
+                     const unsigned int max_iterations     = 1000,
+                     const double       reaction           = 0.)
         : method(method)
         , relative_tolerance(relative_tolerance)
         , max_iterations(max_iterations)
+        , reaction(reaction)
       {}
 
       /** The solver. */
@@ -106,6 +109,12 @@ namespace tpmg::dealii
        * SolverControl::NoConvergence.
        */
       unsigned int max_iterations;
+
+      /**
+       * c >= 0 of -Δu + c u: the matrix adds c times the mass matrix, as the
+       * Hierarchy's reaction does to tpmg's operators (pass the same value).
+       */
+      double reaction;
     };
 
     /** An empty solver; call initialize(). */
