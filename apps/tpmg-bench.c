@@ -45,7 +45,7 @@ typedef struct {
   int repeat;
   int breakdown;
   int communication;
-  app_problem mesh;              /* --cells and --box only (breakdown, communication) */
+  app_problem mesh; /* --cells and --box (breakdown, communication); --reaction (every grid) */
   app_distribution distribution; /* under mpirun */
   const char *csv;
 } options;
@@ -75,6 +75,8 @@ static void print_help(void) {
          "  --cells n0,n1[,n2]     --breakdown and --communication: the coarse mesh (default\n"
          "                         one cell; needs --dim 2 or 3)\n"
          "  --box a0,b0,a1,b1,...  with them: the domain (default: unit lengths)\n"
+         "  --reaction c           every grid's operator -Laplace + c, 0 <= c <= 1e30\n"
+         "                         (default 0)\n"
          "  --whole-level-dofs n   under mpirun: levels of at most n DoFs kept whole on every\n"
          "                         rank; -1: the backend's choice (default)\n"
          "  --overlap 0|1          under mpirun: the smoothers' exchanges overlapped (1,\n"
@@ -155,6 +157,9 @@ static options parse_options(int argc, char **argv) {
     } else if ((app_option_is(arg, "--cells") || app_option_is(arg, "--box")) &&
                app_problem_option(argc, argv, &i, &o.mesh)) {
       continue;
+    } else if (app_option_is(arg, "--reaction")) {
+      o.mesh.reaction = app_parse_closed_interval(
+          "--reaction", app_option_value(argc, argv, &i, "--reaction"), 0.0, TPMG_MAX_REACTION);
     } else if (app_option_is(arg, "--repeat")) {
       o.repeat =
           app_parse_int("--repeat", app_option_value(argc, argv, &i, "--repeat"), 1, INT_MAX);
@@ -479,6 +484,7 @@ static tpmg_status bench_column(tpmg_context *ctx, const options *o, const compo
   grid_options.dim = dim;
   grid_options.degree = degree;
   grid_options.fine_level = level;
+  grid_options.reaction = o->mesh.reaction;
   COLUMN_CALL(&w, tpmg_grid_create(ctx, &grid_options, &w.grid));
   tpmg_index n_coarse = 0;
   COLUMN_CALL(&w, tpmg_grid_level_size(w.grid, level, &r->n_dofs, NULL));
@@ -549,12 +555,14 @@ static double fastest_seconds(const component_list *comp, const column_list *cl,
   return k < 0 ? NAN : r->seconds[comp->index[v][k]];
 }
 
-static void print_header(const component_list *comp, FILE *csv) {
+static void print_header(const options *o, const component_list *comp, FILE *csv) {
   printf("throughput in GDoF/s (n_dofs / time) of one smoothing step (glob, sepa, fuse, boun),\n"
          "one operator apply (appl), one restriction + prolongation, one V-cycle; kernels by\n"
          "backend name: B cuda/basic, C cuda/constant, L cuda/tiled (lines per thread), T\n"
          "cuda/thread, K cuda/brick (the operator), D the name given (CUDA: GLOBAL only, its\n"
          "residual by the fastest operator); a kernel a degree lacks: -\n");
+  if (o->mesh.reaction != 0.0)
+    printf("operator -Laplace + %g (a reaction term)\n", o->mesh.reaction);
   printf("%3s %2s %3s %11s", "dim", "k", "lvl", "n_dofs");
   for (int c = 0; c < comp->n; ++c)
     printf(" %9s", comp->titles[c]);
@@ -562,7 +570,7 @@ static void print_header(const component_list *comp, FILE *csv) {
   fflush(stdout);
   if (!csv)
     return;
-  fprintf(csv, "dim,degree,level,n_dofs,precision,backend,threads,repeat");
+  fprintf(csv, "dim,degree,level,n_dofs,precision,backend,threads,repeat,reaction");
   for (int c = 0; c < comp->n; ++c)
     fprintf(csv, ",%s_ms", comp->names[c]);
   for (int c = 0; c < comp->n; ++c)
@@ -586,7 +594,7 @@ static int run_building_blocks(tpmg_context *const *contexts, int main_column, c
   const tpmg_work none = {"-", nan_work, nan_work, nan_work, nan_work};
   int threads = 1;
   tpmg_context_threads(contexts[main_column], &threads);
-  print_header(&comp, csv);
+  print_header(o, &comp, csv);
   if (o->csv && csv_written(csv, o->csv, 0, 1))
     return APP_EXIT_LIBRARY;
   /* the roof table is printed after the rate table */
@@ -650,8 +658,8 @@ static int run_building_blocks(tpmg_context *const *contexts, int main_column, c
                  1e-12 * rate_f * smem_f, 100 * sh_f, 100 * dr_f, sg / sf, wb.kernel, 1e-9 * n / sb,
                  sf / sb, wa.kernel, 1e-9 * rate_a, wa.flops, 100 * fp_a);
       if (csv) {
-        fprintf(csv, "%d,%d,%d,%lld,%s,%s,%d,%d", dim, k, level, (long long)r.n_dofs,
-                precision_names[o->precision], o->backend, threads, o->repeat);
+        fprintf(csv, "%d,%d,%d,%lld,%s,%s,%d,%d,%.17g", dim, k, level, (long long)r.n_dofs,
+                precision_names[o->precision], o->backend, threads, o->repeat, o->mesh.reaction);
         for (int c = 0; c < comp.n; ++c)
           isnan(r.seconds[c]) ? fprintf(csv, ",") : fprintf(csv, ",%.6g", 1e3 * r.seconds[c]);
         for (int c = 0; c < comp.n; ++c)

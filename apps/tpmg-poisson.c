@@ -307,6 +307,8 @@ static void print_setup(const options *o, const run *r) {
   printf("tpmg-poisson: %dD Q%d, level %d, %s DoFs, %s backend, %d thread%s", o->problem.dim,
          o->problem.degree, o->problem.level, app_group((tpmg_index)r->n_global, group), r->backend,
          r->threads, r->threads == 1 ? "" : "s");
+  if (r->grid_options.reaction != 0.0)
+    printf(", reaction %g", r->grid_options.reaction);
   if (app_mpi_size() > 1)
     printf(" x %d ranks (slabs along %c, messages by %s)", app_mpi_size(),
            "xyz"[o->problem.dim - 1], r -> transport);

@@ -450,6 +450,8 @@ else()
   tpmg_cli_usage(poisson-reaction-huge tpmg-poisson "--reaction 2e30: expected a number in"
                  --reaction 2e30)
   tpmg_cli_usage(poisson-reaction-word tpmg-poisson "--reaction x: expected a number" --reaction x)
+  tpmg_cli_usage(bench-reaction-negative tpmg-bench "--reaction -1: expected a number in"
+                 --reaction -1)
   tpmg_cli_usage(poisson-empty-value tpmg-poisson "--level : expected an integer" --level=)
   tpmg_cli_usage(poisson-value-is-option tpmg-poisson "--dim --json: expected an integer"
                  --dim --json)
@@ -676,6 +678,10 @@ else()
                 ARGS --dim 2 --degree 2 --level 3 --repeat 1
                      --csv ${CMAKE_CURRENT_BINARY_DIR}/cli-bench.csv
                 CSV ${CMAKE_CURRENT_BINARY_DIR}/cli-bench.csv ROWS 1)
+  tpmg_cli_test(bench-csv-reaction tpmg-bench MODE csv
+                ARGS --dim 3 --degree 2 --level 2 --repeat 1 --reaction 1e3
+                     --csv ${CMAKE_CURRENT_BINARY_DIR}/cli-bench-reaction.csv
+                CSV ${CMAKE_CURRENT_BINARY_DIR}/cli-bench-reaction.csv ROWS 1)
   tpmg_cli_test(bench-csv-all-degrees tpmg-bench MODE csv
                 ARGS --dim 3 --dofs 2000 --repeat 1 --threads 2
                      --csv ${CMAKE_CURRENT_BINARY_DIR}/cli-bench-3d.csv

@@ -18,7 +18,9 @@
 #      the finest cells), $TPMG_ROUNDS rounds of --repeat 3: what the
 #      reaction costs (the medians, the iterations, C / 0);
 # and a summary last (summary.txt). Logs go to $OUT (if set) or
-# build-gpu-ab/logs. TPMG_JOBS sets the build parallelism (default: all cores).
+# build-gpu-ab/logs. TPMG_JOBS sets the build parallelism (default: all cores);
+# TPMG_AB_TARGETS the targets built of this tree (default: all), e.g.
+# "tpmg-poisson t803-gpu-solve" where no whole ctest follows.
 #
 #   bash tests/gpu/ab.sh BASE_SOURCE_DIR [table6] [first] [reaction]
 set -uo pipefail
@@ -52,7 +54,10 @@ configure() { # SOURCE BUILD
     -DCMAKE_CUDA_ARCHITECTURES=90 -DTPMG_ENABLE_BRIDGE=OFF > /dev/null
 }
 start=$SECONDS
-(configure . "$new" && cmake --build "$new" -j $((jobs / 2 + 1))) > "$logs/build-new.log" 2>&1 &
+targets=()
+for t in ${TPMG_AB_TARGETS:-}; do targets+=(--target "$t"); done
+(configure . "$new" && cmake --build "$new" -j $((jobs / 2 + 1)) "${targets[@]}") \
+  > "$logs/build-new.log" 2>&1 &
 new_pid=$!
 (configure "$base_src" "$base" && cmake --build "$base" -j $((jobs / 2 + 1)) --target tpmg-poisson) \
   > "$logs/build-base.log" 2>&1
