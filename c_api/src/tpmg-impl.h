@@ -240,10 +240,11 @@ tpmg_status tpmg_multigrid_fmg_from(tpmg_multigrid *mg, const void *b, const voi
 
 /* The pieces of one level, for an algorithm that composes them in another
  * precision (mixed FMG, tpmg-mixed.c). */
-/* z = V_l(0, r) on level l, 0 <= l <= L: the V-cycle from zero, on level 0
- * the bottom solve; vectors of level l's length in the hierarchy's precision,
- * not its own level-l vectors, which for l < L it may use as r and z (then
- * z = x_l and r = b_l or not one of its vectors). */
+/* z = V_l(0, r) on level l, 0 <= l <= L: the V-cycle from zero (Algorithm
+ * 1), on level 0 the bottom solve. r and z of level l's length in the
+ * hierarchy's precision; for l < L they may be its own b_l and x_l
+ * (tpmg_multigrid_level_vectors), which a V-cycle on level l does not use
+ * otherwise. */
 tpmg_status tpmg_multigrid_level_apply(tpmg_multigrid *mg, int l, const void *r, void *z);
 /* The hierarchy's b_l and x_l of level l < L: the caller's between calls of
  * the hierarchy, which writes them before it reads them. */

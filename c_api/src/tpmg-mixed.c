@@ -233,13 +233,11 @@ tpmg_status tpmg_mixed_fmg(tpmg_mixed *mixed, const void *b, const void *r0, voi
     TPMG_CALL(reserve_fmg(a, !work));
   if (a->fmg_work) /* the adapter's own where it has one: as long as every level */
     work = a->fmg_work;
-  for (int l = L; l > 0; --l) /* r0 (which may be work) is read here only */
-    TPMG_CALL(tpmg_multigrid_restrict(a->mg, l, d,
-                                      l < L ? a->fmg_b[l]
-                                      : r0  ? r0
-                                            : b,
-                                      a->fmg_b[l - 1]));
-  void *b0, *x0; /* the bottom solve in float */
+  for (int l = L; l > 0; --l) { /* b restricted; r0 (which may be work) is read here only */
+    const void *bl = l < L ? a->fmg_b[l] : r0 ? r0 : b;
+    TPMG_CALL(tpmg_multigrid_restrict(a->mg, l, d, bl, a->fmg_b[l - 1]));
+  }
+  void *b0, *x0; /* A_0 x_0 = b_0, solved in float */
   float_vectors(a, 0, NULL, &b0, &x0);
   TPMG_CALL(vcycle(a, 0, a->fmg_b[0], b0, x0));
   TPMG_CALL(ctx->ops->convert(ctx, grid->levels[0].n_dofs, TPMG_FLOAT, x0, d, a->fmg_x[0]));
@@ -250,6 +248,7 @@ tpmg_status tpmg_mixed_fmg(tpmg_mixed *mixed, const void *b, const void *r0, voi
     if (l < L || !r0)
       TPMG_CALL(ctx->ops->set(ctx, d, n, 0.0, xl));
     TPMG_CALL(tpmg_partition_prolongate_add(grid, l, d, a->fmg_x[l - 1], xl));
+    /* x_l += V_l(0, b_l - A_l x_l), which is V_l(x_l, b_l): a V-cycle is affine in x */
     TPMG_CALL(tpmg_partition_laplace(grid, l, d, xl, work));
     TPMG_CALL(ctx->ops->axpby(ctx, d, n, 1.0, bl, -1.0, work));
     TPMG_CALL(correct(a, l, work, xl, fine_z));

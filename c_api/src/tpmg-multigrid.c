@@ -138,12 +138,16 @@ static tpmg_status vcycle(tpmg_multigrid *m, int l, const void *b, void *x) {
   tpmg_precision p = m->options.precision;
   if (l == 0) /* the coarse grid solver: x_0 = A_0^{-1} b_0 */
     return tpmg_coarse_solve(m->coarse, b, x);
+  /* pre-smoothing */
   TPMG_CALL(tpmg_smoother_sweep(m->smoothers[l], 0, b, x));
+  /* residual r_l = b_l - A_l x_l, coarsened into b_{l-1} */
   TPMG_CALL(tpmg_partition_laplace(m->grid, l, p, x, m->r[l]));
   TPMG_CALL(ctx->ops->axpby(ctx, p, m->grid->levels[l].n_dofs, 1.0, b, -1.0, m->r[l]));
   TPMG_CALL(tpmg_multigrid_restrict(m, l, p, m->r[l], m->b[l - 1]));
+  /* coarse grid correction x_l += I (Vcycle_{l-1}(0, b_{l-1})) */
   TPMG_CALL(vcycle_from_zero(m, l - 1, m->b[l - 1], m->x[l - 1]));
   TPMG_CALL(tpmg_partition_prolongate_add(m->grid, l, p, m->x[l - 1], x));
+  /* post-smoothing (colours reversed where symmetric) */
   return tpmg_smoother_sweep(m->smoothers[l], m->options.symmetric, b, x);
 }
 
@@ -169,15 +173,17 @@ tpmg_status tpmg_multigrid_fmg_from(tpmg_multigrid *mg, const void *b, const voi
   tpmg_context *ctx = mg->grid->ctx;
   tpmg_precision p = mg->options.precision;
   int L = mg->fine;
-  for (int l = L; l > 0; --l)
-    TPMG_CALL(tpmg_multigrid_restrict(mg, l, p, l < L ? mg->b[l] : r0 ? r0 : b, mg->b[l - 1]));
-  TPMG_CALL(tpmg_coarse_solve(mg->coarse, mg->b[0], mg->x[0]));
+  for (int l = L; l > 0; --l) { /* b (or r0) restricted to every level */
+    const void *bl = l < L ? mg->b[l] : r0 ? r0 : b;
+    TPMG_CALL(tpmg_multigrid_restrict(mg, l, p, bl, mg->b[l - 1]));
+  }
+  TPMG_CALL(tpmg_coarse_solve(mg->coarse, mg->b[0], mg->x[0])); /* A_0 x_0 = b_0 */
   for (int l = 1; l <= L; ++l) {
     void *xl = l == L ? x : mg->x[l];
-    if (l < L || !r0)
+    if (l < L || !r0) /* prolongate: x_l = I x_{l-1} (from r0: x_L += I x_{L-1}) */
       TPMG_CALL(ctx->ops->set(ctx, p, mg->grid->levels[l].n_dofs, 0.0, xl));
     TPMG_CALL(tpmg_partition_prolongate_add(mg->grid, l, p, mg->x[l - 1], xl));
-    TPMG_CALL(vcycle(mg, l, l == L ? b : mg->b[l], xl));
+    TPMG_CALL(vcycle(mg, l, l == L ? b : mg->b[l], xl)); /* x_l = Vcycle_l(x_l, b_l) */
   }
   return TPMG_SUCCESS;
 }
