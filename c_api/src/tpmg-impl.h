@@ -212,59 +212,91 @@ int tpmg_partition_colour(const tpmg_grid *grid, int l, int colour);
 /* tpmg_smoother_apply without its argument checks (for the multigrid). */
 tpmg_status tpmg_smoother_sweep(tpmg_smoother *smoother, int reverse, const void *b, void *x);
 
-/* tpmg_multigrid_precondition without its argument checks (for the solvers). */
-tpmg_status tpmg_multigrid_apply(tpmg_multigrid *mg, tpmg_precision precision, const void *r,
-                                 void *z);
-/* The solvers' hierarchy: tpmg_multigrid_create for a caller whose vectors are
- * all of precision `outer`. A hierarchy of that precision converts nothing and
- * holds no fine-level b and x (the caller's take their place). A float
- * hierarchy under double vectors (TPMG_MODE_MIXED) converts the argument into
- * its fine-level b; with native != 0 the caller takes every result in float,
- * from tpmg_multigrid_apply_native only (never apply or fmg, which need the
- * fine-level x it then lacks), and the fine-level b and r are the halves of
- * one block of at least n doubles, lent between calls (tpmg_multigrid_scratch). */
-tpmg_status tpmg_multigrid_create_outer(tpmg_grid *grid, const tpmg_multigrid_options *options,
-                                        tpmg_precision outer, int native, tpmg_multigrid **mg);
-/* z = V(0, r) with r in `precision` (converted into the fine-level b if that is
- * not the hierarchy's) and z in the hierarchy's precision, written by the
- * V-cycle itself. */
-tpmg_status tpmg_multigrid_apply_native(tpmg_multigrid *mg, tpmg_precision precision, const void *r,
-                                        void *z);
-/* x += V(0, r) for a hierarchy that converts (tpmg_multigrid_create_outer
- * with outer = precision != its own, native = 0): the V-cycle's result in its
- * fine-level x added to x from the hierarchy's precision, as x += z with z
- * that result converted (bitwise). */
-tpmg_status tpmg_multigrid_correct(tpmg_multigrid *mg, tpmg_precision precision, const void *r,
-                                   void *x);
-/* A lending hierarchy's block (tpmg_multigrid_create_outer) as a vector of the
- * finest level's n doubles, NULL for others. Between calls of the hierarchy it
- * is the caller's to overwrite; the next call writes its fine-level b and r
- * before reading them. */
-void *tpmg_multigrid_scratch(const tpmg_multigrid *mg);
+/* ---- multigrid hierarchy (tpmg-multigrid.c) ------------------------------ */
 
-/* tpmg_multigrid_fmg without its argument checks (for the solvers). b and x in
- * double on a float hierarchy (mixed FMG): work is a double vector of the
- * finest level's length the call may overwrite, or NULL for the hierarchy's
- * own (made by the first such call); the hierarchy uses its own anyway where
- * a coarser level is longer on this rank (a level kept whole on every rank
- * against this rank's slab of the finest), made by tpmg_multigrid_reserve_fmg.
- * r0 NULL: FMG from x = 0, x written. Otherwise FMG from the start vector in
- * x: r0 = b - A x (precision's, Dirichlet entries zero) replaces b on the
- * coarser levels, which so solve for the correction of x, and the finest
- * level adds the prolongated correction to x before its V-cycle on b. Where x
- * is zero but for its Dirichlet entries, r0 is b's interior and the result is
- * that of r0 NULL. r0 may be work: it is read before work is written.
- * fine_z: a vector of the hierarchy's precision and level L's length for the
- * last V-cycle's result where the hierarchy has no x_L of its own (mixed, made
- * by tpmg_multigrid_create_outer with native), else NULL. */
-tpmg_status tpmg_multigrid_fmg_work(tpmg_multigrid *mg, tpmg_precision precision, const void *b,
-                                    const void *r0, void *x, void *work, void *fine_z);
+/* A hierarchy reads and writes vectors of its own precision only; levels are
+ * grid indices (0 the bottom, L = grid->n_levels - 1 the finest). On level L
+ * the caller's vectors take the place of b_L and x_L, so the hierarchy holds
+ * neither. */
 
-/* Makes the double level vectors of mixed FMG (and with `work`, or where a
- * coarser level is longer than the finest on this rank, its own work vector)
- * now rather than at the first mixed FMG; nothing for a double hierarchy.
+/* tpmg_multigrid_create without the adapter that a public float hierarchy
+ * keeps for double vectors, and with fine_r: a vector of the hierarchy's
+ * precision and level L's length that the hierarchy uses as its residual r_L
+ * (borrowed, until destroy; its contents are the hierarchy's during its calls
+ * only), or NULL for one of its own. Collective. */
+tpmg_status tpmg_multigrid_create_hierarchy(tpmg_grid *grid, const tpmg_multigrid_options *options,
+                                            void *fine_r, tpmg_multigrid **mg);
+/* z = V(0, r) on the finest level: tpmg_multigrid_precondition without its
+ * argument checks, in the hierarchy's precision. */
+tpmg_status tpmg_multigrid_apply(tpmg_multigrid *mg, const void *r, void *z);
+/* Full multigrid's first pass: tpmg_multigrid_fmg without its argument
+ * checks, in the hierarchy's precision. r0 NULL: FMG from x = 0, x written.
+ * Otherwise FMG from the start vector in x: r0 = b - A x (Dirichlet entries
+ * zero) replaces b on the coarser levels, which so solve for the correction
+ * of x, and the finest level adds the prolongated correction to x before its
+ * V-cycle on b. Where x is zero but for its Dirichlet entries, r0 is b's
+ * interior and the result is that of r0 NULL. */
+tpmg_status tpmg_multigrid_fmg_from(tpmg_multigrid *mg, const void *b, const void *r0, void *x);
+
+/* The pieces of one level, for an algorithm that composes them in another
+ * precision (mixed FMG, tpmg-mixed.c). */
+/* z = V_l(0, r) on level l, 0 <= l <= L: the V-cycle from zero (Algorithm
+ * 1), on level 0 the bottom solve. r and z of level l's length in the
+ * hierarchy's precision; for l < L they may be its own b_l and x_l
+ * (tpmg_multigrid_level_vectors), which a V-cycle on level l does not use
+ * otherwise. */
+tpmg_status tpmg_multigrid_level_apply(tpmg_multigrid *mg, int l, const void *r, void *z);
+/* The hierarchy's b_l and x_l of level l < L: the caller's between calls of
+ * the hierarchy, which writes them before it reads them. */
+void tpmg_multigrid_level_vectors(const tpmg_multigrid *mg, int l, void **b, void **x);
+/* Restriction from level `fine` to fine - 1 (tpmg_partition_restrict) of
+ * vectors of precision p, either, through the hierarchy's scratch. */
+tpmg_status tpmg_multigrid_restrict(const tpmg_multigrid *mg, int fine, tpmg_precision p,
+                                    const void *f, void *c);
+
+/* ---- mixed-precision adapter (tpmg-mixed.c) ------------------------------ */
+
+/* Double vectors on a float hierarchy: r converted into float, the float
+ * V-cycle, its result converted back or added to x; and mixed FMG. */
+typedef struct tpmg_mixed tpmg_mixed;
+
+/* The adapter on grid's finest level around mg, a float hierarchy on grid
+ * (borrowed: destroy the adapter first), or for mg NULL around a float
+ * hierarchy of `options` that it makes and owns. It keeps level L's b (the
+ * double argument in float) and x (the V-cycle's result) in float. lend
+ * (only with mg NULL): the caller takes the V-cycle's result in float
+ * (tpmg_mixed_precondition_float only, never tpmg_mixed_precondition or
+ * tpmg_mixed_correct), the adapter keeps no x, and its b and its hierarchy's
+ * r_L are the two halves of one block of at least n doubles (r_L at a
+ * 256-byte boundary), which holds that result in double. fmg: mixed FMG's
+ * double level vectors now (see tpmg_mixed_fmg), not at its first call.
  * Collective. */
-tpmg_status tpmg_multigrid_reserve_fmg(tpmg_multigrid *mg, int work);
+tpmg_status tpmg_mixed_create(tpmg_grid *grid, const tpmg_multigrid_options *options,
+                              tpmg_multigrid *mg, int lend, int fmg, tpmg_mixed **mixed);
+tpmg_status tpmg_mixed_destroy(tpmg_mixed **mixed);
+/* z = V(0, r), r and z double: the float V-cycle on r converted, its result
+ * converted back. */
+tpmg_status tpmg_mixed_precondition(tpmg_mixed *mixed, const void *r, void *z);
+/* x += V(0, r), r and x double: the float V-cycle's result added to x from
+ * float (each entry widened exactly: bitwise as x += z with z its double copy,
+ * without z). */
+tpmg_status tpmg_mixed_correct(tpmg_mixed *mixed, const void *r, void *x);
+/* z = V(0, r) with r double and z float, the V-cycle writing z itself, for
+ * a lending adapter; *z_double: z in double, in the lent block, valid until
+ * the next call of the adapter. */
+tpmg_status tpmg_mixed_precondition_float(tpmg_mixed *mixed, const void *r, void *z,
+                                          const void **z_double);
+/* Mixed FMG, b and x double: tpmg_multigrid_fmg_from's pass (r0 as there,
+ * double) with b and the iterates in double on every level, each level's
+ * V-cycle in float on the double residual. work: a double vector of level
+ * L's length the call may overwrite, or NULL for the adapter's own (made by
+ * the first such call); the adapter uses its own anyway where a coarser level
+ * is longer on this rank (a level kept whole on every rank against this
+ * rank's slab of the finest). r0 may be work: it is read before work is
+ * written. fine_z: a float vector of level L's length for the last
+ * V-cycle's result, needed by a lending adapter (it has no x), else unused. */
+tpmg_status tpmg_mixed_fmg(tpmg_mixed *mixed, const void *b, const void *r0, void *x, void *work,
+                           void *fine_z);
 
 /* tpmg_coarse_apply without its argument checks (for the multigrid). */
 tpmg_status tpmg_coarse_solve(tpmg_coarse *coarse, const void *b, void *x);

@@ -25,17 +25,18 @@
  * is never stored. Where pair j does not fit (it would leave less than 5% of
  * the memory free at creation, or the allocation fails) the restart length
  * shrinks to j, for the rest of that solve and every later one
- * (tpmg_solver_restart). In TPMG_MODE_MIXED the Z_j are kept in float, as
- * the float V-cycle writes them (tpmg_multigrid_apply_native): a pair costs
- * 12 bytes per DoF, not 16. A Z_j needs Z_j in double: it is converted into
- * the block of the hierarchy's fine-level b and r, which hold n doubles and
- * are free between V-cycles (tpmg_multigrid_scratch); that hierarchy keeps
- * no fine-level x. x += Z y adds the float Z_j to the double x (the backend's
- * axpys with x_prec float), each entry widened exactly, so the iterates are
- * bitwise those of the Z_j converted to double (t601). Mixed FMG and
- * V-cycles likewise add the V-cycle's float result to x without a double z
- * (tpmg_multigrid_correct). In TPMG_MODE_FLOAT the final residual takes two
- * double vectors: x, and A x - b. */
+ * (tpmg_solver_restart). In TPMG_MODE_MIXED the solver calls the float
+ * hierarchy through the mixed-precision adapter (tpmg-mixed.c), in the other
+ * modes the hierarchy of its own precision directly; which one is chosen at
+ * creation. Mixed GMRES from the right keeps the Z_j in float, as the float
+ * V-cycle writes them: a pair costs 12 bytes per DoF, not 16. A Z_j needs
+ * Z_j in double, which the adapter lends (tpmg_mixed_precondition_float).
+ * x += Z y adds the float Z_j to the double x (the backend's axpys with x_prec
+ * float), each entry widened exactly, so the iterates are bitwise those of
+ * the Z_j converted to double (t601). Mixed FMG and V-cycles likewise add the
+ * V-cycle's float result to x without a double z (tpmg_mixed_correct). In
+ * TPMG_MODE_FLOAT the final residual takes two double vectors: x, and
+ * A x - b. */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -48,10 +49,10 @@ struct tpmg_solver {
   tpmg_context *ctx;
   tpmg_solver_options options;
   tpmg_precision q;            /* outer precision */
-  tpmg_precision zq;           /* GMRES from the right: of the Z_j (see above) */
   int fine;                    /* the finest level */
   const tpmg_level *level;     /* this rank's box of it */
-  tpmg_multigrid *mg;
+  tpmg_multigrid *mg;          /* the hierarchy of precision q, or NULL in mixed mode */
+  tpmg_mixed *mixed;           /* mixed mode: the adapter around its float hierarchy */
   int restart;                 /* GMRES: in use (the requested one, or shrunk, see above) */
   int stride;                  /* GMRES: the requested restart, the row length of hessenberg */
   int left;                    /* GMRES preconditioned from the left */
@@ -133,8 +134,13 @@ static size_t vector_bytes(const tpmg_solver *s) {
   return (size_t)s->level->n_dofs * tpmg_precision_size(s->q);
 }
 
+/* GMRES from the right: the Z_j as the V-cycle writes them, in float in mixed mode */
+static tpmg_precision z_precision(const tpmg_solver *s) {
+  return s->mixed ? TPMG_FLOAT : s->q;
+}
+
 static size_t z_bytes(const tpmg_solver *s) {
-  return (size_t)s->level->n_dofs * tpmg_precision_size(s->zq);
+  return (size_t)s->level->n_dofs * tpmg_precision_size(z_precision(s));
 }
 
 /* Make GMRES basis pair j (V_j, and Z_j with right preconditioning) exist:
@@ -192,6 +198,7 @@ tpmg_status tpmg_solver_destroy(tpmg_solver **solver) {
     solver_free(s, (size_t)s->level->n_dofs * sizeof(double), &s->check[i]);
   free(s->basis_v);
   free(s->basis_z);
+  tpmg_mixed_destroy(&s->mixed);
   tpmg_multigrid_destroy(&s->mg);
   free(s->hessenberg);
   free(s->givens_c);
@@ -233,14 +240,16 @@ tpmg_status tpmg_solver_create(tpmg_grid *grid, const tpmg_solver_options *optio
    * paper's solver does: for Q1 that V-cycle contracts about 5x faster. */
   tpmg_multigrid_options mg_options = {opts.mode == TPMG_MODE_DOUBLE ? TPMG_DOUBLE : TPMG_FLOAT,
                                        opts.smoother, opts.type == TPMG_SOLVER_CG};
-  /* GMRES from the right keeps the V-cycle's output as Z_j */
-  int native = is_gmres(opts.type) && !s->left;
-  s->zq = native ? mg_options.precision : s->q;
   size_t before = tpmg_thread_memory();
-  tpmg_status status = tpmg_multigrid_create_outer(grid, &mg_options, s->q, native, &s->mg);
-  /* mixed FMG's double level vectors (its work vector on the fine level is r) */
-  if (status == TPMG_SUCCESS && has_fmg_pass(opts.type) && opts.mode == TPMG_MODE_MIXED)
-    status = tpmg_multigrid_reserve_fmg(s->mg, 0);
+  tpmg_status status;
+  /* mixed: GMRES from the right keeps the float V-cycle's output as Z_j (the
+   * adapter lends), mixed FMG makes its double level vectors now (its work
+   * vector on the fine level is r) */
+  if (opts.mode == TPMG_MODE_MIXED)
+    status = tpmg_mixed_create(grid, &mg_options, NULL, is_gmres(opts.type) && !s->left,
+                               has_fmg_pass(opts.type), &s->mixed);
+  else
+    status = tpmg_multigrid_create_hierarchy(grid, &mg_options, NULL, &s->mg);
   if (status == TPMG_SUCCESS)
     s->bytes = tpmg_thread_memory() - before;
   size_t bytes = vector_bytes(s);
@@ -248,15 +257,12 @@ tpmg_status tpmg_solver_create(tpmg_grid *grid, const tpmg_solver_options *optio
   /* vectors: 0 = r; 1 = w (GMRES left, CG) or z (FMG, VCYCLE); CG: 2 = z, 3 = p.
    * GMRES from the right keeps w = A Z_j in r, which no cycle reads after
    * V_0 = r / ||r||. FMG and VCYCLE in TPMG_MODE_MIXED need no z: the
-   * V-cycle's result is added from the hierarchy's fine-level x
-   * (tpmg_multigrid_correct). GMRES: the basis grows in the solves, its
-   * first pair is made here */
-  int corrects = (opts.type == TPMG_SOLVER_FMG || opts.type == TPMG_SOLVER_VCYCLE) &&
-                 opts.mode == TPMG_MODE_MIXED;
+   * adapter adds the V-cycle's result to x (tpmg_mixed_correct). GMRES: the
+   * basis grows in the solves, its first pair is made here */
   int fixed = 2;
   if (opts.type == TPMG_SOLVER_CG)
     fixed = 4;
-  else if ((is_gmres(opts.type) && !s->left) || corrects)
+  else if (is_gmres(opts.type) ? !s->left : s->mixed != NULL) /* no w; no z */
     fixed = 1;
   int per_restart = s->left ? 1 : 2;
   s->reserve = SIZE_MAX;
@@ -300,7 +306,7 @@ tpmg_status tpmg_solver_create(tpmg_grid *grid, const tpmg_solver_options *optio
                               "GMRES needs %zu bytes for a restart length of 1 (%d vectors of "
                               "%zu bytes%s), with 5%% of the free memory left",
                               (size_t)(fixed + 1) * bytes + (per_restart - 1) * z_bytes(s),
-                              fixed + per_restart, bytes, s->zq != s->q ? ", Z_0 in float" : "");
+                              fixed + per_restart, bytes, s->mixed ? ", Z_0 in float" : "");
   }
   if (status != TPMG_SUCCESS) {
     tpmg_solver_destroy(&s);
@@ -336,8 +342,11 @@ static tpmg_status residual(tpmg_solver *s, const void *b, const void *x, void *
   return TPMG_SUCCESS;
 }
 
+/* z = V(0, r) in the outer precision */
 static tpmg_status precondition(tpmg_solver *s, const void *r, void *z) {
-  return tpmg_multigrid_apply(s->mg, s->q, r, z);
+  if (s->mixed)
+    return tpmg_mixed_precondition(s->mixed, r, z);
+  return tpmg_multigrid_apply(s->mg, r, z);
 }
 
 static tpmg_status norm(tpmg_solver *s, const void *v, double *result) {
@@ -429,13 +438,11 @@ static tpmg_status gmres(tpmg_solver *s, const void *b, void *x, double bnorm, d
         TPMG_CALL(tpmg_partition_laplace(s->grid, s->fine, q, V[j], r));
         TPMG_CALL(precondition(s, r, w));
       } else { /* w = A Z_j, Z_j = P V_j in its own precision */
-        TPMG_CALL(tpmg_multigrid_apply_native(s->mg, q, V[j], Z[j]));
         const void *z = Z[j];
-        if (s->zq != q) { /* A Z_j in double, from the hierarchy's lent block */
-          void *zq = tpmg_multigrid_scratch(s->mg);
-          TPMG_CALL(ctx->ops->convert(ctx, n, s->zq, Z[j], q, zq));
-          z = zq;
-        }
+        if (s->mixed) /* Z_j in float, A Z_j from its double copy */
+          TPMG_CALL(tpmg_mixed_precondition_float(s->mixed, V[j], Z[j], &z));
+        else
+          TPMG_CALL(tpmg_multigrid_apply(s->mg, V[j], Z[j]));
         TPMG_CALL(tpmg_partition_laplace(s->grid, s->fine, q, z, w));
       }
       double h_next;
@@ -481,7 +488,7 @@ static tpmg_status gmres(tpmg_solver *s, const void *b, void *x, double bnorm, d
         sum -= H[i * ld + p] * y[p];
       y[i] = sum / H[i * ld + i];
     }
-    TPMG_CALL(axpys(s, j, y, s->left ? q : s->zq, s->left ? V : Z, x, NULL));
+    TPMG_CALL(axpys(s, j, y, s->left ? q : z_precision(s), s->left ? V : Z, x, NULL));
     TPMG_CALL(residual(s, b, x, r, &rnorm));
     if (s->left) {
       TPMG_CALL(precondition(s, r, w));
@@ -542,11 +549,11 @@ static tpmg_status vcycles(tpmg_solver *s, const void *b, void *x, double bnorm,
   void *r = s->vectors[0], *z = s->vectors[1];
   int it = 0;
   while ((it == 0 || rnorm > s->options.tolerance * bnorm) && it < s->options.max_iterations) {
-    if (z) {
+    if (s->mixed) { /* x += the float V-cycle's result, as from z */
+      TPMG_CALL(tpmg_mixed_correct(s->mixed, r, x));
+    } else {
       TPMG_CALL(precondition(s, r, z));
       TPMG_CALL(ctx->ops->axpby(ctx, s->q, s->level->n_dofs, 1.0, z, 1.0, x));
-    } else { /* mixed: x += the float V-cycle's result, as from z */
-      TPMG_CALL(tpmg_multigrid_correct(s->mg, s->q, r, x));
     }
     TPMG_CALL(residual(s, b, x, r, &rnorm));
     ++it;
@@ -684,7 +691,7 @@ static tpmg_status solve(tpmg_solver *s, const void *b, void *x, double bnorm,
   void *r = s->vectors[0];
   double rnorm;
   /* FMG from the start vector: a zero x (every entry) takes FMG's own path,
-   * any other the correction's (tpmg_multigrid_fmg_work), at the cost of one
+   * any other the correction's (tpmg_multigrid_fmg_from), at the cost of one
    * residual; r is free until the residual after the pass */
   if (has_fmg_pass(type)) {
     double xnorm;
@@ -695,10 +702,10 @@ static tpmg_status solve(tpmg_solver *s, const void *b, void *x, double bnorm,
       TPMG_CALL(residual(s, b, x, r, &rnorm));
       r0 = r;
     }
-    /* a lending hierarchy (mixed GMRES from the right) has no fine-level x:
-     * the pass's last V-cycle writes Z_0, free until GMRES starts */
-    void *fine_z = s->zq != s->q ? s->basis_z[0] : NULL;
-    TPMG_CALL(tpmg_multigrid_fmg_work(s->mg, s->q, b, r0, x, r, fine_z));
+    if (s->mixed) /* a lending adapter's last V-cycle writes Z_0, free until GMRES starts */
+      TPMG_CALL(tpmg_mixed_fmg(s->mixed, b, r0, x, r, s->basis_z ? s->basis_z[0] : NULL));
+    else
+      TPMG_CALL(tpmg_multigrid_fmg_from(s->mg, b, r0, x));
   }
   TPMG_CALL(ctx->ops->copy_boundary(ctx, s->level, s->q, b, x));
   TPMG_CALL(residual(s, b, x, r, &rnorm));
