@@ -71,9 +71,9 @@ static void check_multi(tpmg_context *ctx, uint64_t *seed) {
 }
 
 /* 2D Q1 on level 1 of one coarse cell: 2 x 2 cells, 9 DoFs, 9 vertices and one
- * patch. The CPU operator is the Kronecker sum (tpmg-cpu-laplace.c) on the one
- * interior point: in x 2 (2k+1) = 6 multiply-adds (a and b), in y 2 (k+1)^2 / k
- * = 8 (the vertex row from both cells): 28 / 9 flop per DoF; shared words: the
+ * patch. The CPU operator is the Kronecker sum (tpmg-cpu-laplace-templates.h) on
+ * the one interior point: in x 2 (2k+1) = 6 multiply-adds (a and b), in y
+ * 2 (k+1)^2 / k = 8 (the vertex row from both cells): 28 / 9 flop per DoF; shared words: the
  * line copy written once and read 2k+1 = 3 times, the diagonals 2 (2k+1) / 4
  * (4 lines per load), a and b written (7.5), then read 2 (k+1) / k = 4 times
  * and the vertex row read back once (5): 12.5 / 9 per DoF; no matrix words.

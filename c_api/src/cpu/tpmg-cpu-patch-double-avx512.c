@@ -1,0 +1,9 @@
+/* The CPU vertex-patch smoother's kernels in double for AVX-512, compiled with -mavx512f -mfma
+ * (c_api/CMakeLists.txt): tpmg_cpu_patch_batch_kernels_double_avx512. */
+#include "tpmg-cpu-simd.h"
+#if TPMG_CPU_HAVE_SIMD
+#define TPMG_CPU_SCALAR double
+#define TPMG_CPU_ISA avx512
+#define TPMG_CPU_SIMD_BYTES 64
+#include "tpmg-cpu-patch-templates.h"
+#endif

@@ -1,0 +1,9 @@
+/* The CPU vertex-patch smoother's kernels in float for AVX2, compiled with -mavx2 -mfma
+ * (c_api/CMakeLists.txt): tpmg_cpu_patch_batch_kernels_float_avx2. */
+#include "tpmg-cpu-simd.h"
+#if TPMG_CPU_HAVE_SIMD
+#define TPMG_CPU_SCALAR float
+#define TPMG_CPU_ISA avx2
+#define TPMG_CPU_SIMD_BYTES 32
+#include "tpmg-cpu-patch-templates.h"
+#endif

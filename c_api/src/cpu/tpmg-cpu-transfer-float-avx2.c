@@ -1,0 +1,10 @@
+/* The CPU grid transfer's kernels in float for AVX2, compiled with -mavx2 -mfma
+ * (c_api/CMakeLists.txt): tpmg_cpu_prolongate_kernels_float_avx2,
+ * tpmg_cpu_restriction_kernels_float_avx2. */
+#include "tpmg-cpu-simd.h"
+#if TPMG_CPU_HAVE_SIMD
+#define TPMG_CPU_SCALAR float
+#define TPMG_CPU_ISA avx2
+#define TPMG_CPU_SIMD_BYTES 32
+#include "tpmg-cpu-transfer-templates.h"
+#endif
