@@ -74,6 +74,16 @@ fi
 # field JSON NAME: a number or string field of a JSON line
 field() { sed -E "s/.*\"$2\":\"?([^,\"}]*).*/\1/" <<< "$1"; }
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+# compare LABEL NAME_A FILE_A NAME_B FILE_B: a summary line of two files of
+# "seconds iterations" lines, their medians, iterations seen and B / A
+compare() {
+  local a b
+  a=$(cut -d' ' -f1 "$3" | median)
+  b=$(cut -d' ' -f1 "$5" | median)
+  summary+=("$(printf '%s: %s %.4f s (%s it), %s %.4f s (%s it), ratio %.3f' "$1" "$2" "$a" \
+    "$(cut -d' ' -f2 "$3" | sort -u | tr '\n' ' ')" "$4" "$b" \
+    "$(cut -d' ' -f2 "$5" | sort -u | tr '\n' ' ')" "$(awk "BEGIN{print $b/$a}")")")
+}
 
 for part in $parts; do
   case $part in
@@ -88,11 +98,7 @@ for part in $parts; do
           echo "$(field "$line" solve_seconds) $(field "$line" iterations)" >> "$tmp/t6-$k-$which"
         done
       done
-      b=$(cut -d' ' -f1 "$tmp/t6-$k-base" | median)
-      n=$(cut -d' ' -f1 "$tmp/t6-$k-new" | median)
-      summary+=("$(printf 'table6 Q%s L%s: base %.4f s (%s it), new %.4f s (%s it), new/base %.3f' \
-        "$k" "$l" "$b" "$(cut -d' ' -f2 "$tmp/t6-$k-base" | sort -u | tr '\n' ' ')" "$n" \
-        "$(cut -d' ' -f2 "$tmp/t6-$k-new" | sort -u | tr '\n' ' ')" "$(awk "BEGIN{print $n/$b}")")")
+      compare "table6 Q$k L$l" base "$tmp/t6-$k-base" new "$tmp/t6-$k-new"
     done
     ;;
   first)
@@ -119,11 +125,7 @@ for part in $parts; do
           echo "$(field "$line" solve_seconds) $(field "$line" iterations)" >> "$tmp/r-$k-$r"
         done
       done
-      z=$(cut -d' ' -f1 "$tmp/r-$k-0" | median)
-      w=$(cut -d' ' -f1 "$tmp/r-$k-$c" | median)
-      summary+=("$(printf 'reaction Q%s L%s: c = 0 %.4f s (%s it), c = %s %.4f s (%s it), ratio %.3f' \
-        "$k" "$l" "$z" "$(cut -d' ' -f2 "$tmp/r-$k-0" | sort -u | tr '\n' ' ')" "$c" "$w" \
-        "$(cut -d' ' -f2 "$tmp/r-$k-$c" | sort -u | tr '\n' ' ')" "$(awk "BEGIN{print $w/$z}")")")
+      compare "reaction Q$k L$l" "c = 0" "$tmp/r-$k-0" "c = $c" "$tmp/r-$k-$c"
     done
     ;;
   *)
