@@ -618,14 +618,16 @@ typedef enum {
                                     ||b - A x|| <= tolerance ||b|| (default) */
   TPMG_PRECONDITION_LEFT = 1   /**< GMRES on P A, deal.II's SolverGMRES default and the
                                     paper's convention; stops on the preconditioned
-                                    residual, ||P (b - A x)|| <= tolerance ||P (b - A x_0)||;
+                                    residual, ||P (b - A x)|| <= tolerance ||P (b - A x_0)||,
+                                    x_0 the start vector passed in (for
+                                    TPMG_SOLVER_FMG_GMRES: before its FMG pass);
                                     ||b - A x|| / ||b|| may then be above or below the
                                     tolerance (result->residual_reduction says) */
 } tpmg_preconditioning;
 
 /** Called after every iteration with its number and the solver's own estimate of
  *  the relative residual: ||r|| / ||b||, or ||P r|| / ||P r_0|| for
- *  TPMG_PRECONDITION_LEFT. It runs inside tpmg_solver_solve: tpmg_solver_solve
+ *  TPMG_PRECONDITION_LEFT (r_0 of the start vector passed in). It runs inside tpmg_solver_solve: tpmg_solver_solve
  *  and tpmg_solver_destroy on the solver that calls it are refused
  *  (TPMG_ERROR_ARGUMENT, nothing changed) and its solve goes on. Other
  *  objects may be used: another solver may solve, and the grid may be

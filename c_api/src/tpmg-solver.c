@@ -14,7 +14,9 @@
  *
  * GMRES with TPMG_PRECONDITION_LEFT is deal.II's SolverGMRES default instead:
  * Arnoldi on P A (P the V-cycle), x = x_0 + V y, and the stopping test on the
- * preconditioned residual, ||P (b - A x)|| <= tolerance ||P (b - A x_0)||.
+ * preconditioned residual, ||P (b - A x)|| <= tolerance ||P (b - A x_0)||,
+ * x_0 the caller's start vector (FMG_GMRES: before its FMG pass, one more
+ * V-cycle to measure it).
  *
  * Memory: the GMRES basis grows with the iterations. Create allocates the
  * first pair (V_0, and Z_0 with right preconditioning); the first solve whose
@@ -410,8 +412,10 @@ static void monitor(tpmg_solver *s, int iteration, double relative) {
 
 /* ---- the iterations ------------------------------------------------------- */
 
+/* reference: with left preconditioning ||P (b - A x_0)|| of the caller's start
+ * x_0 where the FMG pass came between (0: measure it at the start here) */
 static tpmg_status gmres(tpmg_solver *s, const void *b, void *x, double bnorm, double rnorm,
-                         int *iterations) {
+                         double reference, int *iterations) {
   tpmg_context *ctx = s->ctx;
   tpmg_index n = s->level->n_dofs;
   tpmg_precision q = s->q;
@@ -423,8 +427,8 @@ static tpmg_status gmres(tpmg_solver *s, const void *b, void *x, double bnorm, d
   if (s->left) {
     TPMG_CALL(precondition(s, r, w));
     TPMG_CALL(norm(s, w, &rnorm));
-    target = s->options.tolerance * rnorm;
-    scale = rnorm;
+    scale = reference > 0.0 ? reference : rnorm;
+    target = s->options.tolerance * scale;
   }
   int it = 0, stalled = 0;
   while (!stalled && rnorm > target && it < s->options.max_iterations) {
@@ -693,7 +697,20 @@ static tpmg_status solve(tpmg_solver *s, const void *b, void *x, double bnorm,
   /* FMG from the start vector: a zero x (every entry) takes FMG's own path,
    * any other the correction's (tpmg_multigrid_fmg_from), at the cost of one
    * residual; r is free until the residual after the pass */
+  double reference = 0.0;
   if (has_fmg_pass(type)) {
+    /* Left GMRES measures ||P (b - A x_0)|| of the caller's start x_0 (with
+     * b's Dirichlet values, in w, free until GMRES), not of the FMG pass's
+     * result: that residual may already be near the tolerance times ||b||,
+     * and a further reduction by the tolerance beyond rounding. */
+    if (s->left && bnorm > 0.0) {
+      void *w = s->vectors[1];
+      TPMG_CALL(ctx->ops->axpby(ctx, s->q, s->level->n_dofs, 1.0, x, 0.0, w));
+      TPMG_CALL(ctx->ops->copy_boundary(ctx, s->level, s->q, b, w));
+      TPMG_CALL(residual(s, b, w, r, &rnorm));
+      TPMG_CALL(precondition(s, r, w));
+      TPMG_CALL(norm(s, w, &reference));
+    }
     double xnorm;
     TPMG_CALL(norm(s, x, &xnorm));
     const void *r0 = NULL;
@@ -715,7 +732,7 @@ static tpmg_status solve(tpmg_solver *s, const void *b, void *x, double bnorm,
     switch (type) {
     case TPMG_SOLVER_GMRES:
     case TPMG_SOLVER_FMG_GMRES:
-      TPMG_CALL(gmres(s, b, x, bnorm, rnorm, &iterations));
+      TPMG_CALL(gmres(s, b, x, bnorm, rnorm, reference, &iterations));
       break;
     case TPMG_SOLVER_CG:
       TPMG_CALL(cg(s, x, bnorm, rnorm, &iterations));
