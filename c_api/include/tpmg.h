@@ -405,7 +405,68 @@ typedef struct {
   tpmg_index first, count;   /**< the vector holds the planes [first, first + count), in
                                   order: entry i + plane (p - first) is DoF i of plane p */
   tpmg_index owned_first, owned_end; /**< this rank owns planes [owned_first, owned_end) */
+  tpmg_index cell_first, cell_end;   /**< this rank's cells along the last direction (its slab;
+                                          the whole level where not distributed) */
 } tpmg_level_layout;
+
+/** How the coefficient a of -∇·(a∇u) + c u is given (tpmg_grid_set_coefficient). */
+typedef enum {
+  TPMG_COEFFICIENT_CELLS = 0,     /**< one value per cell: a constant on each cell */
+  TPMG_COEFFICIENT_QUADRATURE = 1 /**< (k+1)^dim values per cell, a at the cell's Gauss points
+                                       (deal.II's QGauss(k+1), as step-37 stores it) */
+} tpmg_coefficient_layout;
+
+/** The bounds of the coefficient's values (tpmg_grid_set_coefficient): within
+ *  them, every level's data stay finite and normal in float. */
+#define TPMG_MIN_COEFFICIENT 1e-15
+#define TPMG_MAX_COEFFICIENT 1e15
+
+/** A variable coefficient a > 0: the grid then stands for -∇·(a∇u) + c u = f
+ *  (a = 1 without this call). Collective; call it before any object is made
+ *  from the grid (operator, smoother, transfer, coarse solver, multigrid,
+ *  solver), once: refused afterwards, and on a grid that has a coefficient.
+ *
+ *  values: host memory, copied (the caller may free them after the call), for
+ *  the cells this rank owns on the finest level: the cells c_D of
+ *  [cell_first, cell_end) of tpmg_grid_level_layout(fine_level) along the last
+ *  direction, every cell along the others (one rank: every cell), in
+ *  lexicographic order, x fastest. CELLS: one value per cell; QUADRATURE:
+ *  (k+1)^dim values per cell, the points of a cell consecutive, lexicographic
+ *  with x fastest, at the Gauss points of QGauss(k+1) mapped to the cell
+ *  (tpmg_grid_quadrature_points gives them). Every value finite and within
+ *  [TPMG_MIN_COEFFICIENT, TPMG_MAX_COEFFICIENT].
+ *
+ *  What each part of the method does with it:
+ *  - the finest level's operator is exact: sum factorization with a per cell
+ *    (CELLS) or at the quadrature points (QUADRATURE);
+ *  - a coarser level's operator is rediscretized with a per coarse cell, the
+ *    mean over its children of each fine cell's mean of a (QUADRATURE: the
+ *    Gauss-weighted mean over the cell), so the coarse solve is exact for that
+ *    operator (a dense Cholesky factorization of its interior: at most
+ *    TPMG_MAX_COARSE_DOFS interior DoFs, else TPMG_ERROR_UNSUPPORTED at the
+ *    coarse solver's creation);
+ *  - the patch smoother solves a separable surrogate: each patch's local
+ *    problem with a replaced by its mean over the patch's 2^dim cells, by fast
+ *    diagonalization (exact where a is constant on the patch); its residual is
+ *    the exact operator's, which only TPMG_SMOOTHER_GLOBAL computes so far:
+ *    the other variants are refused (TPMG_ERROR_UNSUPPORTED) on such a grid.
+ *  Memory: every level keeps a value per cell of this rank's box in both
+ *  precisions; the finest level with QUADRATURE (k+1)^dim per cell. During
+ *  the call every rank holds the whole finest level's cell means once.
+ *  @return TPMG_ERROR_ARGUMENT for a bad layout, NULL values, a value out of
+ *  range (naming the rank, the cell and the value), a grid already in use or
+ *  with a coefficient; TPMG_ERROR_UNSUPPORTED where the backend has no
+ *  kernels for it. Every rank returns the same status. */
+tpmg_status tpmg_grid_set_coefficient(tpmg_grid *grid, tpmg_coefficient_layout layout,
+                                      const double *values);
+
+/** The coordinates of the quadrature points of QGauss(k+1) on the cell of
+ *  indices cell[0..dim-1] of the finest level (global indices): points[q * 3 +
+ *  d] is coordinate d of point q, q lexicographic with x fastest, (k+1)^dim
+ *  points; points[q * 3 + 2] = 0 in 2D. For filling the values of
+ *  tpmg_grid_set_coefficient with QUADRATURE from a function. */
+tpmg_status tpmg_grid_quadrature_points(const tpmg_grid *grid, const tpmg_index cell[3],
+                                        double *points);
 
 /** The layout of level `level` on this rank (with one rank: everything, owned). */
 tpmg_status tpmg_grid_level_layout(const tpmg_grid *grid, int level, tpmg_level_layout *layout);

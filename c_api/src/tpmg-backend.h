@@ -48,9 +48,11 @@ size_t tpmg_precision_size(tpmg_precision precision);
 
 /* 1D data of one level in one precision: pointers into backend memory, arrays
  * row-major, one set per direction d < dim (they differ when h_d differs).
- * The last direction D = dim - 1 carries the reaction c (tpmg_level.reaction):
- * its stiffness matrices are K + c M and its eigenvalues lambda + c, so every
- * Kronecker sum of these data is the operator -Δ + c (tpmg-grid.c).
+ * Without a variable coefficient (tpmg_level.coefficient NULL) the last
+ * direction D = dim - 1 carries the reaction c (tpmg_level.reaction): its
+ * stiffness matrices are K + c M and its eigenvalues lambda + c, so every
+ * Kronecker sum of these data is the operator -Δ + c (tpmg-grid.c). With a
+ * variable coefficient they hold no reaction: the kernels add it.
  * With P = 2k+1 patch points and I = 2k-1 interior patch points:
  *   cell_mass, cell_stiffness   (k+1) x (k+1)  M = h Mref, K = Kref / h
  *   patch_mass, patch_stiffness  P x P          the two cells of a vertex patch
@@ -95,8 +97,25 @@ typedef struct {
   tpmg_index n_dofs;    /* n[0] n[1] n[2] */
   double h[3];          /* cell size per direction */
   double reaction;      /* c of -Δu + c u (tpmg_grid_options.reaction), in data[]'s direction
-                           dim - 1 already; the unit data hold none */
+                           dim - 1 already where coefficient is NULL; the unit data hold none */
   tpmg_level_data data[2]; /* indexed by tpmg_precision */
+  /* A variable coefficient a (tpmg_grid_set_coefficient), backend memory per
+   * precision, NULL where a = 1. coefficient: a per cell of this level's box
+   * (cells[0] x cells[1] x cells[2], lexicographic, x fastest; on a coarser
+   * level than the finest the mean of its children's). quadrature: on the
+   * finest level given as TPMG_COEFFICIENT_QUADRATURE only, (k+1)^dim values
+   * per cell of the box, a at the Gauss points of QGauss(k+1) (lexicographic,
+   * x fastest), the cells as above; the operator then uses these, and
+   * coefficient (the cells' Gauss-weighted means) serves the smoother.
+   *   laplace: dst = sum_K (a_K A^K + c M^K) src (QUADRATURE: A^K with a at
+   *     the quadrature points), Dirichlet entries as without coefficient;
+   *   patch_solve: the patch's surrogate, a replaced by abar, the mean of
+   *     coefficient over the patch's 2^dim cells: x_I += S (abar Lambda + c)^-1
+   *     S^T r_I with Lambda the sums of the 1D eigenvalues (no c in them);
+   *   patch_fused, patch_residual: never called (the core refuses every
+   *     smoother variant but GLOBAL). */
+  const void *coefficient[2];
+  const void *quadrature[2];
   const tpmg_unit_data *unit; /* host memory, owned by the grid; the same for every level */
 } tpmg_level;
 

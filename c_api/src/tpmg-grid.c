@@ -370,6 +370,8 @@ tpmg_status tpmg_grid_level_layout(const tpmg_grid *grid, int level, tpmg_level_
   layout->count = part->count;
   layout->owned_first = part->owned_first;
   layout->owned_end = part->owned_end;
+  layout->cell_first = part->cell_first;
+  layout->cell_end = part->cell_end;
   return TPMG_SUCCESS;
 }
 
