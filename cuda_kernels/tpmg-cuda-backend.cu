@@ -213,7 +213,12 @@ tpmg_status restrict_op(tpmg_context *ctx, const tpmg_level *coarse, const tpmg_
 }
 
 /* The kernel of `use` exists for the level in the context's variant (a
- * smoother needs the operator's too: GLOBAL's residual). */
+ * smoother needs the operator's too: GLOBAL's residual). On a level with a
+ * variable coefficient every variant runs the cell operator
+ * (tpmg-cuda-coefficient.cu, every degree) and its own local solves with the
+ * patches' surrogate (patch_solve; FUSED, SEPARATE and BOUNDARY are refused
+ * by the core there), and refuses what it refuses without one ("cuda/thread":
+ * degree 1 only), so that a name accepts the same levels on every grid. */
 tpmg_status check_level(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
                         tpmg_level_use use) {
   kernel_kind kern = kernel_kind::basic;
