@@ -816,9 +816,27 @@ typedef enum {
 /** The right-hand side of the finest-level system A x = b: interior entries are
  *  the load vector (Gauss quadrature, k+2 points per direction) minus the
  *  lifting of g (for TPMG_RHS_ONES: 1); Dirichlet entries are g at the support
- *  points.
+ *  points. TPMG_RHS_SINE is refused on a grid with a variable coefficient
+ *  (tpmg_problem_rhs_function takes f and g there).
  *  @param[out] b a finest-level vector of the given precision */
 tpmg_status tpmg_problem_rhs(tpmg_grid *grid, tpmg_rhs rhs, tpmg_precision precision, void *b);
+
+/** A function of a point x (x[0..dim-1]; x[2] = 0 in 2D) and the caller's data. */
+typedef double (*tpmg_problem_function)(const double *x, void *data);
+
+/** The right-hand side of the finest-level system for a source f and Dirichlet
+ *  data g of the caller: interior entries int f φ_i (Gauss quadrature, k+2
+ *  points per direction, cell by cell) minus (A g~)_i, where g~ is g at the
+ *  Dirichlet DoFs' support points and 0 inside and A the grid's operator
+ *  (its coefficient and reaction included); Dirichlet entries g. For a grid
+ *  with a variable coefficient, where TPMG_RHS_SINE's f does not apply: with
+ *  g = prod sin(π x_d) and f = -∇·(a∇g) + c g, tpmg_problem_l2_error(...,
+ *  TPMG_RHS_SINE, ...) measures the error. f is called from several threads
+ *  at once (OpenMP) and must be safe for that.
+ *  @param[out] b a finest-level vector of the given precision */
+tpmg_status tpmg_problem_rhs_function(tpmg_grid *grid, tpmg_problem_function f,
+                                      tpmg_problem_function g, void *data,
+                                      tpmg_precision precision, void *b);
 
 /** The L2 error ||u_h - u|| of a finest-level solution against the exact
  *  solution, by Gauss quadrature with k+2 points per direction.
