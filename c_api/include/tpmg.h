@@ -1,8 +1,10 @@
 /* tpmg: tensor-product multigrid with vertex-patch smoothers.
  *
  * The public C header (the user API; tpmg-bench.h adds instrumentation for
- * benchmarks and tests). It solves -Δu + c u = f (Poisson's equation for c = 0,
- * a reaction term c >= 0 constant: tpmg_grid_options.reaction), u = g on the
+ * benchmarks and tests). It solves -∇·(a∇u) + c u = f (Poisson's equation for
+ * a = 1, c = 0; a > 0 given per cell or at the quadrature points:
+ * tpmg_grid_set_coefficient; a reaction term c >= 0 constant:
+ * tpmg_grid_options.reaction), u = g on the
  * boundary of an axis-parallel box, with continuous Q_k elements (Gauss-Lobatto
  * support points, as deal.II's FE_Q) on a Cartesian mesh of n_0 x n_1 (x n_2)
  * equal cells refined globally L times, by geometric multigrid whose smoother is
@@ -47,8 +49,9 @@
  *   plane. The tpmg_vector_* functions act on the rank's own entries (no
  *   communication, no sum over ranks); the objects' dot products and norms
  *   are the whole level's.
- * - The level operator is the matrix of -Δ + c (stiffness plus c times mass)
- *   with Dirichlet DoFs eliminated:
+ * - The level operator is the matrix of -∇·(a∇) + c (stiffness plus c times
+ *   mass; a = 1 unless tpmg_grid_set_coefficient) with Dirichlet DoFs
+ *   eliminated:
  *   interior rows and columns are those of the finite element matrix, a
  *   Dirichlet row is the identity row. Every object takes its grid's context.
  * - Threads: one object must not be used by two threads at once (a solver,
