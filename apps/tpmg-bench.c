@@ -208,8 +208,6 @@ static options parse_options(int argc, char **argv) {
                         o.dofs, d, k, level, n);
       }
     }
-  if (o.mesh.coefficient != APP_COEFFICIENT_ONE)
-    app_usage_error("--coefficient: tpmg-bench measures a = 1 only so far");
   return o;
 }
 
