@@ -466,8 +466,11 @@ else()
   tpmg_cli_usage(poisson-coefficient-sine tpmg-poisson
                  "--coefficient checkerboard: u = prod sin.pi x_d. solves no problem"
                  --coefficient checkerboard:10)
-  tpmg_cli_usage(bench-coefficient tpmg-bench "unknown option '--coefficient'"
-                 --coefficient step37)
+  tpmg_cli_usage(bench-coefficient-breakdown tpmg-bench
+                 "--coefficient: with the building blocks only, not with --breakdown"
+                 --coefficient step37 --breakdown)
+  tpmg_cli_usage(bench-coefficient-name tpmg-bench "--coefficient x: must be one, step37"
+                 --coefficient x)
   tpmg_cli_usage(poisson-empty-value tpmg-poisson "--level : expected an integer" --level=)
   tpmg_cli_usage(poisson-value-is-option tpmg-poisson "--dim --json: expected an integer"
                  --dim --json)
