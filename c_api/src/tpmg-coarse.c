@@ -458,15 +458,105 @@ static void interior_solve(const tpmg_coarse *c, int n_threads, double *t, doubl
 /* The dense inverse, column j = A_I^{-1} e_j (symmetric, so stored as row j),
  * the columns shared among the context's threads; uploaded in the solver's
  * precision. */
-static tpmg_status build_inverse(tpmg_context *ctx, tpmg_coarse *c) {
+/* The interior matrix A_I of a level with a variable coefficient, assembled
+ * densely (n_I x n_I, row-major) from its cells: a_K (the grid's whole
+ * coefficient of the level) times the Kronecker cell stiffness, plus c times
+ * the cell mass. */
+static void assemble(const tpmg_coarse *c, const double *coefficient, double *A) {
+  const tpmg_level *lvl = c->level;
+  const int dim = lvl->dim, k = lvl->degree, nc = k + 1;
+  const tpmg_index n_I = c->n_interior;
+  double mref[(TPMG_MAX_DEGREE_2D + 1) * (TPMG_MAX_DEGREE_2D + 1)];
+  double kref[(TPMG_MAX_DEGREE_2D + 1) * (TPMG_MAX_DEGREE_2D + 1)];
+  tpmg_basis_cell_matrices(k, mref, kref);
+  memset(A, 0, sizeof(double) * (size_t)n_I * (size_t)n_I);
+  const int local = dim == 3 ? nc * nc * nc : nc * nc;
+  for (tpmg_index e2 = 0; e2 < lvl->cells[2]; ++e2)
+    for (tpmg_index e1 = 0; e1 < lvl->cells[1]; ++e1)
+      for (tpmg_index e0 = 0; e0 < lvl->cells[0]; ++e0) {
+        const tpmg_index e[3] = {e0, e1, e2};
+        const double a = coefficient[e0 + lvl->cells[0] * (e1 + lvl->cells[1] * e2)];
+        tpmg_index row[(TPMG_MAX_DEGREE_3D + 1) * (TPMG_MAX_DEGREE_3D + 1) * (TPMG_MAX_DEGREE_3D + 1)];
+        for (int i = 0; i < local; ++i) {
+          const int li[3] = {i % nc, i / nc % nc, i / (nc * nc)};
+          tpmg_index g = 0, stride = 1;
+          for (int d = 0; d < dim; ++d) {
+            const tpmg_index x = e[d] * k + li[d] - 1; /* interior index along d */
+            if (x < 0 || x >= c->n[d]) {
+              g = -1;
+              break;
+            }
+            g += x * stride;
+            stride *= c->n[d];
+          }
+          row[i] = g;
+        }
+        for (int i = 0; i < local; ++i) {
+          if (row[i] < 0) continue;
+          const int li[3] = {i % nc, i / nc % nc, i / (nc * nc)};
+          for (int j = 0; j < local; ++j) {
+            if (row[j] < 0) continue;
+            const int lj[3] = {j % nc, j / nc % nc, j / (nc * nc)};
+            double mass = 1.0, stiffness = 0.0;
+            for (int d = 0; d < dim; ++d) {
+              const double m = lvl->h[d] * mref[li[d] * nc + lj[d]];
+              double term = kref[li[d] * nc + lj[d]] / lvl->h[d];
+              for (int f = 0; f < dim; ++f)
+                if (f != d) term *= lvl->h[f] * mref[li[f] * nc + lj[f]];
+              stiffness += term;
+              mass *= m;
+            }
+            A[row[i] * n_I + row[j]] += a * stiffness + lvl->reaction * mass;
+          }
+        }
+      }
+}
+
+/* A = L L^T in place (the lower triangle), n x n row-major; 0 if A is not
+ * positive definite. */
+static int cholesky(tpmg_index n, double *A) {
+  for (tpmg_index j = 0; j < n; ++j) {
+    double d = A[j * n + j];
+    for (tpmg_index p = 0; p < j; ++p) d -= A[j * n + p] * A[j * n + p];
+    if (!(d > 0.0)) return 0;
+    d = sqrt(d);
+    A[j * n + j] = d;
+    for (tpmg_index i = j + 1; i < n; ++i) {
+      double s = A[i * n + j];
+      for (tpmg_index p = 0; p < j; ++p) s -= A[i * n + p] * A[j * n + p];
+      A[i * n + j] = s / d;
+    }
+  }
+  return 1;
+}
+
+/* t = A^{-1} t with the factor L of cholesky. */
+static void cholesky_solve(tpmg_index n, const double *L, double *t) {
+  for (tpmg_index i = 0; i < n; ++i) {
+    double s = t[i];
+    for (tpmg_index p = 0; p < i; ++p) s -= L[i * n + p] * t[p];
+    t[i] = s / L[i * n + i];
+  }
+  for (tpmg_index i = n - 1; i >= 0; --i) {
+    double s = t[i];
+    for (tpmg_index p = i + 1; p < n; ++p) s -= L[p * n + i] * t[p];
+    t[i] = s / L[i * n + i];
+  }
+}
+
+/* The dense inverse into backend memory: by fast diagonalization (c's
+ * factors), or, where the level has a variable coefficient (coefficient !=
+ * NULL: its cells' values), by a Cholesky factorization of the assembled A_I. */
+static tpmg_status build_inverse(tpmg_context *ctx, tpmg_coarse *c, const double *coefficient) {
   const tpmg_index n_interior = c->n_interior;
   const int n_threads = tpmg_backend_threads(ctx);
   const size_t entries = (size_t)n_interior * (size_t)n_interior;
   const size_t inverse_bytes = sizeof(double) * entries;
   const size_t work_bytes = sizeof(double) * 2 * (size_t)n_interior * (size_t)n_threads;
+  const size_t matrix_bytes = coefficient ? inverse_bytes : 0;
   c->bytes = entries * tpmg_precision_size(c->precision);
   const size_t converted_bytes = c->precision == TPMG_FLOAT ? c->bytes : 0;
-  double *inverse = NULL, *work = NULL;
+  double *inverse = NULL, *work = NULL, *matrix = NULL;
   void *converted = NULL;
   tpmg_status status =
       tpmg_host_malloc(ctx, inverse_bytes, "coarse solver: dense inverse", (void **)&inverse);
@@ -474,8 +564,21 @@ static tpmg_status build_inverse(tpmg_context *ctx, tpmg_coarse *c) {
     status = tpmg_host_malloc(ctx, work_bytes, "coarse solver: work", (void **)&work);
   if (status == TPMG_SUCCESS)
     status = tpmg_host_malloc(ctx, converted_bytes, "coarse solver: inverse in float", &converted);
+  if (status == TPMG_SUCCESS)
+    status = tpmg_host_malloc(ctx, matrix_bytes, "coarse solver: assembled matrix",
+                              (void **)&matrix);
   if (status != TPMG_SUCCESS)
     goto done;
+  if (coefficient) {
+    assemble(c, coefficient, matrix);
+    if (!cholesky(n_interior, matrix)) {
+      status = tpmg_error_set(ctx, TPMG_ERROR_NUMERICAL, __FILE__, __LINE__,
+                              "coarse solver on level %d: the assembled matrix is not positive "
+                              "definite in double",
+                              c->level->level);
+      goto done;
+    }
+  }
 #pragma omp parallel num_threads(n_threads)
   {
     double *t = work + 2 * (size_t)n_interior * (size_t)omp_get_thread_num(), *w = t + n_interior;
@@ -483,7 +586,10 @@ static tpmg_status build_inverse(tpmg_context *ctx, tpmg_coarse *c) {
     for (tpmg_index j = 0; j < n_interior; ++j) {
       memset(t, 0, sizeof(double) * (size_t)n_interior);
       t[j] = 1.0;
-      interior_solve(c, 1, t, w);
+      if (coefficient)
+        cholesky_solve(n_interior, matrix, t);
+      else
+        interior_solve(c, 1, t, w);
       memcpy(inverse + (size_t)j * (size_t)n_interior, t, sizeof(double) * (size_t)n_interior);
     }
   }
@@ -502,6 +608,7 @@ done:
   tpmg_host_free(ctx, inverse_bytes, inverse);
   tpmg_host_free(ctx, work_bytes, work);
   tpmg_host_free(ctx, converted_bytes, converted);
+  tpmg_host_free(ctx, matrix_bytes, matrix);
   return status;
 }
 
@@ -614,13 +721,23 @@ tpmg_status tpmg_coarse_create_index(tpmg_grid *grid, int index, tpmg_precision 
     if (status == TPMG_SUCCESS)
       status = tpmg_malloc(ctx, c->whole_bytes, "coarse level, whole", &c->whole_x);
   }
-  if (status == TPMG_SUCCESS && c->n_interior > 0)
+  /* a variable coefficient: the whole level's cell values (tpmg-coefficient.c) */
+  const double *coefficient = grid->levels[index].coefficient[0] ? grid->whole_coefficient[index]
+                                                                 : NULL;
+  if (status == TPMG_SUCCESS && coefficient && c->n_interior > TPMG_MAX_COARSE_DOFS)
+    status = tpmg_error_set(ctx, TPMG_ERROR_UNSUPPORTED, __FILE__, __LINE__,
+                            "coarse solver on level %d: %lld interior DoFs; with a variable "
+                            "coefficient the coarse level is solved by a dense Cholesky "
+                            "factorization of at most %d: use a coarse mesh of fewer cells",
+                            lvl->level, (long long)c->n_interior, TPMG_MAX_COARSE_DOFS);
+  if (status == TPMG_SUCCESS && c->n_interior > 0 && coefficient) {
+    status = build_inverse(ctx, c, coefficient);
+  } else if (status == TPMG_SUCCESS && c->n_interior > 0) {
     status = factor(ctx, c);
-  if (status == TPMG_SUCCESS && c->n_interior > 0) {
-    if (c->n_interior <= TPMG_MAX_COARSE_DOFS) {
-      status = build_inverse(ctx, c);
+    if (status == TPMG_SUCCESS && c->n_interior <= TPMG_MAX_COARSE_DOFS) {
+      status = build_inverse(ctx, c, NULL);
       free_factors(ctx, c);
-    } else {
+    } else if (status == TPMG_SUCCESS) {
       status = build_host_solver(ctx, c);
     }
   }

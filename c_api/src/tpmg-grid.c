@@ -181,7 +181,8 @@ static tpmg_status build_level_data(tpmg_context *ctx, const tpmg_level *lvl, do
     double *cm = p, *ck = cm + nc * nc, *pm = ck + nc * nc, *pk = pm + np * np;
     double *S = pk + np * np, *lambda = S + ni * ni;
     p = lambda + ni;
-    const double reaction = d == lvl->dim - 1 ? lvl->reaction : 0.0;
+    /* with a coefficient the kernels add the reaction (tpmg_level) */
+    const double reaction = d == lvl->dim - 1 && !lvl->coefficient[0] ? lvl->reaction : 0.0;
     TPMG_CALL(build_direction(ctx, k, lvl->h[d], reaction, lvl->level, d, cm, ck, pm, pk, S,
                               lambda));
   }
@@ -228,6 +229,36 @@ static void set_pointers(tpmg_level *lvl, tpmg_precision precision, char *block)
   data->prolongation = block + off;
 }
 
+tpmg_status tpmg_grid_level_data(tpmg_grid *grid, int l) {
+  tpmg_context *ctx = grid->ctx;
+  tpmg_level *lvl = &grid->levels[l];
+  size_t count = level_data_count(lvl->dim, lvl->degree);
+  double *host = malloc(count * sizeof(double));
+  float *host_float = malloc(count * sizeof(float));
+  tpmg_status status = host && host_float ? TPMG_SUCCESS : TPMG_ERROR_MEMORY;
+  if (status != TPMG_SUCCESS) tpmg_error_set(ctx, status, __FILE__, __LINE__, "host allocation");
+  if (status == TPMG_SUCCESS)
+    status = build_level_data(ctx, lvl, host);
+  for (int p = 0; p < 2 && status == TPMG_SUCCESS; ++p) {
+    size_t bytes = count * tpmg_precision_size((tpmg_precision)p);
+    const void *src = host;
+    if (p == TPMG_FLOAT) {
+      for (size_t i = 0; i < count; ++i) host_float[i] = (float)host[i];
+      src = host_float;
+    }
+    if (!grid->data_block[l][p]) {
+      status = tpmg_malloc(ctx, bytes, "grid 1D data", &grid->data_block[l][p]);
+      if (status != TPMG_SUCCESS) break;
+      grid->data_bytes[l][p] = bytes;
+      set_pointers(lvl, (tpmg_precision)p, grid->data_block[l][p]);
+    }
+    status = ctx->ops->upload(ctx, grid->data_block[l][p], src, bytes);
+  }
+  free(host);
+  free(host_float);
+  return status;
+}
+
 tpmg_status tpmg_grid_create(tpmg_context *ctx, const tpmg_grid_options *options,
                              tpmg_grid **grid) {
   if (!ctx) return TPMG_ERROR_ARGUMENT;
@@ -271,13 +302,7 @@ tpmg_status tpmg_grid_create(tpmg_context *ctx, const tpmg_grid_options *options
     g->hidden++;
   }
   g->n_levels = g->hidden + options->fine_level + 1;
-  size_t count = level_data_count(dim, k);
-  double *host = malloc(count * sizeof(double));
-  float *host_float = malloc(count * sizeof(float));
-  tpmg_status status = host && host_float ? TPMG_SUCCESS : TPMG_ERROR_MEMORY;
-  if (status != TPMG_SUCCESS) tpmg_error_set(ctx, status, __FILE__, __LINE__, "host allocation");
-  if (status == TPMG_SUCCESS)
-    status = build_unit_data(ctx, k, &g->unit);
+  tpmg_status status = build_unit_data(ctx, k, &g->unit);
 
   for (int l = 0; l < g->n_levels && status == TPMG_SUCCESS; ++l) {
     tpmg_level *lvl = &g->levels[l];
@@ -298,23 +323,8 @@ tpmg_status tpmg_grid_create(tpmg_context *ctx, const tpmg_grid_options *options
     if (l == 0)
       status = check_reaction(ctx, lvl);
     if (status == TPMG_SUCCESS)
-      status = build_level_data(ctx, lvl, host);
-    for (int p = 0; p < 2 && status == TPMG_SUCCESS; ++p) {
-      size_t bytes = count * tpmg_precision_size((tpmg_precision)p);
-      const void *src = host;
-      if (p == TPMG_FLOAT) {
-        for (size_t i = 0; i < count; ++i) host_float[i] = (float)host[i];
-        src = host_float;
-      }
-      status = tpmg_malloc(ctx, bytes, "grid 1D data", &g->data_block[l][p]);
-      if (status != TPMG_SUCCESS) break;
-      g->data_bytes[l][p] = bytes;
-      status = ctx->ops->upload(ctx, g->data_block[l][p], src, bytes);
-      set_pointers(lvl, (tpmg_precision)p, g->data_block[l][p]);
-    }
+      status = tpmg_grid_level_data(g, l);
   }
-  free(host);
-  free(host_float);
   if (status == TPMG_SUCCESS) status = tpmg_partition_create(g);
   status = tpmg_comm_agree(ctx, status);
   if (status != TPMG_SUCCESS) {
@@ -334,6 +344,7 @@ void tpmg_grid_release(tpmg_grid *grid) {
   tpmg_context *ctx = grid->ctx;
   for (int l = 0; l < TPMG_MAX_LEVELS; ++l)
     for (int p = 0; p < 2; ++p) tpmg_free(ctx, grid->data_bytes[l][p], grid->data_block[l][p]);
+  tpmg_coefficient_free(grid);
   free(grid);
   ctx->refs--;
 }

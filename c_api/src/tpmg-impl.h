@@ -105,7 +105,28 @@ struct tpmg_grid {
   tpmg_part part[TPMG_MAX_LEVELS];
   tpmg_level global[TPMG_MAX_LEVELS];
   int cut_level;
+  /* a variable coefficient (tpmg-coefficient.c): the backend memory behind
+   * levels[l].coefficient[p] and, on the finest level, .quadrature[p]; and
+   * the whole per-cell coefficient of the levels up to the user's level 0
+   * (hidden + 1 of them) on the host in double (tpmg_host_malloc), for the
+   * coarse solver's assembly */
+  tpmg_coefficient_layout coefficient_layout;
+  void *coefficient_block[TPMG_MAX_LEVELS][2];
+  size_t coefficient_bytes[TPMG_MAX_LEVELS][2];
+  void *quadrature_block[2];
+  size_t quadrature_bytes[2];
+  double *whole_coefficient[TPMG_MAX_LEVELS];
+  size_t whole_coefficient_bytes[TPMG_MAX_LEVELS];
 };
+
+/* ---- grid data (tpmg-grid.c) ---------------------------------------------- */
+
+/* Build level l's 1D data on the host and upload them into its blocks in both
+ * precisions: the reaction folded into the last direction unless the level has
+ * a coefficient (levels[l].coefficient[0] != NULL). */
+tpmg_status tpmg_grid_level_data(tpmg_grid *grid, int l);
+/* Free what tpmg_grid_set_coefficient allocated (tpmg-coefficient.c). */
+void tpmg_coefficient_free(tpmg_grid *grid);
 
 /* Validated access for the object files, the one place where a user's level
  * number (0 = the coarse mesh as given) becomes an index into grid->levels:
@@ -168,6 +189,10 @@ tpmg_status tpmg_partition_exchange(const tpmg_grid *grid, int l, tpmg_precision
 tpmg_status tpmg_partition_exchange_start(const tpmg_grid *grid, int l, tpmg_precision p, int n,
                                           void *const *v, tpmg_index below, tpmg_index above);
 tpmg_status tpmg_partition_exchange_wait(const tpmg_grid *grid, int l);
+/* The cells along the last direction that `rank` owns on level l: its slab
+ * on a distributed level, every cell on a whole one. */
+void tpmg_partition_cells(const tpmg_grid *grid, int l, int rank, tpmg_index *first,
+                          tpmg_index *end);
 /* The patches of level l's box that the smoother updates, by their vertices
  * v along the last direction, each range [first, end): `inner` reads no
  * ghost plane and writes no plane sent by an exchange of k + 1 planes below

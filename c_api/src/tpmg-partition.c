@@ -43,6 +43,16 @@ static void owned_cells(const tpmg_grid *grid, int l, int rank, tpmg_index *firs
   *end = (cells * (rank + 1) / P) << (l - ref);
 }
 
+void tpmg_partition_cells(const tpmg_grid *grid, int l, int rank, tpmg_index *first,
+                          tpmg_index *end) {
+  if (!grid->part[l].distributed) {
+    *first = 0;
+    *end = grid->global[l].cells[last_dim(grid)];
+    return;
+  }
+  owned_cells(grid, l, rank, first, end);
+}
+
 /* The planes `rank` owns on distributed level l: above its lower face (the
  * first rank: from it) up to its upper face, inclusive. */
 static void owned_planes(const tpmg_grid *grid, int l, int rank, tpmg_index *first,

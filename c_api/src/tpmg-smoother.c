@@ -58,6 +58,12 @@ tpmg_status tpmg_smoother_create_index(tpmg_grid *grid, int index, tpmg_precisio
              opts.variant == TPMG_SMOOTHER_GLOBAL || opts.variant == TPMG_SMOOTHER_SEPARATE ||
                  opts.variant == TPMG_SMOOTHER_FUSED || opts.variant == TPMG_SMOOTHER_BOUNDARY,
              TPMG_ERROR_ARGUMENT, "unknown smoother variant %d", (int)opts.variant);
+  /* the patch-local residuals assume a = 1 (tpmg_grid_set_coefficient) */
+  TPMG_CHECK(ctx, !grid->levels[index].coefficient[0] || opts.variant == TPMG_SMOOTHER_GLOBAL,
+             TPMG_ERROR_UNSUPPORTED,
+             "smoother variant %s: on a grid with a variable coefficient only global computes the "
+             "exact operator's residual; take TPMG_SMOOTHER_GLOBAL",
+             tpmg_smoother_variant_name(opts.variant));
   if (ctx->ops->check_level)
     TPMG_CALL(ctx->ops->check_level(ctx, &grid->levels[index], precision, TPMG_USE_SMOOTHER));
 

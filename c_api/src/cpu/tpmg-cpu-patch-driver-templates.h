@@ -30,7 +30,7 @@ static size_t TPMG_CPU_NAME(patch_scratch)(int dim, int k) {
  * (x fastest), position i of direction d taking mode mode[d][i] (NULL: i). */
 static void TPMG_CPU_NAME(patch_inverse_eigenvalues)(const tpmg_level *lvl,
                                                      const int (*mode)[TPMG_CPU_MAX_POINTS],
-                                                     T *out) {
+                                                     int invert, T *out) {
   const int dim = lvl->dim, n_in = 2 * lvl->degree - 1, n_2 = dim == 3 ? n_in : 1;
   const tpmg_level_data *level_data = &lvl->data[TPMG_CPU_PRECISION];
   const T *lambda[3] = {level_data->eigenvalues[0], level_data->eigenvalues[1],
@@ -42,8 +42,8 @@ static void TPMG_CPU_NAME(patch_inverse_eigenvalues)(const tpmg_level *lvl,
                        : mode  ? mode[2][i2]
                                : i2,
                   m1 = mode ? mode[1][i1] : i1, m0 = mode ? mode[0][i0] : i0;
-        out[(i2 * n_in + i1) * n_in + i0] =
-            1 / ((dim == 3 ? lambda[2][m2] : 0) + lambda[1][m1] + lambda[0][m0]);
+        const T sum = (dim == 3 ? lambda[2][m2] : 0) + lambda[1][m1] + lambda[0][m0];
+        out[(i2 * n_in + i1) * n_in + i0] = invert ? 1 / sum : sum;
       }
 }
 
@@ -153,7 +153,7 @@ static tpmg_status TPMG_CPU_NAME(patch_mirror_data)(tpmg_context *ctx, const tpm
     TPMG_CPU_NAME(mirror_blocks)(n_in, n_in, t1, data->vectors_t_eo[d]);
     TPMG_CPU_NAME(mirror_blocks)(n_in, n_in, t2, data->vectors_eo[d]);
   }
-  TPMG_CPU_NAME(patch_inverse_eigenvalues)(lvl, mode, data->inverse_eigenvalues_eo);
+  TPMG_CPU_NAME(patch_inverse_eigenvalues)(lvl, mode, 1, data->inverse_eigenvalues_eo);
   return TPMG_SUCCESS;
 }
 #endif
@@ -190,7 +190,10 @@ tpmg_status TPMG_CPU_NAME(tpmg_cpu_patch_pass)(tpmg_context *ctx, const tpmg_lev
       }
     }
   }
-  TPMG_CPU_NAME(patch_inverse_eigenvalues)(lvl, NULL, data.inverse_eigenvalues);
+  TPMG_CPU_NAME(patch_inverse_eigenvalues)(lvl, NULL, 1, data.inverse_eigenvalues);
+  data.coefficient = lvl->coefficient[TPMG_CPU_PRECISION];
+  if (data.coefficient)
+    TPMG_CPU_NAME(patch_inverse_eigenvalues)(lvl, NULL, 0, data.eigenvalue_sums);
 
   const tpmg_index all[2] = {1, lvl->cells[dim - 1]};
   for (int d = 0; d < 3; ++d)
@@ -198,7 +201,8 @@ tpmg_status TPMG_CPU_NAME(tpmg_cpu_patch_pass)(tpmg_context *ctx, const tpmg_lev
   tpmg_level_patch_layers(lvl, colour, vertices ? vertices : all, &data.t_first, &data.m[dim - 1]);
   const tpmg_index m0 = data.m[0], m1 = data.m[1], m2 = data.m[2];
 #if TPMG_CPU_HAVE_SIMD
-  if (tpmg_cpu_simd(ctx) != TPMG_CPU_SIMD_SCALAR) {
+  /* a variable coefficient's surrogate: the scalar kernels only, so far */
+  if (tpmg_cpu_simd(ctx) != TPMG_CPU_SIMD_SCALAR && !data.coefficient) {
     const int avx512 = tpmg_cpu_simd(ctx) == TPMG_CPU_SIMD_AVX512;
     const size_t vector_bytes = avx512 ? 64 : 32, lanes = vector_bytes / sizeof(T);
     TPMG_CALL(TPMG_CPU_NAME(patch_mirror_data)(ctx, lvl, &data));

@@ -47,6 +47,12 @@ typedef struct {
   T vectors_t[3][TPMG_CPU_MAX_MATRIX];        /* S^T */
   T vectors[3][TPMG_CPU_MAX_MATRIX];          /* S */
   T inverse_eigenvalues[TPMG_CPU_MAX_TENSOR]; /* 1 / (lambda_z + lambda_y + lambda_x), I^dim */
+  /* a variable coefficient (tpmg_level.coefficient, NULL for a = 1): the
+   * local solve's surrogate divides by abar Lambda + c instead, abar the mean
+   * of the patch's 2^dim cells' values, Lambda the eigenvalue sums (no
+   * reaction in the eigenvalues of such a level) */
+  const T *coefficient;
+  T eigenvalue_sums[TPMG_CPU_MAX_TENSOR];
 #if TPMG_CPU_HAVE_SIMD
   /* The batched kernels' matrices in mirror coordinates (patch_mirror_data):
    * per direction the even block, then the odd block, each column-major. */
@@ -108,8 +114,23 @@ TPMG_CPU_INLINE void TPMG_CPU_NAME(patch_solve)(const TPMG_CPU_NAME(patch_data) 
   const int begin[3] = {0, 0, 0}, end[3] = {n_in, n_in, dim == 3 ? n_in : 1};
   T y[TPMG_CPU_MAX_TENSOR], z[TPMG_CPU_MAX_TENSOR], work[TPMG_CPU_MAX_TENSOR];
   TPMG_CPU_NAME(tpmg_cpu_kron_apply)(dim, n_in, vectors_t, r, work, y);
-  for (int i = 0; i < n_local; ++i)
-    y[i] *= data->inverse_eigenvalues[i];
+  if (data->coefficient) {
+    /* the patch's cells: vertex v_d = (interior_d - 1) / k + 1, cells v_d - 1 and v_d */
+    const tpmg_level *lvl = data->lvl;
+    const tpmg_index c0 = (interior[0] - 1) / k, c1 = (interior[1] - 1) / k;
+    const tpmg_index c2 = dim == 3 ? (interior[2] - 1) / k : 0;
+    const tpmg_index stride[3] = {1, lvl->cells[0], lvl->cells[0] * lvl->cells[1]};
+    const T *a = data->coefficient + c0 + stride[1] * c1 + stride[2] * c2;
+    T sum = 0;
+    for (int e = 0; e < (dim == 3 ? 8 : 4); ++e)
+      sum += a[(e & 1) + stride[1] * ((e >> 1) & 1) + stride[2] * (e >> 2)];
+    const T mean = sum / (T)(dim == 3 ? 8 : 4), reaction = (T)lvl->reaction;
+    for (int i = 0; i < n_local; ++i)
+      y[i] /= mean * data->eigenvalue_sums[i] + reaction;
+  } else {
+    for (int i = 0; i < n_local; ++i)
+      y[i] *= data->inverse_eigenvalues[i];
+  }
   TPMG_CPU_NAME(tpmg_cpu_kron_apply)(dim, n_in, vectors, y, work, z);
   const tpmg_index *n = data->lvl->n;
   const int add = !data->boundary;
