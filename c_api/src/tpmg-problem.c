@@ -188,6 +188,10 @@ static tpmg_status check_args(tpmg_grid *grid, tpmg_rhs rhs, tpmg_precision prec
 tpmg_status tpmg_problem_rhs(tpmg_grid *grid, tpmg_rhs rhs, tpmg_precision precision, void *b) {
   TPMG_CALL(check_args(grid, rhs, precision, b));
   tpmg_context *ctx = grid->ctx;
+  TPMG_CHECK(ctx, rhs != TPMG_RHS_SINE || !grid->levels[grid->n_levels - 1].coefficient[0],
+             TPMG_ERROR_ARGUMENT,
+             "TPMG_RHS_SINE's f = (dim π² + c) u is that of a = 1; with a variable coefficient "
+             "f depends on a: tpmg_problem_rhs_function computes b from f and g");
   problem_geometry g;
   geometry(grid, &g);
   const tpmg_level *lvl = g.lvl;
@@ -245,6 +249,136 @@ tpmg_status tpmg_problem_rhs(tpmg_grid *grid, tpmg_rhs rhs, tpmg_precision preci
 done:
   if (!in_place) tpmg_host_free(ctx, host_bytes, host);
   for (int d = 0; d < 3; ++d) free(F[d]);
+  return status;
+}
+
+/* b_I = int f φ_I by Gauss quadrature of k+2 points per direction, cell by
+ * cell (the cells of a layer along the last direction in parallel, even
+ * layers first, then odd ones, so that no two threads add to one entry). */
+static void load_function(const problem_geometry *g, tpmg_problem_function f, void *data,
+                          int n_threads, double *b) {
+  const tpmg_level *lvl = g->lvl;
+  const int dim = lvl->dim, k = g->k, n = k + 1, nq = k + 2;
+  double qp[TPMG_MAX_DEGREE_2D + 2], qw[TPMG_MAX_DEGREE_2D + 2];
+  double V[(TPMG_MAX_DEGREE_2D + 2) * (TPMG_MAX_DEGREE_2D + 1)];
+  tpmg_basis_gauss(nq, qp, qw);
+  for (int q = 0; q < nq; ++q)
+    for (int a = 0; a < n; ++a) V[q * n + a] = tpmg_basis_lagrange(n, g->nodes, a, qp[q]);
+  double volume = 1.0;
+  for (int d = 0; d < dim; ++d) volume *= lvl->h[d];
+  const int nz = dim == 3 ? n : 1, qz = dim == 3 ? nq : 1;
+  const tpmg_index first = g->part->first / k, end = (g->part->first + g->part->count - 1) / k;
+  const tpmg_index c1_end = dim == 3 ? lvl->cells[1] : 1;
+  for (int parity = 0; parity < 2; ++parity)
+#pragma omp parallel for collapse(2) schedule(static) num_threads(n_threads)
+    for (tpmg_index cs = first + parity; cs < end; cs += 2)
+      for (tpmg_index c1 = 0; c1 < c1_end; ++c1)
+        for (tpmg_index c0 = 0; c0 < lvl->cells[0]; ++c0) {
+          const tpmg_index c[3] = {c0, dim == 3 ? c1 : cs, dim == 3 ? cs : 0};
+          double fq[12 * 12 * 12], t[12 * 12 * 12];
+          for (int q2 = 0; q2 < qz; ++q2)
+            for (int q1 = 0; q1 < nq; ++q1)
+              for (int q0 = 0; q0 < nq; ++q0) {
+                const int qi[3] = {q0, q1, q2};
+                double x[3] = {0.0, 0.0, 0.0}, w = volume;
+                for (int d = 0; d < dim; ++d) {
+                  x[d] = g->lower[d] + lvl->h[d] * ((double)c[d] + qp[qi[d]]);
+                  w *= qw[qi[d]];
+                }
+                fq[q0 + nq * (q1 + nq * q2)] = w * f(x, data);
+              }
+          /* contract with the basis, one direction at a time: q -> a */
+          for (int q2 = 0; q2 < qz; ++q2)
+            for (int q1 = 0; q1 < nq; ++q1)
+              for (int a0 = 0; a0 < n; ++a0) {
+                double sum = 0.0;
+                for (int q0 = 0; q0 < nq; ++q0) sum += V[q0 * n + a0] * fq[q0 + nq * (q1 + nq * q2)];
+                t[a0 + n * (q1 + nq * q2)] = sum;
+              }
+          for (int q2 = 0; q2 < qz; ++q2)
+            for (int a1 = 0; a1 < n; ++a1)
+              for (int a0 = 0; a0 < n; ++a0) {
+                double sum = 0.0;
+                for (int q1 = 0; q1 < nq; ++q1) sum += V[q1 * n + a1] * t[a0 + n * (q1 + nq * q2)];
+                fq[a0 + n * (a1 + n * q2)] = sum;
+              }
+          for (int a2 = 0; a2 < nz; ++a2)
+            for (int a1 = 0; a1 < n; ++a1)
+              for (int a0 = 0; a0 < n; ++a0) {
+                double sum = fq[a0 + n * (a1 + n * a2)];
+                if (dim == 3) {
+                  sum = 0.0;
+                  for (int q2 = 0; q2 < nq; ++q2) sum += V[q2 * n + a2] * fq[a0 + n * (a1 + n * q2)];
+                }
+                const tpmg_index i[3] = {c0 * k + a0, c[1] * k + a1, dim == 3 ? cs * k + a2 : 0};
+                b[local_index(g, i)] += sum;
+              }
+        }
+}
+
+tpmg_status tpmg_problem_rhs_function(tpmg_grid *grid, tpmg_problem_function f,
+                                      tpmg_problem_function g_data, void *data,
+                                      tpmg_precision precision, void *b) {
+  if (!grid) return TPMG_ERROR_ARGUMENT;
+  tpmg_context *ctx = grid->ctx;
+  TPMG_CHECK(ctx, f && g_data && b, TPMG_ERROR_ARGUMENT, "NULL argument (f %p, g %p, b %p)",
+             (void *)(size_t)f, (void *)(size_t)g_data, b);
+  TPMG_CHECK(ctx, precision == TPMG_DOUBLE || precision == TPMG_FLOAT, TPMG_ERROR_ARGUMENT,
+             "unknown precision %d", (int)precision);
+  problem_geometry g;
+  geometry(grid, &g);
+  const tpmg_level *lvl = g.lvl;
+  const int L = grid->n_levels - 1;
+  const tpmg_index n = g.part->count * g.part->plane;
+  TPMG_CALL(tpmg_vector_check(ctx, "tpmg_problem_rhs_function: b", b, precision, n));
+  /* on the host: the load in host, g~ (g at the Dirichlet DoFs, 0 inside) in
+   * lifted; A g~ by the level operator in backend memory (work, two vectors) */
+  const size_t bytes = sizeof(double) * (size_t)n;
+  double *host = NULL, *lifted = NULL;
+  void *work = NULL;
+  tpmg_status status = tpmg_host_malloc(ctx, 2 * bytes, "tpmg_problem_rhs_function: host copies",
+                                        (void **)&host);
+  if (status == TPMG_SUCCESS)
+    status = tpmg_malloc(ctx, 2 * bytes, "tpmg_problem_rhs_function: the lifting", &work);
+  if (status != TPMG_SUCCESS) {
+    tpmg_host_free(ctx, 2 * bytes, host);
+    return status;
+  }
+  lifted = host + n;
+  memset(host, 0, 2 * bytes);
+  const tpmg_index first = g.part->first, count = g.part->count;
+  for (tpmg_index i2 = 0; i2 < lvl->n[2]; ++i2)
+    for (tpmg_index i1 = 0; i1 < lvl->n[1]; ++i1) {
+      const tpmg_index s = lvl->dim == 3 ? i2 : i1;
+      if (s < first || s >= first + count) continue;
+      for (tpmg_index i0 = 0; i0 < lvl->n[0]; ++i0) {
+        const tpmg_index i[3] = {i0, i1, i2};
+        if (!is_boundary(lvl, i)) continue;
+        double x[3] = {coordinate(&g, 0, i0), coordinate(&g, 1, i1),
+                       lvl->dim == 3 ? coordinate(&g, 2, i2) : 0.0};
+        lifted[local_index(&g, i)] = g_data(x, data);
+      }
+    }
+  load_function(&g, f, data, ctx->n_threads, host);
+  char *src = work, *dst = (char *)work + bytes;
+  status = ctx->ops->upload(ctx, src, lifted, bytes);
+  if (status == TPMG_SUCCESS) status = tpmg_partition_laplace(grid, L, TPMG_DOUBLE, src, dst);
+  /* lifted becomes A g~: its Dirichlet entries are g (dst_B = src_B) */
+  if (status == TPMG_SUCCESS) status = ctx->ops->download(ctx, lifted, dst, bytes);
+  if (status == TPMG_SUCCESS) {
+    for (tpmg_index i2 = 0; i2 < lvl->n[2]; ++i2)
+      for (tpmg_index i1 = 0; i1 < lvl->n[1]; ++i1) {
+        const tpmg_index s = lvl->dim == 3 ? i2 : i1;
+        if (s < first || s >= first + count) continue;
+        for (tpmg_index i0 = 0; i0 < lvl->n[0]; ++i0) {
+          const tpmg_index i[3] = {i0, i1, i2}, j = local_index(&g, i);
+          host[j] = is_boundary(lvl, i) ? lifted[j] : host[j] - lifted[j];
+        }
+      }
+    status = move_out(ctx, precision, n, host, b);
+  }
+  tpmg_free(ctx, 2 * bytes, work);
+  tpmg_host_free(ctx, 2 * bytes, host);
   return status;
 }
 
