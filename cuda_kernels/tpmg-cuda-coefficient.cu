@@ -23,13 +23,13 @@
  *
  * The 1D matrices (the unit cell's mass and stiffness, the basis' values and
  * derivatives at the Gauss points, the Gauss weights, all on [0,1]) are the
- * same for every level: built on the host in double once per degree and
- * precision (cached in backend_data::cell_reference), and passed with the
- * level's scale factors by value in the kernel parameters (constant bank),
- * as the constant kernels pass theirs (tpmg-cuda-unit.cuh). */
+ * same for every level: built on the host in double from the grid's unit data
+ * (tpmg_level::unit, QGauss(k+1)) once per degree and precision (cached in
+ * backend_data::cell_reference), and passed with the level's scale factors by
+ * value in the kernel parameters (constant bank), as the constant kernels
+ * pass theirs (tpmg-cuda-unit.cuh). */
 #include <stdlib.h>
 
-#include "tpmg-basis.h"
 #include "tpmg-cuda-launch.cuh"
 #include "tpmg-cuda-tensor.cuh"
 #include "tpmg-cuda.cuh"
@@ -54,23 +54,37 @@ template <int k, typename T> struct cell_data {
   T reaction;       /* c prod_d h_d, the mass term's factor */
 };
 
-template <int k, typename T> void build_cell_data(cell_data<k, T> *out) {
+/* From the unit data u: the basis' derivatives at the points by the
+ * collocation derivative (exact for degree k), the cell matrices by the
+ * Gauss rule (exact: their integrands have degree 2k and 2k - 2, at most
+ * 2k + 1). */
+template <int k, typename T> void build_cell_data(const tpmg_unit_data *u, cell_data<k, T> *out) {
   constexpr int N = k + 1;
-  double mass[N * N], stiffness[N * N], nodes[N], points[N], weights[N];
-  tpmg_basis_cell_matrices(k, mass, stiffness);
-  tpmg_basis_gauss_lobatto(N, nodes);
-  tpmg_basis_gauss(N, points, weights);
-  for (int i = 0; i < N * N; ++i) {
-    out->mass[i] = T(mass[i]);
-    out->stiffness[i] = T(stiffness[i]);
-  }
-  for (int q = 0; q < N; ++q) {
-    out->weights[q] = T(weights[q]);
+  double values[N * N], gradients[N * N];
+  for (int q = 0; q < N; ++q)
     for (int i = 0; i < N; ++i) {
-      out->values[q * N + i] = T(tpmg_basis_lagrange(N, nodes, i, points[q]));
-      out->gradients[q * N + i] = T(tpmg_basis_lagrange_derivative(N, nodes, i, points[q]));
+      double g = 0;
+      for (int p = 0; p < N; ++p)
+        g += u->gauss_gradients[q * N + p] * u->gauss_values[p * N + i];
+      values[q * N + i] = u->gauss_values[q * N + i];
+      gradients[q * N + i] = g;
     }
+  for (int i = 0; i < N; ++i)
+    for (int j = 0; j < N; ++j) {
+      double m = 0, s = 0;
+      for (int q = 0; q < N; ++q) {
+        m += u->gauss_weights[q] * values[q * N + i] * values[q * N + j];
+        s += u->gauss_weights[q] * gradients[q * N + i] * gradients[q * N + j];
+      }
+      out->mass[i * N + j] = T(m);
+      out->stiffness[i * N + j] = T(s);
+    }
+  for (int i = 0; i < N * N; ++i) {
+    out->values[i] = T(values[i]);
+    out->gradients[i] = T(gradients[i]);
   }
+  for (int q = 0; q < N; ++q)
+    out->weights[q] = T(u->gauss_weights[q]);
 }
 
 /* The kernel parameter of level `lvl`, the unit data cached per precision and
@@ -83,7 +97,7 @@ tpmg_status level_cell_data(tpmg_context *ctx, const tpmg_level *lvl, bool quadr
   if (!cached) {
     auto *fresh = static_cast<cell_data<k, T> *>(malloc(sizeof(cell_data<k, T>)));
     TPMG_CHECK(ctx, fresh, TPMG_ERROR_MEMORY, "allocating the unit cell data failed");
-    build_cell_data(fresh);
+    build_cell_data(lvl->unit, fresh);
     cached = fresh;
   }
   *c = *static_cast<const cell_data<k, T> *>(cached);
