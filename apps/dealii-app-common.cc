@@ -113,6 +113,8 @@ namespace DealiiApp
   {
     app_problem_finish(&problem, target_dofs);
     app_solver_finish(&solver);
+    if (problem.coefficient != APP_COEFFICIENT_ONE)
+      app_usage_error("--coefficient: the deal.II programs solve a = 1 only so far");
     if (problem.rhs != TPMG_RHS_ONE && problem.rhs != TPMG_RHS_SINE)
       app_usage_error("--rhs %s: expected one of one, sine",
                       tpmg_rhs_name(problem.rhs));

@@ -261,7 +261,7 @@ app_problem app_problem_default(void) {
 int app_problem_option(int argc, char **argv, int *i, app_problem *p) {
   static const char *const names[] = {"--dim",   "--degree", "--level",
                                       "--cells", "--box",    "--rhs",
-                                      "--reaction"};
+                                      "--reaction", "--coefficient"};
   const int n_names = (int)(sizeof names / sizeof names[0]);
   const char *arg = argv[*i];
   int which = 0;
@@ -303,6 +303,23 @@ int app_problem_option(int argc, char **argv, int *i, app_problem *p) {
   case 6:
     p->reaction = app_parse_closed_interval(name, text, 0.0, TPMG_MAX_REACTION);
     break;
+  case 7:
+    if (strcmp(text, "one") == 0) {
+      p->coefficient = APP_COEFFICIENT_ONE;
+    } else if (strcmp(text, "step37") == 0) {
+      p->coefficient = APP_COEFFICIENT_STEP37;
+    } else if (strncmp(text, "checkerboard:", 13) == 0) {
+      p->coefficient = APP_COEFFICIENT_CHECKERBOARD;
+      char *end = NULL;
+      p->checkerboard = strtod(text + 13, &end);
+      if (end == text + 13 || *end != '\0' || !isfinite(p->checkerboard) ||
+          p->checkerboard < TPMG_MIN_COEFFICIENT || p->checkerboard > TPMG_MAX_COEFFICIENT)
+        app_usage_error("%s %s: C of checkerboard:C must be a number in [%g, %g]", name, text,
+                        TPMG_MIN_COEFFICIENT, TPMG_MAX_COEFFICIENT);
+    } else {
+      app_usage_error("%s %s: must be one, step37 or checkerboard:C", name, text);
+    }
+    break;
   default:
     p->rhs = app_parse_rhs(name, text);
   }
@@ -322,6 +339,9 @@ void app_problem_finish(app_problem *p, double target_dofs) {
       app_usage_error("--box %s: needs a_%d < b_%d", p->box_text, d, d);
   if (p->dim == 2)
     p->cells[2] = 1;
+  if (p->coefficient == APP_COEFFICIENT_CHECKERBOARD && p->rhs == TPMG_RHS_SINE)
+    app_usage_error("--coefficient checkerboard: u = prod sin(pi x_d) solves no problem with a "
+                    "discontinuous coefficient; take --rhs one or ones");
   /* a coarse mesh of any size, as long as level 1's vectors can be indexed
    * (the library's bound on the finest level, tpmg_grid_create) */
   double coarse_dofs = app_level_dofs(p->dim, p->degree, p->cells, 0);
@@ -359,6 +379,115 @@ tpmg_grid_options app_problem_grid_options(const app_problem *p) {
     grid.box[j] = p->box[j];
   grid.reaction = p->reaction;
   return grid;
+}
+
+const char *app_problem_coefficient_name(const app_problem *p, char *text, size_t size) {
+  if (p->coefficient == APP_COEFFICIENT_CHECKERBOARD)
+    snprintf(text, size, "checkerboard:%g", p->checkerboard);
+  else
+    snprintf(text, size, "%s", p->coefficient == APP_COEFFICIENT_STEP37 ? "step37" : "one");
+  return text;
+}
+
+/* Propagate a failed status (the context keeps its message). */
+#define APP_TRY(call)                                                                              \
+  do {                                                                                             \
+    tpmg_status app_try_status_ = (call);                                                          \
+    if (app_try_status_ != TPMG_SUCCESS)                                                           \
+      return app_try_status_;                                                                      \
+  } while (0)
+
+static const double app_pi = 3.14159265358979323846;
+
+/* sin(π x), exactly 0 at integers (as the library's exact solution) */
+static double sin_pi(double x) {
+  const double n = nearbyint(x), s = sin(app_pi * (x - n));
+  return fmod(n, 2.0) == 0.0 ? s : -s;
+}
+
+static double step37(const double *x) {
+  return 1.0 / (0.05 + 2.0 * (x[0] * x[0] + x[1] * x[1] + x[2] * x[2]));
+}
+
+tpmg_status app_problem_set_coefficient(const app_problem *p, tpmg_grid *grid) {
+  if (p->coefficient == APP_COEFFICIENT_ONE)
+    return TPMG_SUCCESS;
+  tpmg_grid_options o;
+  tpmg_level_layout layout;
+  APP_TRY(tpmg_grid_get_options(grid, &o));
+  APP_TRY(tpmg_grid_level_layout(grid, o.fine_level, &layout));
+  const int k = o.degree, dim = o.dim;
+  tpmg_index cells[3] = {1, 1, 1};
+  for (int d = 0; d < dim; ++d)
+    cells[d] = ((tpmg_index)o.cells[d]) << o.fine_level;
+  cells[dim - 1] = layout.cell_end - layout.cell_first;
+  const int quadrature = p->coefficient == APP_COEFFICIENT_STEP37;
+  const int per_cell = quadrature ? (dim == 3 ? (k + 1) * (k + 1) * (k + 1) : (k + 1) * (k + 1)) : 1;
+  const tpmg_index n = cells[0] * cells[1] * cells[2];
+  double *values = malloc(sizeof(double) * (size_t)(n > 0 ? n * per_cell : 1));
+  if (!values)
+    return TPMG_ERROR_MEMORY;
+  double points[3 * 11 * 11 * 11];
+  tpmg_status status = TPMG_SUCCESS;
+  for (tpmg_index e = 0; e < n && status == TPMG_SUCCESS; ++e) {
+    tpmg_index cell[3] = {e % cells[0], e / cells[0] % cells[1], e / (cells[0] * cells[1])};
+    cell[dim - 1] += layout.cell_first;
+    if (quadrature) {
+      status = tpmg_grid_quadrature_points(grid, cell, points);
+      for (int q = 0; q < per_cell; ++q)
+        values[e * per_cell + q] = step37(points + 3 * q);
+    } else {
+      /* the part of the cell's centre: 4 equal parts per direction */
+      int sum = 0;
+      for (int d = 0; d < dim; ++d)
+        sum += (int)floor(4.0 * ((double)cell[d] + 0.5) / (double)(((tpmg_index)o.cells[d]) << o.fine_level));
+      values[e] = sum % 2 ? p->checkerboard : 1.0;
+    }
+  }
+  if (status == TPMG_SUCCESS)
+    status = tpmg_grid_set_coefficient(
+        grid, quadrature ? TPMG_COEFFICIENT_QUADRATURE : TPMG_COEFFICIENT_CELLS, values);
+  free(values);
+  return status;
+}
+
+/* u = prod sin(π x_d) and f = -∇·(a∇u) + c u for step-37's a, whose gradient
+ * is ∇a = -4 a^2 x: f = a dim π^2 u + 4 a^2 x·∇u + c u. */
+typedef struct {
+  int dim;
+  double reaction;
+} sine_data;
+
+static double sine_u(const double *x, void *data) {
+  const sine_data *s = data;
+  double u = 1.0;
+  for (int d = 0; d < s->dim; ++d)
+    u *= sin_pi(x[d]);
+  return u;
+}
+
+static double sine_f_step37(const double *x, void *data) {
+  const sine_data *s = data;
+  const double a = step37(x), u = sine_u(x, data);
+  double x_grad_u = 0.0;
+  for (int d = 0; d < s->dim; ++d) {
+    double g = app_pi * cos(app_pi * x[d]);
+    for (int e = 0; e < s->dim; ++e)
+      if (e != d)
+        g *= sin_pi(x[e]);
+    x_grad_u += x[d] * g;
+  }
+  return a * s->dim * app_pi * app_pi * u + 4.0 * a * a * x_grad_u + s->reaction * u;
+}
+
+tpmg_status app_problem_rhs(const app_problem *p, tpmg_grid *grid, tpmg_precision precision,
+                            void *b) {
+  if (p->coefficient == APP_COEFFICIENT_ONE || p->rhs != TPMG_RHS_SINE)
+    return tpmg_problem_rhs(grid, p->rhs, precision, b);
+  tpmg_grid_options o;
+  APP_TRY(tpmg_grid_get_options(grid, &o));
+  sine_data data = {o.dim, o.reaction};
+  return tpmg_problem_rhs_function(grid, sine_f_step37, sine_u, &data, precision, b);
 }
 
 tpmg_solver_options app_solver_default(void) {

@@ -114,6 +114,17 @@ const char *app_parse_backend(const char *name, const char *text);
 /* ---- the options the programs share ---------------------------------------- */
 
 /* The problem: --dim, --degree, --level, --cells, --box, --rhs. */
+/* The coefficient a of -∇·(a∇u) + c u (--coefficient):
+ *   one           a = 1;
+ *   step37        deal.II step-37's a(x) = 1 / (0.05 + 2 |x|^2), smooth, given at
+ *                 the quadrature points (TPMG_COEFFICIENT_QUADRATURE);
+ *   checkerboard:C the box cut into 4 equal parts per direction, a = C on the
+ *                 parts whose index sum is odd, 1 on the others, given per
+ *                 cell (TPMG_COEFFICIENT_CELLS) by its value at the cell's
+ *                 centre: exact where the parts' faces are cell faces (at least
+ *                 4 cells per direction on the finest level, a multiple of 4). */
+typedef enum { APP_COEFFICIENT_ONE = 0, APP_COEFFICIENT_STEP37, APP_COEFFICIENT_CHECKERBOARD } app_coefficient;
+
 typedef struct {
   int dim, degree;
   int level;    /* 0: not given, app_problem_finish chooses it */
@@ -123,6 +134,8 @@ typedef struct {
   int n_box;    /* values given to --box, 0 if none (the unit square or cube) */
   tpmg_rhs rhs; /* default TPMG_RHS_SINE */
   double reaction; /* --reaction: c of -Δu + c u, default 0 */
+  app_coefficient coefficient; /* --coefficient, default APP_COEFFICIENT_ONE */
+  double checkerboard;         /* C of --coefficient checkerboard:C */
   const char *cells_text, *box_text; /* as given, for messages */
   const char *first;                 /* the first problem option given ("--dim"), or NULL */
 } app_problem;
@@ -141,6 +154,19 @@ void app_problem_finish(app_problem *p, double target_dofs);
 
 /* The library's grid options for the problem. */
 tpmg_grid_options app_problem_grid_options(const app_problem *p);
+
+/* "one", "step37" or "checkerboard:C" for p's coefficient, into text (size bytes). */
+const char *app_problem_coefficient_name(const app_problem *p, char *text, size_t size);
+
+/* Give the grid p's coefficient (nothing for one): tpmg_grid_set_coefficient
+ * with the values of this rank's cells of the finest level. */
+tpmg_status app_problem_set_coefficient(const app_problem *p, tpmg_grid *grid);
+
+/* The right-hand side of p: tpmg_problem_rhs, or for a variable coefficient
+ * with --rhs sine tpmg_problem_rhs_function with f = -∇·(a∇u) + c u of u =
+ * prod sin(π x_d) (so that tpmg_problem_l2_error measures the error). */
+tpmg_status app_problem_rhs(const app_problem *p, tpmg_grid *grid, tpmg_precision precision,
+                            void *b);
 
 /* The solver: --solver, --precision, --smoother, --tol, --max-iterations,
  * --restart, --preconditioning. tolerance and restart 0 (not given) until

@@ -45,6 +45,11 @@ static void print_help(void) {
       "                              (default mixed)\n"
       "  --reaction c                the reaction term c u, 0 <= c <= 1e30 (default 0:\n"
       "                              Poisson); implicit Euler's M + dt K is dt (K + M / dt)\n"
+      "  --coefficient one|step37|checkerboard:C  a of -div(a grad u) (default one);\n"
+      "                              step37: 1 / (0.05 + 2 |x|^2) at the quadrature points;\n"
+      "                              checkerboard:C: 4 parts per direction, a = C where\n"
+      "                              their index sum is odd, 1 elsewhere, per cell; the\n"
+      "                              smoother defaults to global with a coefficient\n"
       "  --rhs one|sine|ones         f = 1, g = 0; or u = prod sin(pi x_d); or b = 1 at\n"
       "                              every interior DoF, the paper's iteration tables\n"
       "                              (default sine)\n"
@@ -71,8 +76,8 @@ static void print_help(void) {
       "  --json                      end the output with one line of JSON\n"
       "  --setup FILE                take the grid and the problem (and its right-hand side\n"
       "                              vector, if the file holds one) from a setup file; excludes\n"
-      "                              --dim, --degree, --level, --cells, --box, --reaction and\n"
-      "                              --rhs\n"
+      "                              --dim, --degree, --level, --cells, --box, --reaction,\n"
+      "                              --coefficient and --rhs\n"
       "  --write-setup FILE          write the problem's setup with its right-hand side vector\n"
       "                              to FILE, then solve as usual\n"
       "  --help                      print this help and exit\n"
@@ -89,8 +94,10 @@ static options parse_options(int argc, char **argv) {
       .repeat = 1,
       .distribution = app_distribution_default(),
   };
+  int smoother_given = 0;
   for (int i = 1; i < argc; ++i) {
     const char *arg = argv[i];
+    smoother_given |= app_option_is(arg, "--smoother");
     if (app_problem_option(argc, argv, &i, &o.problem) ||
         app_solver_option(argc, argv, &i, &o.solver) ||
         app_machine_option(argc, argv, &i, &o.machine) ||
@@ -125,6 +132,11 @@ static options parse_options(int argc, char **argv) {
     return o; /* the grid is checked when the file is read */
   }
   app_problem_finish(&o.problem, DEFAULT_TARGET_DOFS);
+  if (o.write_setup && o.problem.coefficient != APP_COEFFICIENT_ONE)
+    app_usage_error("--write-setup: a setup file does not carry a coefficient (--coefficient)");
+  /* a variable coefficient: the smoother whose residual is the exact operator's */
+  if (o.problem.coefficient != APP_COEFFICIENT_ONE && !smoother_given)
+    o.solver.smoother = TPMG_SMOOTHER_GLOBAL;
   return o;
 }
 
@@ -210,6 +222,7 @@ static int create_grid(options *o, run *r) {
   if (!o->setup) {
     r->grid_options = app_problem_grid_options(&o->problem);
     RUN_CALL(r, tpmg_grid_create(r->ctx, &r->grid_options, &r->grid));
+    RUN_CALL(r, app_problem_set_coefficient(&o->problem, r->grid));
     return 0;
   }
   RUN_CALL(r, tpmg_setup_read(r->ctx, o->setup, &r->grid, &o->problem.rhs, &r->rhs_host));
@@ -235,7 +248,7 @@ static int compute_host_rhs(const options *o, run *r) {
     RUN_CALL(r, tpmg_vector_create(r->ctx, TPMG_DOUBLE, r->n_dofs, &r->rhs_double));
     rhs_double = r->rhs_double;
   }
-  RUN_CALL(r, tpmg_problem_rhs(r->grid, o->problem.rhs, TPMG_DOUBLE, rhs_double));
+  RUN_CALL(r, app_problem_rhs(&o->problem, r->grid, TPMG_DOUBLE, rhs_double));
   RUN_CALL(r, tpmg_vector_download(r->ctx, TPMG_DOUBLE, r->n_dofs, rhs_double, r->rhs_host));
   RUN_CALL(r, tpmg_vector_destroy(r->ctx, &r->rhs_double));
   return 0;
@@ -245,7 +258,7 @@ static int compute_host_rhs(const options *o, run *r) {
  * solve, as tpmg_problem_rhs rounds its float vectors). */
 static int set_rhs(const options *o, run *r) {
   if (!r->rhs_host) {
-    RUN_CALL(r, tpmg_problem_rhs(r->grid, o->problem.rhs, r->precision, r->b));
+    RUN_CALL(r, app_problem_rhs(&o->problem, r->grid, r->precision, r->b));
   } else if (r->precision == TPMG_DOUBLE) {
     if (r->rhs_from_file) /* else b holds it already */
       RUN_CALL(r, tpmg_vector_upload(r->ctx, TPMG_DOUBLE, r->n_dofs, r->rhs_host, r->b));
@@ -309,6 +322,10 @@ static void print_setup(const options *o, const run *r) {
          r->threads, r->threads == 1 ? "" : "s");
   if (r->grid_options.reaction != 0.0)
     printf(", reaction %g", r->grid_options.reaction);
+  if (o->problem.coefficient != APP_COEFFICIENT_ONE) {
+    char name[64];
+    printf(", coefficient %s", app_problem_coefficient_name(&o->problem, name, sizeof name));
+  }
   if (app_mpi_size() > 1)
     printf(" x %d ranks (slabs along %c, messages by %s)", app_mpi_size(),
            "xyz"[o->problem.dim - 1], r -> transport);
@@ -396,6 +413,9 @@ static void print_json(const options *o, const run *r) {
   app_json j;
   app_json_begin(&j);
   app_json_problem(&j, &r->grid_options, (tpmg_index)r->n_global);
+  char coefficient[64];
+  app_json_string(&j, "coefficient",
+                  app_problem_coefficient_name(&o->problem, coefficient, sizeof coefficient));
   app_json_int(&j, "ranks", app_mpi_size());
   app_json_open(&j, "process_grid", '[');
   for (int d = 0; d < o->problem.dim; ++d)

@@ -1,8 +1,10 @@
 /* tpmg: tensor-product multigrid with vertex-patch smoothers.
  *
  * The public C header (the user API; tpmg-bench.h adds instrumentation for
- * benchmarks and tests). It solves -Δu + c u = f (Poisson's equation for c = 0,
- * a reaction term c >= 0 constant: tpmg_grid_options.reaction), u = g on the
+ * benchmarks and tests). It solves -∇·(a∇u) + c u = f (Poisson's equation for
+ * a = 1, c = 0; a > 0 given per cell or at the quadrature points:
+ * tpmg_grid_set_coefficient; a reaction term c >= 0 constant:
+ * tpmg_grid_options.reaction), u = g on the
  * boundary of an axis-parallel box, with continuous Q_k elements (Gauss-Lobatto
  * support points, as deal.II's FE_Q) on a Cartesian mesh of n_0 x n_1 (x n_2)
  * equal cells refined globally L times, by geometric multigrid whose smoother is
@@ -47,8 +49,9 @@
  *   plane. The tpmg_vector_* functions act on the rank's own entries (no
  *   communication, no sum over ranks); the objects' dot products and norms
  *   are the whole level's.
- * - The level operator is the matrix of -Δ + c (stiffness plus c times mass)
- *   with Dirichlet DoFs eliminated:
+ * - The level operator is the matrix of -∇·(a∇) + c (stiffness plus c times
+ *   mass; a = 1 unless tpmg_grid_set_coefficient) with Dirichlet DoFs
+ *   eliminated:
  *   interior rows and columns are those of the finite element matrix, a
  *   Dirichlet row is the identity row. Every object takes its grid's context.
  * - Threads: one object must not be used by two threads at once (a solver,
@@ -816,9 +819,27 @@ typedef enum {
 /** The right-hand side of the finest-level system A x = b: interior entries are
  *  the load vector (Gauss quadrature, k+2 points per direction) minus the
  *  lifting of g (for TPMG_RHS_ONES: 1); Dirichlet entries are g at the support
- *  points.
+ *  points. TPMG_RHS_SINE is refused on a grid with a variable coefficient
+ *  (tpmg_problem_rhs_function takes f and g there).
  *  @param[out] b a finest-level vector of the given precision */
 tpmg_status tpmg_problem_rhs(tpmg_grid *grid, tpmg_rhs rhs, tpmg_precision precision, void *b);
+
+/** A function of a point x (x[0..dim-1]; x[2] = 0 in 2D) and the caller's data. */
+typedef double (*tpmg_problem_function)(const double *x, void *data);
+
+/** The right-hand side of the finest-level system for a source f and Dirichlet
+ *  data g of the caller: interior entries int f φ_i (Gauss quadrature, k+2
+ *  points per direction, cell by cell) minus (A g~)_i, where g~ is g at the
+ *  Dirichlet DoFs' support points and 0 inside and A the grid's operator
+ *  (its coefficient and reaction included); Dirichlet entries g. For a grid
+ *  with a variable coefficient, where TPMG_RHS_SINE's f does not apply: with
+ *  g = prod sin(π x_d) and f = -∇·(a∇g) + c g, tpmg_problem_l2_error(...,
+ *  TPMG_RHS_SINE, ...) measures the error. f is called from several threads
+ *  at once (OpenMP) and must be safe for that.
+ *  @param[out] b a finest-level vector of the given precision */
+tpmg_status tpmg_problem_rhs_function(tpmg_grid *grid, tpmg_problem_function f,
+                                      tpmg_problem_function g, void *data,
+                                      tpmg_precision precision, void *b);
 
 /** The L2 error ||u_h - u|| of a finest-level solution against the exact
  *  solution, by Gauss quadrature with k+2 points per direction.
