@@ -51,22 +51,23 @@ static tpmg_status TPMG_CPU_NAME(laplace_cells)(tpmg_context *ctx, const tpmg_le
       TPMG_CPU_NAME(laplace_cells_kernels)[mode][dim - 2][k];
   size_t scratch_bytes = 0;
 #if TPMG_CPU_HAVE_SIMD
-  /* u, v, t0, t1, t2 of (k+1)^dim lane vectors */
-  const size_t tensor = (size_t)(dim == 3 ? (k + 1) * (k + 1) * (k + 1) : (k + 1) * (k + 1));
+  /* u, v, t0, t1, t2 (and the quadrature's lanes) of (k+1)^dim lane vectors */
+  const size_t tensor = (size_t)(dim == 3 ? (k + 1) * (k + 1) * (k + 1) : (k + 1) * (k + 1)) *
+                        (mode == TPMG_CPU_LAPLACE_QUADRATURE ? 6 : 5);
   if (tpmg_cpu_simd(ctx) == TPMG_CPU_SIMD_AVX2) {
     kernel = mode == TPMG_CPU_LAPLACE_QUADRATURE
                  ? TPMG_CPU_SIMD_NAME(tpmg_cpu_laplace_quadrature_kernels, avx2)[dim - 2][k]
              : mode == TPMG_CPU_LAPLACE_CELLS
                  ? TPMG_CPU_SIMD_NAME(tpmg_cpu_laplace_coefficient_kernels, avx2)[dim - 2][k]
                  : TPMG_CPU_SIMD_NAME(tpmg_cpu_laplace_cells_kernels, avx2)[dim - 2][k];
-    scratch_bytes = 5 * tensor * 32;
+    scratch_bytes = tensor * 32;
   } else if (tpmg_cpu_simd(ctx) == TPMG_CPU_SIMD_AVX512) {
     kernel = mode == TPMG_CPU_LAPLACE_QUADRATURE
                  ? TPMG_CPU_SIMD_NAME(tpmg_cpu_laplace_quadrature_kernels, avx512)[dim - 2][k]
              : mode == TPMG_CPU_LAPLACE_CELLS
                  ? TPMG_CPU_SIMD_NAME(tpmg_cpu_laplace_coefficient_kernels, avx512)[dim - 2][k]
                  : TPMG_CPU_SIMD_NAME(tpmg_cpu_laplace_cells_kernels, avx512)[dim - 2][k];
-    scratch_bytes = 5 * tensor * 64;
+    scratch_bytes = tensor * 64;
   }
 #endif
   /* large (the quadrature kernel's tables): not on the stack */

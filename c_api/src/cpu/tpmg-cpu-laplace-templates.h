@@ -318,12 +318,17 @@ TPMG_CPU_INLINE void TPMG_CPU_VNAME(laplace_cell_coefficient)(
       out[i] *= a;
 }
 
-/* laplace_cell_quadrature on W cells, lane l's a at the points a[l][q]; t0,
- * t1, t2 scratch. */
+/* laplace_cell_quadrature on the `used` cells whose values at the points
+ * start at a (consecutive cells, a[l size + q] for lane l), in the lanes (the
+ * unused ones repeat the last cell); t0, t1, t2, lanes scratch. The values
+ * are first transposed into lanes (lane l of lanes[q] = a at point q of cell
+ * l), value by value: put together point by point, each lane vector would be
+ * loaded right after its lanes were stored, stalling on the store buffer. */
 TPMG_CPU_INLINE void
 TPMG_CPU_VNAME(laplace_cell_quadrature)(const TPMG_CPU_NAME(laplace_cells_data) * data, int dim,
-                                        int n, const T *const a[W], V *restrict u, V *restrict t0,
-                                        V *restrict t1, V *restrict t2, V *restrict out) {
+                                        int n, const T *restrict a, int used, V *restrict u,
+                                        V *restrict t0, V *restrict t1, V *restrict t2,
+                                        V *restrict lanes, V *restrict out) {
   const int slower = dim == 3 ? n * n : n, size = slower * n;
   const T *interpolation = data->interpolation[0], *interpolation_t = data->interpolation[1];
   const int c = data->reaction != 0;
@@ -338,11 +343,13 @@ TPMG_CPU_VNAME(laplace_cell_quadrature)(const TPMG_CPU_NAME(laplace_cells_data) 
   for (int d = 0, pre = 1; d < dim; ++d, pre *= n)
     TPMG_CPU_VNAME(simd_contract)
   (n, n, pre, size / (pre * n), data->derivative[0][d], values, gradient[d], 0);
+  for (int l = 0; l < W; ++l) {
+    const T *restrict cell = a + (l < used ? l : used - 1) * size;
+    for (int q = 0; q < size; ++q)
+      lanes[q][l] = cell[q];
+  }
   for (int q = 0; q < size; ++q) {
-    V g;
-    for (int l = 0; l < W; ++l)
-      g[l] = a[l][q];
-    g *= data->weights[q];
+    const V g = lanes[q] * data->weights[q];
     for (int d = 0; d < dim; ++d)
       gradient[d][q] *= g;
     if (c)
@@ -361,7 +368,7 @@ TPMG_CPU_VNAME(laplace_cell_quadrature)(const TPMG_CPU_NAME(laplace_cells_data) 
 }
 
 /* laplace_layer on W cells at a time, in the order of laplace_layer; scratch
- * holds 5 (k+1)^dim lane vectors. */
+ * holds 5 (k+1)^dim lane vectors, 6 for TPMG_CPU_LAPLACE_QUADRATURE. */
 TPMG_CPU_INLINE void
 TPMG_CPU_VNAME(laplace_cells_layer)(const TPMG_CPU_NAME(laplace_cells_data) * data, tpmg_index c_s,
                                     V *restrict scratch, int dim, int k, int mode) {
@@ -397,19 +404,16 @@ TPMG_CPU_VNAME(laplace_cells_layer)(const TPMG_CPU_NAME(laplace_cells_data) * da
       TPMG_CPU_VNAME(simd_kron_laplace)(dim, n_pts, n_pts, mass, stiffness, u, t0, t1, t2, v);
     } else {
       /* the layer's cells are the box's cells c_s count .. c_s count + count - 1 */
-      const T *a[W];
-      for (int l = 0; l < W; ++l) {
-        const tpmg_index cell = c_s * count + first + (l < used ? l : used - 1);
-        a[l] = data->coefficient + (mode == TPMG_CPU_LAPLACE_CELLS ? cell : cell * size);
-      }
+      const tpmg_index cell = c_s * count + first;
       if (mode == TPMG_CPU_LAPLACE_CELLS) {
-        V a_lanes;
+        V a;
         for (int l = 0; l < W; ++l)
-          a_lanes[l] = *a[l];
+          a[l] = data->coefficient[cell + (l < used ? l : used - 1)];
         TPMG_CPU_VNAME(laplace_cell_coefficient)
-        (dim, n_pts, mass, stiffness, a_lanes, data->reaction, u, t0, t1, t2, v);
+        (dim, n_pts, mass, stiffness, a, data->reaction, u, t0, t1, t2, v);
       } else {
-        TPMG_CPU_VNAME(laplace_cell_quadrature)(data, dim, n_pts, a, u, t0, t1, t2, v);
+        TPMG_CPU_VNAME(laplace_cell_quadrature)
+        (data, dim, n_pts, data->coefficient + cell * size, used, u, t0, t1, t2, t2 + size, v);
       }
     }
     for (int l = 0; l < used; ++l)

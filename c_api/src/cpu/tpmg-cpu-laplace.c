@@ -124,9 +124,10 @@ tpmg_status tpmg_cpu_laplace(tpmg_context *ctx, const tpmg_level *lvl, tpmg_prec
  * cell more. a at the quadrature points: 4 dim contractions, dim - 1 of them
  * adding to their output (dim with c != 0: the first adds to c w |J| v), and
  * per point a times w |J| and dim gradients times that (dim + 1
- * multiplications, the gradients read and written), c != 0 one more (v
- * read, the sum written); main memory: n^dim values per cell more (the
- * weights w |J|, in the call's data, count as not loaded). */
+ * multiplications, the gradients read and written, a written into the lanes
+ * and read back), c != 0 one more (v read, the sum written); main memory:
+ * n^dim values per cell more (the weights w |J|, in the call's data, count as
+ * not loaded). */
 void tpmg_cpu_laplace_work(const tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
                            tpmg_work *work) {
   const int dim = lvl->dim, k = lvl->degree, s = dim - 1;
@@ -159,7 +160,7 @@ void tpmg_cpu_laplace_work(const tpmg_context *ctx, const tpmg_level *lvl, tpmg_
       contractions = 4 * dim;
       adds = dim - 1 + c;
       point_flops = dim + 1 + c;
-      point_words = 2 * dim + 2 * c;
+      point_words = 2 * dim + 2 + 2 * c;
       memory = 1;
     }
     work->flops = (2 * contractions * n + point_flops) * tensor * cells / n_dofs;
