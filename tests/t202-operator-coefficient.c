@@ -237,6 +237,9 @@ int main(int argc, char **argv) {
     check_cases(ctx, 3, k, 1, odd3, box);
     check_cases(ctx, 3, k, 1, k <= 2 ? wide3 : tall3, k == 3 ? NULL : box);
   }
+  /* several layers along z on level 0, two refinements: 2 x 4 x 6 .. 4 x 8 x 12 */
+  const int layers3[3] = {1, 2, 3};
+  check_cases(ctx, 3, 3, 2, layers3, box);
   REF_CALL(ctx, tpmg_context_destroy(&ctx));
   return ref_exit_code("t202-operator-coefficient");
 }

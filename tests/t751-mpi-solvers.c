@@ -37,10 +37,12 @@ static const mesh_case cases[] = {
     {3, 3, 2, {1, 2, 3}, {0, 1, 0, 1, 0, 2}, 1.0, 1},
 };
 
-/* a of the coefficient cases: of the global cell index e (per cell) and the
- * point q (quadrature), between 0.01 and 100, the same for every partition */
-static double coefficient(int64_t e, int q) {
-  return pow(10.0, 2.0 * sin(1.7 * (double)e + 0.3 * q));
+/* a of the coefficient cases: of the global cell indices i (per cell) and
+ * the point q (quadrature), between 0.1 and 10, varying slowly from cell to
+ * cell, the same for every partition (a rough coefficient slows the solvers
+ * down: doc/benchmarks.md) */
+static double coefficient(const int64_t i[3], int q) {
+  return pow(10.0, sin(0.3 * (double)i[0] + 0.2 * (double)i[1] + 0.25 * (double)i[2] + 0.1 * q));
 }
 
 /* The coefficient of case m on a grid: this rank's cells of the finest level. */
@@ -56,9 +58,14 @@ static void set_coefficient(tpmg_context *ctx, tpmg_grid *grid, const mesh_case 
     plane *= (int64_t)m->cells[1] << m->level;
   const int64_t n = plane * (layout.cell_end - layout.cell_first);
   double *values = ref_malloc(sizeof(double) * (size_t)(n * per_cell + 1));
-  for (int64_t e = 0; e < n; ++e)
+  const int64_t n0 = (int64_t)m->cells[0] << m->level;
+  for (int64_t e = 0; e < n; ++e) {
+    const int64_t g = e + plane * layout.cell_first;
+    const int64_t i[3] = {g % n0, m->dim == 3 ? g / n0 % (plane / n0) : g / n0,
+                          m->dim == 3 ? g / plane : 0};
     for (int q = 0; q < per_cell; ++q)
-      values[e * per_cell + q] = coefficient(e + plane * layout.cell_first, q);
+      values[e * per_cell + q] = coefficient(i, q);
+  }
   REF_CALL(ctx, tpmg_grid_set_coefficient(grid, m->coefficient == 2 ? TPMG_COEFFICIENT_QUADRATURE
                                                                     : TPMG_COEFFICIENT_CELLS,
                                           values));

@@ -449,10 +449,12 @@ typedef enum {
  *    TPMG_MAX_COARSE_DOFS interior DoFs, else TPMG_ERROR_UNSUPPORTED at the
  *    coarse solver's creation);
  *  - the patch smoother solves a separable surrogate: each patch's local
- *    problem with a replaced by its mean over the patch's 2^dim cells, by fast
- *    diagonalization (exact where a is constant on the patch); its residual is
- *    the exact operator's, which only TPMG_SMOOTHER_GLOBAL computes so far:
- *    the other variants are refused (TPMG_ERROR_UNSUPPORTED) on such a grid.
+ *    problem with a replaced by one value, its mean over the patch's 2^dim
+ *    cells or half their largest value if that is more (so that no local
+ *    solve corrects by twice the exact one or more), by fast diagonalization
+ *    (exact where a is constant on the patch); its residual is the exact
+ *    operator's, which only TPMG_SMOOTHER_GLOBAL computes so far: the other
+ *    variants are refused (TPMG_ERROR_UNSUPPORTED) on such a grid.
  *  Memory: every level keeps a value per cell of this rank's box in both
  *  precisions; the finest level with QUADRATURE (k+1)^dim per cell. During
  *  the call every rank holds the whole finest level's cell means once.

@@ -120,8 +120,10 @@ typedef struct {
    *   laplace: dst = sum_K (a_K A^K + c M^K) src (QUADRATURE: A^K with a at
    *     the quadrature points), Dirichlet entries as without coefficient;
    *   patch_solve: the patch's surrogate, a replaced by abar, the mean of
-   *     coefficient over the patch's 2^dim cells: x_I += S (abar Lambda + c)^-1
-   *     S^T r_I with Lambda the sums of the 1D eigenvalues (no c in them);
+   *     coefficient over the patch's 2^dim cells or half their largest value,
+   *     whichever is larger (summed x fastest, then y, z; mean = sum / 2^dim):
+   *     x_I += S (abar Lambda + c)^-1 S^T r_I with Lambda the sums of the 1D
+   *     eigenvalues (no c in them);
    *   patch_fused, patch_residual: never called (the core refuses every
    *     smoother variant but GLOBAL). */
   const void *coefficient[2];

@@ -48,8 +48,8 @@ typedef struct {
   T vectors[3][TPMG_CPU_MAX_MATRIX];          /* S */
   T inverse_eigenvalues[TPMG_CPU_MAX_TENSOR]; /* 1 / (lambda_z + lambda_y + lambda_x), I^dim */
   /* a variable coefficient (tpmg_level.coefficient, NULL for a = 1): the
-   * local solve's surrogate divides by abar Lambda + c instead, abar the mean
-   * of the patch's 2^dim cells' values, Lambda the eigenvalue sums (no
+   * local solve's surrogate divides by abar Lambda + c instead, abar of the
+   * patch's 2^dim cells' values (tpmg-backend.h), Lambda the eigenvalue sums (no
    * reaction in the eigenvalues of such a level) */
   const T *coefficient;
   T eigenvalue_sums[TPMG_CPU_MAX_TENSOR];
@@ -121,12 +121,17 @@ TPMG_CPU_INLINE void TPMG_CPU_NAME(patch_solve)(const TPMG_CPU_NAME(patch_data) 
     const tpmg_index c2 = dim == 3 ? (interior[2] - 1) / k : 0;
     const tpmg_index stride[3] = {1, lvl->cells[0], lvl->cells[0] * lvl->cells[1]};
     const T *a = data->coefficient + c0 + stride[1] * c1 + stride[2] * c2;
-    T sum = 0;
-    for (int e = 0; e < (dim == 3 ? 8 : 4); ++e)
-      sum += a[(e & 1) + stride[1] * ((e >> 1) & 1) + stride[2] * (e >> 2)];
-    const T mean = sum / (T)(dim == 3 ? 8 : 4), reaction = (T)lvl->reaction;
+    T sum = 0, top = 0;
+    for (int e = 0; e < (dim == 3 ? 8 : 4); ++e) {
+      const T v = a[(e & 1) + stride[1] * ((e >> 1) & 1) + stride[2] * (e >> 2)];
+      sum += v;
+      top = v > top ? v : top;
+    }
+    /* abar (tpmg-backend.h): the mean, at least half the largest */
+    const T mean = sum * (T)(dim == 3 ? 0.125 : 0.25), half = (T)0.5 * top;
+    const T abar = mean > half ? mean : half, reaction = (T)lvl->reaction;
     for (int i = 0; i < n_local; ++i)
-      y[i] /= mean * data->eigenvalue_sums[i] + reaction;
+      y[i] /= abar * data->eigenvalue_sums[i] + reaction;
   } else {
     for (int i = 0; i < n_local; ++i)
       y[i] *= data->inverse_eigenvalues[i];
