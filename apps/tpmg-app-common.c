@@ -231,7 +231,7 @@ int app_parse_list(const char *name, const char *text, double *values, int max_c
   }
 
 APP_PARSE_ENUM(solver_type, tpmg_solver_type)
-APP_PARSE_ENUM(mode, tpmg_mode)
+APP_PARSE_ENUM(arithmetic, tpmg_arithmetic)
 APP_PARSE_ENUM(smoother_variant, tpmg_smoother_variant)
 APP_PARSE_ENUM(rhs, tpmg_rhs)
 APP_PARSE_ENUM(preconditioning, tpmg_preconditioning)
@@ -373,7 +373,8 @@ int app_solver_option(int argc, char **argv, int *i, tpmg_solver_options *s) {
   if (app_option_is(arg, "--solver"))
     s->type = app_parse_solver_type("--solver", app_option_value(argc, argv, i, "--solver"));
   else if (app_option_is(arg, "--precision"))
-    s->mode = app_parse_mode("--precision", app_option_value(argc, argv, i, "--precision"));
+    s->arithmetic =
+        app_parse_arithmetic("--precision", app_option_value(argc, argv, i, "--precision"));
   else if (app_option_is(arg, "--smoother"))
     s->smoother =
         app_parse_smoother_variant("--smoother", app_option_value(argc, argv, i, "--smoother"));
@@ -397,7 +398,7 @@ void app_solver_finish(tpmg_solver_options *s) {
   /* A float solution's true residual cannot fall much below eps_float cond(A):
    * about 1e-5 to 1e-3 for the usual sizes, so float gets a looser default. */
   if (s->tolerance == 0)
-    s->tolerance = s->mode == TPMG_MODE_FLOAT ? 1e-3 : 1e-9;
+    s->tolerance = s->arithmetic == TPMG_ARITHMETIC_FLOAT ? 1e-3 : 1e-9;
   int gmres = s->type == TPMG_SOLVER_GMRES || s->type == TPMG_SOLVER_FMG_GMRES;
   if (s->preconditioning != TPMG_PRECONDITION_RIGHT && !gmres)
     app_usage_error("--preconditioning %s: only with --solver gmres or fmg-gmres (not %s)",

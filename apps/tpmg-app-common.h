@@ -100,7 +100,7 @@ int app_parse_list(const char *name, const char *text, double *values, int max_c
 /* Enum values by their library names (tpmg_X_from_name); an unknown name is a
  * usage error that lists the names. */
 tpmg_solver_type app_parse_solver_type(const char *name, const char *text);
-tpmg_mode app_parse_mode(const char *name, const char *text);
+tpmg_arithmetic app_parse_arithmetic(const char *name, const char *text);
 tpmg_smoother_variant app_parse_smoother_variant(const char *name, const char *text);
 tpmg_rhs app_parse_rhs(const char *name, const char *text);
 tpmg_preconditioning app_parse_preconditioning(const char *name, const char *text);

@@ -267,7 +267,7 @@ static int set_rhs(const options *o, run *r) {
  * written if asked. Returns 0 or the exit status. */
 static int setup(options *o, run *r) {
   int status;
-  r->precision = o->solver.mode == TPMG_MODE_FLOAT ? TPMG_FLOAT : TPMG_DOUBLE;
+  r->precision = o->solver.arithmetic == TPMG_ARITHMETIC_FLOAT ? TPMG_FLOAT : TPMG_DOUBLE;
   double start = app_now();
   if ((status = create_context(o, r)) != 0)
     return status;
@@ -318,8 +318,9 @@ static void print_setup(const options *o, const run *r) {
            tpmg_preconditioning_name(s->preconditioning));
   else
     printf("solver %s", tpmg_solver_type_name(s->type));
-  printf(", precision %s, smoother %s, rhs %s, tolerance %.1e\n", tpmg_mode_name(s->mode),
-         tpmg_smoother_variant_name(s->smoother), tpmg_rhs_name(o->problem.rhs), s->tolerance);
+  printf(", precision %s, smoother %s, rhs %s, tolerance %.1e\n",
+         tpmg_arithmetic_name(s->arithmetic), tpmg_smoother_variant_name(s->smoother),
+         tpmg_rhs_name(o->problem.rhs), s->tolerance);
   if (o->setup)
     printf("problem from the setup file %s (right-hand side %s)\n", o->setup,
            r->rhs_from_file ? "vector from the file" : "computed for this rhs");
@@ -402,7 +403,7 @@ static void print_json(const options *o, const run *r) {
     app_json_int(&j, NULL, d == o->problem.dim - 1 ? app_mpi_size() : 1);
   app_json_close(&j, ']');
   app_json_string(&j, "solver", tpmg_solver_type_name(s->type));
-  app_json_string(&j, "precision", tpmg_mode_name(s->mode));
+  app_json_string(&j, "precision", tpmg_arithmetic_name(s->arithmetic));
   app_json_string(&j, "smoother", tpmg_smoother_variant_name(s->smoother));
   app_json_string(&j, "rhs", tpmg_rhs_name(o->problem.rhs));
   app_json_string(&j, "setup", o->setup);

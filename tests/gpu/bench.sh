@@ -62,7 +62,7 @@ for what in "$@"; do
       k=${kl%:*}
       level=$((${kl#*:} - shift_level))
       run "breakdown Q$k L$level mixed" breakdown.log "$bench" --backend cuda --breakdown \
-        --dim 3 --degree "$k" --level "$level" --mode mixed --repeat 5 \
+        --dim 3 --degree "$k" --level "$level" --arithmetic mixed --repeat 5 \
         --csv "$logs/breakdown-q$k-l$level.csv"
     done
     ;;
