@@ -542,6 +542,23 @@ void app_json_problem(app_json *j, const tpmg_grid_options *grid, tpmg_index n_d
   app_json_int(j, "n_dofs", (long long)n_dofs);
 }
 
+void app_json_solver(app_json *j, const tpmg_solver *solver) {
+  char buffer[1024], *text = buffer;
+  size_t length = 0;
+  tpmg_status status = tpmg_solver_describe(solver, buffer, sizeof buffer, &length);
+  if (status == TPMG_SUCCESS && length >= sizeof buffer) { /* cut: once more, in full */
+    text = malloc(length + 1);
+    status = text ? tpmg_solver_describe(solver, text, length + 1, &length) : TPMG_ERROR_MEMORY;
+  }
+  /* "{...}": its members, after this object's */
+  if (status == TPMG_SUCCESS && length > 2) {
+    json_key(j, NULL);
+    printf("%.*s", (int)(length - 2), text + 1);
+  }
+  if (text != buffer)
+    free(text);
+}
+
 double app_now(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);

@@ -201,6 +201,12 @@ void app_json_null(app_json *j, const char *key);
 /* The problem's dim, degree, level, cells, box and n_dofs (box as given to the grid). */
 void app_json_problem(app_json *j, const tpmg_grid_options *grid, tpmg_index n_dofs);
 
+/* The solver's options and last result as the library describes them
+ * (tpmg_solver_describe: solver, arithmetic, ..., iterations, converged,
+ * residuals), as members of the current object; none where the description
+ * does not fit in memory. */
+void app_json_solver(app_json *j, const tpmg_solver *solver);
+
 /* ---- other helpers ---------------------------------------------------------- */
 
 /* Wall clock in seconds (CLOCK_MONOTONIC). */

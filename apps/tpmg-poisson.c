@@ -393,7 +393,6 @@ static void print_result(const options *o, const run *r) {
 }
 
 static void print_json(const options *o, const run *r) {
-  const tpmg_solver_options *s = &o->solver;
   app_json j;
   app_json_begin(&j);
   app_json_problem(&j, &r->grid_options, (tpmg_index)r->n_global);
@@ -402,9 +401,7 @@ static void print_json(const options *o, const run *r) {
   for (int d = 0; d < o->problem.dim; ++d)
     app_json_int(&j, NULL, d == o->problem.dim - 1 ? app_mpi_size() : 1);
   app_json_close(&j, ']');
-  app_json_string(&j, "solver", tpmg_solver_type_name(s->type));
-  app_json_string(&j, "precision", tpmg_arithmetic_name(s->arithmetic));
-  app_json_string(&j, "smoother", tpmg_smoother_variant_name(s->smoother));
+  app_json_solver(&j, r->solver);
   app_json_string(&j, "rhs", tpmg_rhs_name(o->problem.rhs));
   app_json_string(&j, "setup", o->setup);
   app_json_string(&j, "backend", r->backend);
@@ -412,13 +409,6 @@ static void print_json(const options *o, const run *r) {
   app_json_int(&j, "whole_level_dofs", o->distribution.whole_level_dofs);
   app_json_int(&j, "overlap", o->distribution.overlap);
   app_json_int(&j, "threads", r->threads);
-  app_json_number(&j, "tolerance", s->tolerance);
-  app_json_int(&j, "max_iterations", s->max_iterations);
-  app_json_int(&j, "iterations", r->result.iterations);
-  app_json_bool(&j, "converged", r->result.converged);
-  app_json_number(&j, "residual_norm_0", r->result.residual_norm_0);
-  app_json_number(&j, "residual_norm", r->result.residual_norm);
-  app_json_number(&j, "residual_reduction", r->result.residual_reduction);
   app_json_number(&j, "setup_seconds", r->setup_seconds);
   app_json_number(&j, "context_seconds", r->context_seconds);
   app_json_number(&j, "first_solve_seconds", r->first_solve_seconds);
@@ -430,12 +420,6 @@ static void print_json(const options *o, const run *r) {
   app_json_number(&j, "memory_bytes_per_dof", (double)r->memory / r->n_global);
   app_json_number(&j, "bytes_per_dof", (double)r->memory_solved / r->n_global);
   app_json_int(&j, "solver_bytes", (long long)r->solver_memory);
-  if (r->restart > 0) {
-    app_json_int(&j, "restart", r->restart);
-    app_json_string(&j, "preconditioning", tpmg_preconditioning_name(s->preconditioning));
-  } else {
-    app_json_null(&j, "restart");
-  }
   app_json_end(&j);
 }
 

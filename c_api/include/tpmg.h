@@ -732,6 +732,41 @@ tpmg_status tpmg_solver_restart(const tpmg_solver *solver, int *restart);
  *  @param[out] bytes the byte count */
 tpmg_status tpmg_solver_memory(const tpmg_solver *solver, size_t *bytes);
 
+/** Describe the solver as one JSON object, as PETSc's KSPView describes a
+ *  KSP: its options and the result of its last solve, for a program's output.
+ *  The keys, in this order:
+ *  - "solver", "arithmetic", "smoother": the options' names (tpmg_solver_type_name,
+ *    tpmg_arithmetic_name, tpmg_smoother_variant_name);
+ *  - "preconditioning": tpmg_preconditioning_name for GMRES and FMG_GMRES, else null;
+ *  - "tolerance", "max_iterations": the options';
+ *  - "restart": the GMRES restart length in use (tpmg_solver_restart) for GMRES
+ *    and FMG_GMRES, else null;
+ *  - "solves": how many tpmg_solver_solve calls returned TPMG_SUCCESS;
+ *  - "iterations", "converged" (true or false), "residual_norm_0",
+ *    "residual_norm", "residual_reduction": the tpmg_solver_result of the last
+ *    of those solves; null before the first.
+ *  E.g. {"solver":"fmg-gmres","arithmetic":"mixed","smoother":"fused",
+ *  "preconditioning":"right","tolerance":1e-09,"max_iterations":100,"restart":30,
+ *  "solves":1,"iterations":7,"converged":true,"residual_norm_0":0.0123,...}.
+ *  Numbers have the fewest significant digits that read back as the same
+ *  double; one that is not finite is null. No spaces, no newline. Later
+ *  versions may add keys.
+ *  As snprintf: at most size bytes are written, the text cut where it does
+ *  not fit and always NUL-terminated (for size > 0); *length is the length of
+ *  the whole text without the NUL, so a text was cut where *length >= size:
+ *  call again with *length + 1 bytes. A cut text is not an error.
+ *  Not collective: every rank writes the same text. It may be called from the
+ *  solver's monitor (the result is then that of the solve before).
+ *  @param[in]  solver the solver
+ *  @param[out] text   size bytes owned by the caller; NULL with size 0 asks for
+ *                     the length only
+ *  @param[in]  size   bytes of text
+ *  @param[out] length the whole text's length without the NUL (may be NULL)
+ *  @return TPMG_ERROR_ARGUMENT for a NULL solver (no message: there is no
+ *  context) or a NULL text with size > 0; then nothing is written. */
+tpmg_status tpmg_solver_describe(const tpmg_solver *solver, char *text, size_t size,
+                                 size_t *length);
+
 /** Destroy a solver (its hierarchy and work vectors) and drop its reference
  *  on the grid; *solver = NULL (NULL accepted).
  *  @return TPMG_ERROR_ARGUMENT, nothing destroyed and *solver unchanged, for a

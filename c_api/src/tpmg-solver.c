@@ -60,6 +60,8 @@ struct tpmg_solver {
   int left;                    /* GMRES preconditioned from the left */
   int converged;               /* the iteration's own test was met */
   int solving;                 /* inside tpmg_solver_solve (its monitor may call back) */
+  long long solves;            /* solves that returned TPMG_SUCCESS (tpmg_solver_describe) */
+  tpmg_solver_result last;     /* the last of them */
   size_t bytes;                /* backend memory held, the hierarchy's included */
   size_t reserve;              /* GMRES: free memory the basis leaves (SIZE_MAX: unknown) */
   int n_vectors;
@@ -324,6 +326,14 @@ tpmg_status tpmg_solver_restart(const tpmg_solver *solver, int *restart) {
   TPMG_CHECK(solver->ctx, restart, TPMG_ERROR_ARGUMENT, "restart is NULL");
   *restart = solver->restart;
   return TPMG_SUCCESS;
+}
+
+void tpmg_solver_get_state(const tpmg_solver *solver, tpmg_solver_state *state) {
+  state->ctx = solver->ctx;
+  state->options = solver->options;
+  state->restart = solver->restart;
+  state->solves = solver->solves;
+  state->last = solver->last;
 }
 
 tpmg_status tpmg_solver_memory(const tpmg_solver *solver, size_t *bytes) {
@@ -782,10 +792,11 @@ tpmg_status tpmg_solver_solve(tpmg_solver *solver, const void *b, void *x,
     status = scale_vector(s, 1.0 / sigma, x);
   solver_free(s, vector_bytes(s), &scaled);
   TPMG_CALL(status);
-  if (result) {
+  scaled_result.residual_norm_0 /= sigma;
+  scaled_result.residual_norm /= sigma;
+  s->last = scaled_result;
+  ++s->solves;
+  if (result)
     *result = scaled_result;
-    result->residual_norm_0 /= sigma;
-    result->residual_norm /= sigma;
-  }
   return TPMG_SUCCESS;
 }
