@@ -75,7 +75,7 @@
  * Precision (--precision): with `mixed`, the default, the multigrid levels
  * of (a) and (c) work in float, as in step-37 (level operators, smoothers,
  * coarse solve and transfer on LinearAlgebra::distributed::Vector<float>),
- * and (d) runs tpmg's TPMG_MODE_MIXED (the V-cycle in float); the Krylov
+ * and (d) runs tpmg's TPMG_ARITHMETIC_MIXED (the V-cycle in float); the Krylov
  * method, its vectors and the active operator stay in double. With `double`
  * everything is double. (b) is always double.
  */
@@ -946,7 +946,7 @@ namespace DealiiCompare
   //
   // tpmg's solver (flexible GMRES or CG with tpmg's V-cycle, everything in
   // the backend; the V-cycle in float with --precision mixed,
-  // TPMG_MODE_MIXED) on the grid of a Hierarchy made in a CPU or a CUDA
+  // TPMG_ARITHMETIC_MIXED) on the grid of a Hierarchy made in a CPU or a CUDA
   // context on the ranks of MPI_COMM_WORLD, through the C API: set-up
   // creates the grid, the vectors and the solver; the solve moves b in,
   // solves from x = 0 (tpmg sets x_B = b_B) and moves x out. This is what
@@ -1014,7 +1014,8 @@ namespace DealiiCompare
     void *const         x_owned = static_cast<double *>(objects.x) + offset;
     tpmg_solver_options options = tpmg_solver_options_default();
     options.type                = prm.solver;
-    options.mode           = prm.mixed ? TPMG_MODE_MIXED : TPMG_MODE_DOUBLE;
+    options.arithmetic =
+      prm.mixed ? TPMG_ARITHMETIC_MIXED : TPMG_ARITHMETIC_DOUBLE;
     options.tolerance      = prm.tolerance;
     options.max_iterations = prm.max_iterations;
     options.restart        = prm.restart;

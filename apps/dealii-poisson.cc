@@ -38,7 +38,7 @@
  * cells (GridGenerator::subdivided_hyper_rectangle, or hyper_cube) and refined
  * globally. The renumbering checks this and throws otherwise.
  *
- * Two other ways of using tpmg are a command-line option away (--mode):
+ * Two other ways of using tpmg are a command-line option away (--use):
  * `preconditioner` keeps deal.II's Krylov solver and replaces the whole
  * V-cycle by tpmg::dealii::GpuPreconditioner, which runs it in the tpmg
  * backend (the GPU with --backend cuda), moving only the vectors it is given;
@@ -108,19 +108,19 @@ namespace DealiiPoisson
   // Everything the command line can set, with the defaults of tpmg-poisson
   // where the two programs share an option: called without options, both
   // solve the same problem.
-  enum class Mode
+  enum class Use
   {
     multigrid,      // deal.II's Multigrid with tpmg's classes on the levels
     preconditioner, // deal.II's Krylov solver, tpmg::dealii::GpuPreconditioner
     solve           // tpmg::dealii::solve_on_gpu()
   };
 
-  const char *const mode_names[] = {"multigrid",
-                                    "preconditioner",
-                                    "solve",
-                                    nullptr};
+  const char *const use_names[] = {"multigrid",
+                                   "preconditioner",
+                                   "solve",
+                                   nullptr};
 
-  // The solver of the coarsest level in --mode multigrid.
+  // The solver of the coarsest level in --use multigrid.
   enum class Coarse
   {
     tpmg,           // tpmg::dealii::CoarseSolver: tpmg's exact solve
@@ -137,7 +137,7 @@ namespace DealiiPoisson
   // the level nearest to 10^6 DoFs), and this program's own.
   struct Parameters : public DealiiApp::Parameters
   {
-    Mode        mode             = Mode::multigrid;
+    Use         use              = Use::multigrid;
     Coarse      coarse           = Coarse::tpmg;
     double      coarse_tolerance = 1e-6; // trilinos-amg only
     std::string vtu_file;
@@ -163,13 +163,13 @@ namespace DealiiPoisson
       "                              (default: hyper_cube, one cell)\n"
       "  --box a0,b0,a1,b1[,a2,b2]   the domain, a_d < b_d (default the unit square/cube)\n"
       "  --rhs one|sine              f = 1, g = 0; or u = prod sin(pi x_d) (default sine)\n"
-      "  --mode multigrid|preconditioner|solve\n"
+      "  --use multigrid|preconditioner|solve\n"
       "                              multigrid: deal.II's Multigrid with tpmg's LaplaceOperator,\n"
       "                              PatchSmoother and CoarseSolver (default); preconditioner:\n"
       "                              deal.II's solver with tpmg's GpuPreconditioner (whole\n"
       "                              V-cycle in the backend); solve: tpmg's solve_on_gpu()\n"
       "  --coarse tpmg|trilinos-amg|trilinos-direct\n"
-      "                              the coarse solver of --mode multigrid: tpmg's CoarseSolver\n"
+      "                              the coarse solver of --use multigrid: tpmg's CoarseSolver\n"
       "                              (default), or the assembled coarse matrix solved by\n"
       "                              Trilinos: CG with ML's AMG, or Amesos KLU\n"
       "  --coarse-tol t              trilinos-amg: relative residual of each coarse solve, in\n"
@@ -207,9 +207,9 @@ namespace DealiiPoisson
     DealiiApp::CommandLine line(argc, argv, {/*rhs=*/true, /*backend=*/true});
     const char            *coarse_tolerance_text = nullptr;
     while (line.next())
-      if (line.is("--mode"))
-        p.mode = static_cast<Mode>(
-          app_parse_choice("--mode", line.value("--mode"), mode_names));
+      if (line.is("--use"))
+        p.use = static_cast<Use>(
+          app_parse_choice("--use", line.value("--use"), use_names));
       else if (line.is("--coarse"))
         p.coarse = static_cast<Coarse>(
           app_parse_choice("--coarse", line.value("--coarse"), coarse_names));
@@ -235,11 +235,11 @@ namespace DealiiPoisson
     // what this program does not have.
     line.finish(1e6, p);
     const char *coarse_name = coarse_names[static_cast<int>(p.coarse)];
-    if (p.coarse != Coarse::tpmg && p.mode != Mode::multigrid)
-      app_usage_error("--coarse %s: only with --mode multigrid (--mode %s "
+    if (p.coarse != Coarse::tpmg && p.use != Use::multigrid)
+      app_usage_error("--coarse %s: only with --use multigrid (--use %s "
                       "runs tpmg's own V-cycle)",
                       coarse_name,
-                      mode_names[static_cast<int>(p.mode)]);
+                      use_names[static_cast<int>(p.use)]);
     if (p.coarse != Coarse::tpmg &&
         !tpmg::dealii::TrilinosCoarseSolver<2, double>::is_available())
       app_usage_error("--coarse %s: this build has no Trilinos (deal.II "
@@ -502,14 +502,14 @@ namespace DealiiPoisson
   // layouts of tpmg's operators so that the transfer's level vectors fit
   // them.
   //
-  // With --mode preconditioner the V-cycle is instead tpmg's own, run by
+  // With --use preconditioner the V-cycle is instead tpmg's own, run by
   // GpuPreconditioner in the context's backend, with the same choice of
-  // colour order; --mode solve needs nothing here.
+  // colour order; --use solve needs nothing here.
   template <int dim>
   void
   PoissonProblem<dim>::setup_multigrid()
   {
-    if (prm.mode == Mode::multigrid)
+    if (prm.use == Use::multigrid)
       {
         const unsigned int n_levels = triangulation.n_global_levels();
         mg_matrices.resize(0, n_levels - 1);
@@ -562,7 +562,7 @@ namespace DealiiPoisson
           PreconditionMG<dim, VectorType, MGTransferMatrixFree<dim, double>>>(
           dof_handler, *mg, *mg_transfer);
       }
-    else if (prm.mode == Mode::preconditioner)
+    else if (prm.use == Use::preconditioner)
       {
         tpmg_multigrid_options options = tpmg_multigrid_options_default();
         options.symmetric              = prm.solver == TPMG_SOLVER_CG;
@@ -587,7 +587,7 @@ namespace DealiiPoisson
   // (constraints.distribute()), so the first residual vanishes on the
   // boundary, where tpmg's V-cycle returns zero, and stays so.
   //
-  // With --mode solve, solve_on_gpu() does everything in one call, so the
+  // With --use solve, solve_on_gpu() does everything in one call, so the
   // solve time includes what it sets up: tpmg's solver with its V-cycle
   // hierarchy and vectors, and the copies of b and x.
   template <int dim>
@@ -600,14 +600,14 @@ namespace DealiiPoisson
 
     context.synchronize();
     timer.restart();
-    if (prm.mode == Mode::solve)
+    if (prm.use == Use::solve)
       {
         tpmg_solver_options options = tpmg_solver_options_default();
         options.type                = prm.solver;
-        options.mode                = TPMG_MODE_DOUBLE; // as the other modes
-        options.tolerance           = prm.tolerance;
-        options.max_iterations      = prm.max_iterations;
-        options.restart             = prm.restart;
+        options.arithmetic     = TPMG_ARITHMETIC_DOUBLE; // as --use multigrid
+        options.tolerance      = prm.tolerance;
+        options.max_iterations = prm.max_iterations;
+        options.restart        = prm.restart;
         const tpmg_solver_result result = tpmg::dealii::solve_on_gpu(
           *hierarchy, context, system_rhs, solution, options);
         iterations = result.iterations;
@@ -628,7 +628,7 @@ namespace DealiiPoisson
         };
         try
           {
-            if (prm.mode == Mode::multigrid)
+            if (prm.use == Use::multigrid)
               run_solver(*mg_preconditioner);
             else
               run_solver(*gpu_preconditioner);
@@ -718,13 +718,13 @@ namespace DealiiPoisson
     if (report)
       {
         std::printf(
-          "dealii-poisson: %dD Q%u, level %u, %s DoFs, mode %s, %s backend, "
+          "dealii-poisson: %dD Q%u, level %u, %s DoFs, use %s, %s backend, "
           "%u thread%s (tpmg: OpenMP, deal.II: TBB)\n",
           dim,
           prm.degree,
           prm.level,
           app_group(n_dofs, group),
-          mode_names[static_cast<int>(prm.mode)],
+          use_names[static_cast<int>(prm.use)],
           prm.backend,
           context.n_threads(),
           context.n_threads() == 1 ? "" : "s");
@@ -734,7 +734,7 @@ namespace DealiiPoisson
         std::printf(", rhs %s, tolerance %.1e\n",
                     tpmg_rhs_name(prm.rhs),
                     prm.tolerance);
-        if (prm.mode == Mode::multigrid)
+        if (prm.use == Use::multigrid)
           {
             std::printf("coarse solver %s",
                         coarse_names[static_cast<int>(prm.coarse)]);
@@ -790,11 +790,11 @@ namespace DealiiPoisson
         app_json_begin(&j);
         app_json_string(&j, "program", "dealii-poisson");
         app_json_problem(&j, &grid, static_cast<tpmg_index>(n_dofs));
-        app_json_string(&j, "mode", mode_names[static_cast<int>(prm.mode)]);
+        app_json_string(&j, "use", use_names[static_cast<int>(prm.use)]);
         app_json_string(&j, "solver", tpmg_solver_type_name(prm.solver));
         app_json_string(&j, "rhs", tpmg_rhs_name(prm.rhs));
         app_json_string(&j, "backend", prm.backend);
-        // the coarse solver and its times (--mode multigrid only)
+        // the coarse solver and its times (--use multigrid only)
         app_json_string(&j,
                         "coarse",
                         coarse_names[static_cast<int>(prm.coarse)]);

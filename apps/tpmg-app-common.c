@@ -231,7 +231,7 @@ int app_parse_list(const char *name, const char *text, double *values, int max_c
   }
 
 APP_PARSE_ENUM(solver_type, tpmg_solver_type)
-APP_PARSE_ENUM(mode, tpmg_mode)
+APP_PARSE_ENUM(arithmetic, tpmg_arithmetic)
 APP_PARSE_ENUM(smoother_variant, tpmg_smoother_variant)
 APP_PARSE_ENUM(rhs, tpmg_rhs)
 APP_PARSE_ENUM(preconditioning, tpmg_preconditioning)
@@ -502,7 +502,8 @@ int app_solver_option(int argc, char **argv, int *i, tpmg_solver_options *s) {
   if (app_option_is(arg, "--solver"))
     s->type = app_parse_solver_type("--solver", app_option_value(argc, argv, i, "--solver"));
   else if (app_option_is(arg, "--precision"))
-    s->mode = app_parse_mode("--precision", app_option_value(argc, argv, i, "--precision"));
+    s->arithmetic =
+        app_parse_arithmetic("--precision", app_option_value(argc, argv, i, "--precision"));
   else if (app_option_is(arg, "--smoother"))
     s->smoother =
         app_parse_smoother_variant("--smoother", app_option_value(argc, argv, i, "--smoother"));
@@ -526,7 +527,7 @@ void app_solver_finish(tpmg_solver_options *s) {
   /* A float solution's true residual cannot fall much below eps_float cond(A):
    * about 1e-5 to 1e-3 for the usual sizes, so float gets a looser default. */
   if (s->tolerance == 0)
-    s->tolerance = s->mode == TPMG_MODE_FLOAT ? 1e-3 : 1e-9;
+    s->tolerance = s->arithmetic == TPMG_ARITHMETIC_FLOAT ? 1e-3 : 1e-9;
   int gmres = s->type == TPMG_SOLVER_GMRES || s->type == TPMG_SOLVER_FMG_GMRES;
   if (s->preconditioning != TPMG_PRECONDITION_RIGHT && !gmres)
     app_usage_error("--preconditioning %s: only with --solver gmres or fmg-gmres (not %s)",
@@ -668,6 +669,23 @@ void app_json_problem(app_json *j, const tpmg_grid_options *grid, tpmg_index n_d
   app_json_close(j, ']');
   app_json_exact(j, "reaction", grid->reaction);
   app_json_int(j, "n_dofs", (long long)n_dofs);
+}
+
+void app_json_solver(app_json *j, const tpmg_solver *solver) {
+  char buffer[1024], *text = buffer;
+  size_t length = 0;
+  tpmg_status status = tpmg_solver_describe(solver, buffer, sizeof buffer, &length);
+  if (status == TPMG_SUCCESS && length >= sizeof buffer) { /* cut: once more, in full */
+    text = malloc(length + 1);
+    status = text ? tpmg_solver_describe(solver, text, length + 1, &length) : TPMG_ERROR_MEMORY;
+  }
+  /* "{...}": its members, after this object's */
+  if (status == TPMG_SUCCESS && length > 2) {
+    json_key(j, NULL);
+    printf("%.*s", (int)(length - 2), text + 1);
+  }
+  if (text != buffer)
+    free(text);
 }
 
 double app_now(void) {

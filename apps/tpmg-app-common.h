@@ -100,7 +100,7 @@ int app_parse_list(const char *name, const char *text, double *values, int max_c
 /* Enum values by their library names (tpmg_X_from_name); an unknown name is a
  * usage error that lists the names. */
 tpmg_solver_type app_parse_solver_type(const char *name, const char *text);
-tpmg_mode app_parse_mode(const char *name, const char *text);
+tpmg_arithmetic app_parse_arithmetic(const char *name, const char *text);
 tpmg_smoother_variant app_parse_smoother_variant(const char *name, const char *text);
 tpmg_rhs app_parse_rhs(const char *name, const char *text);
 tpmg_preconditioning app_parse_preconditioning(const char *name, const char *text);
@@ -226,6 +226,12 @@ void app_json_null(app_json *j, const char *key);
 
 /* The problem's dim, degree, level, cells, box and n_dofs (box as given to the grid). */
 void app_json_problem(app_json *j, const tpmg_grid_options *grid, tpmg_index n_dofs);
+
+/* The solver's options and last result as the library describes them
+ * (tpmg_solver_describe: solver, arithmetic, ..., iterations, converged,
+ * residuals), as members of the current object; none where the description
+ * does not fit in memory. */
+void app_json_solver(app_json *j, const tpmg_solver *solver);
 
 /* ---- other helpers ---------------------------------------------------------- */
 

@@ -29,7 +29,7 @@
 #define MAX_BASIS 16  /* GMRES basis vectors one pass of dots or axpys takes */
 
 static const char *const precision_names[] = {"double", "float", NULL};
-static const char *const mode_names[] = {"double", "mixed", NULL};
+static const char *const arithmetic_names[] = {"double", "mixed", NULL};
 #define N_VARIANTS 4 /* the smoother variants, in tpmg_smoother_variant order */
 static const char *const variant_names[N_VARIANTS] = {"global", "separate", "fused", "boundary"};
 
@@ -39,7 +39,7 @@ typedef struct {
   int level;  /* 0: chosen by --dofs */
   double dofs;
   tpmg_precision precision;
-  tpmg_mode mode; /* --breakdown: double or mixed */
+  tpmg_arithmetic arithmetic; /* --breakdown: double or mixed */
   const char *backend;
   int threads;
   int repeat;
@@ -68,7 +68,8 @@ static void print_help(void) {
          "  --breakdown            instead: the time of a GMRES solve (sine solution, 1e-9)\n"
          "                         by level and component, from timed components and one\n"
          "                         timed solve\n"
-         "  --mode double|mixed    precision of the --breakdown solve (default mixed)\n"
+         "  --arithmetic double|mixed\n"
+         "                         arithmetic of the --breakdown solve (default mixed)\n"
          "  --communication        instead (under mpirun): what a rank sends per operator\n"
          "                         apply, smoothing step, V-cycle and GMRES iteration, the\n"
          "                         V-cycle's time, and a weak-scaling model for 1 to 4096\n"
@@ -123,7 +124,7 @@ static tpmg_grid_options mesh_grid_options(const options *o, int dim, int k, int
 static options parse_options(int argc, char **argv) {
   options o = {.dofs = DEFAULT_TARGET_DOFS,
                .repeat = 5,
-               .mode = TPMG_MODE_MIXED,
+               .arithmetic = TPMG_ARITHMETIC_MIXED,
                .mesh = app_problem_default(),
                .distribution = app_distribution_default()};
   app_machine machine = app_machine_default();
@@ -147,8 +148,9 @@ static options parse_options(int argc, char **argv) {
     } else if (app_option_is(arg, "--precision")) {
       o.precision = app_parse_choice("--precision", app_option_value(argc, argv, &i, "--precision"),
                                      precision_names);
-    } else if (app_option_is(arg, "--mode")) {
-      o.mode = app_parse_choice("--mode", app_option_value(argc, argv, &i, "--mode"), mode_names);
+    } else if (app_option_is(arg, "--arithmetic")) {
+      o.arithmetic = app_parse_choice(
+          "--arithmetic", app_option_value(argc, argv, &i, "--arithmetic"), arithmetic_names);
     } else if (app_option_is(arg, "--breakdown")) {
       app_option_flag(arg, "--breakdown");
       o.breakdown = 1;
@@ -952,13 +954,14 @@ static tpmg_status breakdown_time_components(breakdown *s, int repeat, double *t
   return TPMG_SUCCESS;
 }
 
-/* The GMRES solve itself in `mode`, timed once after a warm-up solve, both
+/* The GMRES solve itself in `arithmetic`, timed once after a warm-up solve, both
  * from x = 0: its seconds, result and restart length. */
-static tpmg_status time_solve(tpmg_context *ctx, tpmg_grid *grid, tpmg_mode mode, tpmg_index nL,
-                              double *seconds, tpmg_solver_result *result, int *restart) {
+static tpmg_status time_solve(tpmg_context *ctx, tpmg_grid *grid, tpmg_arithmetic arithmetic,
+                              tpmg_index nL, double *seconds, tpmg_solver_result *result,
+                              int *restart) {
   tpmg_solver_options so = tpmg_solver_options_default();
   so.type = TPMG_SOLVER_GMRES;
-  so.mode = mode;
+  so.arithmetic = arithmetic;
   tpmg_solver *solver = NULL;
   void *b = NULL, *x = NULL;
   tpmg_status status = tpmg_vector_create(ctx, TPMG_DOUBLE, nL, &b);
@@ -1040,7 +1043,7 @@ static void print_breakdown(const options *o, const component_times *t, const br
   const int L = r->L, it = r->it;
   const level_times *top = &t->lt[L];
   printf("breakdown: %dD Q%d level %d, %lld DoFs, GMRES(%d) %s, %d iterations\n", r->dim, r->k, L,
-         (long long)r->n_dofs, r->restart, mode_names[o->mode], it);
+         (long long)r->n_dofs, r->restart, arithmetic_names[o->arithmetic], it);
   printf("  solve (the second of two): %.4f s; the model from the components below: %.4f s\n",
          r->solve_seconds, r->model);
   printf("  %-30s %10s %7s\n", "component (paper Fig. 11/12)", "ms", "share");
@@ -1066,14 +1069,14 @@ static void print_breakdown(const options *o, const component_times *t, const br
          1e3 * t->axpby, 1e3 * t->to_p, 1e3 * t->from_p);
   if (!csv)
     return;
-  fprintf(csv, "dim,degree,level,n_dofs,mode,iterations,restart,solve_s,model_s");
+  fprintf(csv, "dim,degree,level,n_dofs,arithmetic,iterations,restart,solve_s,model_s");
   for (int i = 0; i < C_N; ++i)
     fprintf(csv, ",%s_s", component_names[i]);
   for (int l = 0; l <= L; ++l)
     fprintf(csv, ",vcycle_level%d_s", l);
   fprintf(csv, ",vcycle_s,smooth_L_s,apply_L_s,apply_double_L_s,dot_L_s,axpby_L_s\n");
   fprintf(csv, "%d,%d,%d,%lld,%s,%d,%d,%.6g,%.6g", r->dim, r->k, L, (long long)r->n_dofs,
-          mode_names[o->mode], it, r->restart, r->solve_seconds, r->model);
+          arithmetic_names[o->arithmetic], it, r->restart, r->solve_seconds, r->model);
   for (int i = 0; i < C_N; ++i)
     fprintf(csv, ",%.6g", r->c[i]);
   for (int l = 0; l <= L; ++l)
@@ -1087,7 +1090,7 @@ static void print_breakdown(const options *o, const component_times *t, const br
  * comment before multi_call) and print both. */
 static int run_breakdown_mode(tpmg_context *ctx, const options *o, FILE *csv, double *times,
                               int dim, int k, int L) {
-  const tpmg_precision p = o->mode == TPMG_MODE_MIXED ? TPMG_FLOAT : TPMG_DOUBLE;
+  const tpmg_precision p = o->arithmetic == TPMG_ARITHMETIC_MIXED ? TPMG_FLOAT : TPMG_DOUBLE;
   tpmg_grid_options go = mesh_grid_options(o, dim, k, L);
   tpmg_grid *grid = NULL;
   tpmg_status status = tpmg_grid_create(ctx, &go, &grid);
@@ -1097,7 +1100,7 @@ static int run_breakdown_mode(tpmg_context *ctx, const options *o, FILE *csv, do
   tpmg_grid_level_size(grid, L, &r.n_dofs, NULL);
   char group[32];
   fprintf(stderr, "tpmg-bench: breakdown %dD Q%d level %d (%s DoFs), %s\n", dim, k, L,
-          app_group((long long)r.n_dofs, group), mode_names[o->mode]);
+          app_group((long long)r.n_dofs, group), arithmetic_names[o->arithmetic]);
 
   breakdown s;
   memset(&s, 0, sizeof(s));
@@ -1113,7 +1116,7 @@ static int run_breakdown_mode(tpmg_context *ctx, const options *o, FILE *csv, do
   tpmg_solver_result result = {0};
   if (status == TPMG_SUCCESS) {
     what = "the timed solve";
-    status = time_solve(ctx, grid, o->mode, r.n_dofs, &r.solve_seconds, &result, &r.restart);
+    status = time_solve(ctx, grid, o->arithmetic, r.n_dofs, &r.solve_seconds, &result, &r.restart);
   }
   r.it = result.iterations;
   /* Gram-Schmidt per basis length (the bases of longer solves are restarted
@@ -1208,7 +1211,7 @@ static int run_communication_mode(tpmg_context *ctx, const options *o, double *t
   COMM_STEP("tpmg_multigrid_create", tpmg_multigrid_create(grid, &mo, &mg));
   tpmg_solver_options so = tpmg_solver_options_default();
   so.type = TPMG_SOLVER_GMRES; /* the traffic per GMRES iteration */
-  so.mode = o->mode;
+  so.arithmetic = o->arithmetic;
   COMM_STEP("tpmg_solver_create", tpmg_solver_create(grid, &so, &solver));
   tpmg_communication before, apply, smooth, vcycle, solve;
   tpmg_solver_result result = {0, 0, 0, 0, 0};

@@ -280,7 +280,7 @@ static int set_rhs(const options *o, run *r) {
  * written if asked. Returns 0 or the exit status. */
 static int setup(options *o, run *r) {
   int status;
-  r->precision = o->solver.mode == TPMG_MODE_FLOAT ? TPMG_FLOAT : TPMG_DOUBLE;
+  r->precision = o->solver.arithmetic == TPMG_ARITHMETIC_FLOAT ? TPMG_FLOAT : TPMG_DOUBLE;
   double start = app_now();
   if ((status = create_context(o, r)) != 0)
     return status;
@@ -335,8 +335,9 @@ static void print_setup(const options *o, const run *r) {
            tpmg_preconditioning_name(s->preconditioning));
   else
     printf("solver %s", tpmg_solver_type_name(s->type));
-  printf(", precision %s, smoother %s, rhs %s, tolerance %.1e\n", tpmg_mode_name(s->mode),
-         tpmg_smoother_variant_name(s->smoother), tpmg_rhs_name(o->problem.rhs), s->tolerance);
+  printf(", precision %s, smoother %s, rhs %s, tolerance %.1e\n",
+         tpmg_arithmetic_name(s->arithmetic), tpmg_smoother_variant_name(s->smoother),
+         tpmg_rhs_name(o->problem.rhs), s->tolerance);
   if (o->setup)
     printf("problem from the setup file %s (right-hand side %s)\n", o->setup,
            r->rhs_from_file ? "vector from the file" : "computed for this rhs");
@@ -409,7 +410,6 @@ static void print_result(const options *o, const run *r) {
 }
 
 static void print_json(const options *o, const run *r) {
-  const tpmg_solver_options *s = &o->solver;
   app_json j;
   app_json_begin(&j);
   app_json_problem(&j, &r->grid_options, (tpmg_index)r->n_global);
@@ -421,9 +421,7 @@ static void print_json(const options *o, const run *r) {
   for (int d = 0; d < o->problem.dim; ++d)
     app_json_int(&j, NULL, d == o->problem.dim - 1 ? app_mpi_size() : 1);
   app_json_close(&j, ']');
-  app_json_string(&j, "solver", tpmg_solver_type_name(s->type));
-  app_json_string(&j, "precision", tpmg_mode_name(s->mode));
-  app_json_string(&j, "smoother", tpmg_smoother_variant_name(s->smoother));
+  app_json_solver(&j, r->solver);
   app_json_string(&j, "rhs", tpmg_rhs_name(o->problem.rhs));
   app_json_string(&j, "setup", o->setup);
   app_json_string(&j, "backend", r->backend);
@@ -431,13 +429,6 @@ static void print_json(const options *o, const run *r) {
   app_json_int(&j, "whole_level_dofs", o->distribution.whole_level_dofs);
   app_json_int(&j, "overlap", o->distribution.overlap);
   app_json_int(&j, "threads", r->threads);
-  app_json_number(&j, "tolerance", s->tolerance);
-  app_json_int(&j, "max_iterations", s->max_iterations);
-  app_json_int(&j, "iterations", r->result.iterations);
-  app_json_bool(&j, "converged", r->result.converged);
-  app_json_number(&j, "residual_norm_0", r->result.residual_norm_0);
-  app_json_number(&j, "residual_norm", r->result.residual_norm);
-  app_json_number(&j, "residual_reduction", r->result.residual_reduction);
   app_json_number(&j, "setup_seconds", r->setup_seconds);
   app_json_number(&j, "context_seconds", r->context_seconds);
   app_json_number(&j, "first_solve_seconds", r->first_solve_seconds);
@@ -449,12 +440,6 @@ static void print_json(const options *o, const run *r) {
   app_json_number(&j, "memory_bytes_per_dof", (double)r->memory / r->n_global);
   app_json_number(&j, "bytes_per_dof", (double)r->memory_solved / r->n_global);
   app_json_int(&j, "solver_bytes", (long long)r->solver_memory);
-  if (r->restart > 0) {
-    app_json_int(&j, "restart", r->restart);
-    app_json_string(&j, "preconditioning", tpmg_preconditioning_name(s->preconditioning));
-  } else {
-    app_json_null(&j, "restart");
-  }
   app_json_end(&j);
 }
 

@@ -399,8 +399,8 @@ else()
                        EXPECT "--rhs ones: expected one of one, sine" ARGS --rhs ones)
   tpmg_bridge_app_test(dealii-compare-rhs dealii-compare MODE usage
                        EXPECT "unknown option '--rhs'" ARGS --rhs sine)
-  tpmg_bridge_app_test(dealii-poisson-mode-foo dealii-poisson MODE usage
-                       EXPECT "--mode foo: expected one of multigrid" ARGS --mode foo)
+  tpmg_bridge_app_test(dealii-poisson-use-foo dealii-poisson MODE usage
+                       EXPECT "--use foo: expected one of multigrid" ARGS --use foo)
   tpmg_bridge_app_test(dealii-poisson-box-count dealii-poisson MODE usage
                        EXPECT "--box 0,1,0,1: needs 6 values for dim 3" ARGS --box 0,1,0,1)
   tpmg_bridge_app_test(dealii-compare-methods-foo dealii-compare MODE usage
@@ -414,7 +414,7 @@ else()
   # (2D Q2, h = 1/8: 2.45e-4; 3D Q3, h = 1/4: 7.59e-5).
   tpmg_bridge_app_test(dealii-poisson-2d-gmres dealii-poisson MODE json
                        ARGS --dim 2 --degree 2 --level 3 --json
-                       CHECKS "n_dofs == 289" "mode == multigrid" "converged == true"
+                       CHECKS "n_dofs == 289" "use == multigrid" "converged == true"
                               "residual_reduction <= 1e-9" "iterations >= 1" "iterations <= 12"
                               "l2_error < 3.7e-4" "l2_error > 0")
   tpmg_bridge_app_test(dealii-poisson-3d-cg dealii-poisson MODE json
@@ -449,10 +449,10 @@ else()
 
   # The other two ways in: GpuPreconditioner and solve_on_gpu (CPU backend
   # here, the same code path as on the GPU) give the same solve.
-  foreach(mode preconditioner solve)
-    tpmg_bridge_app_test(dealii-poisson-mode-${mode} dealii-poisson MODE pair
-                         ARGS --dim 2 --degree 4 --level 3 --mode ${mode} --json
-                         CHECKS "mode == ${mode}" "converged == true"
+  foreach(use preconditioner solve)
+    tpmg_bridge_app_test(dealii-poisson-use-${use} dealii-poisson MODE pair
+                         ARGS --dim 2 --degree 4 --level 3 --use ${use} --json
+                         CHECKS "use == ${use}" "converged == true"
                                 "residual_reduction <= 1e-9"
                          PROGRAM2 dealii-poisson
                          ARGS2 --dim 2 --degree 4 --level 3 --json
@@ -472,9 +472,9 @@ else()
                        EXPECT "--coarse-tol 1e-3: only with --coarse trilinos-amg"
                        ARGS --coarse-tol 1e-3)
   if(TPMG_HAVE_TRILINOS)
-    tpmg_bridge_app_test(dealii-poisson-coarse-mode dealii-poisson MODE usage
-                         EXPECT "--coarse trilinos-amg: only with --mode multigrid \\(--mode solve"
-                         ARGS --coarse trilinos-amg --mode solve)
+    tpmg_bridge_app_test(dealii-poisson-coarse-use dealii-poisson MODE usage
+                         EXPECT "--coarse trilinos-amg: only with --use multigrid \\(--use solve"
+                         ARGS --coarse trilinos-amg --use solve)
     tpmg_bridge_app_test(dealii-poisson-coarse-tol-1 dealii-poisson MODE usage
                          EXPECT "--coarse-tol 1: expected a number in"
                          ARGS --coarse trilinos-amg --coarse-tol 1)
@@ -508,9 +508,9 @@ else()
   endif()
 
   # --backend cuda: a clear usage error without a GPU, the same solve with one.
-  foreach(mode multigrid preconditioner solve)
-    tpmg_bridge_app_test(dealii-poisson-cuda-${mode} dealii-poisson MODE cuda
-                         ARGS --dim 2 --degree 3 --level 4 --backend cuda --mode ${mode}
+  foreach(use multigrid preconditioner solve)
+    tpmg_bridge_app_test(dealii-poisson-cuda-${use} dealii-poisson MODE cuda
+                         ARGS --dim 2 --degree 3 --level 4 --backend cuda --use ${use}
                               --json
                          CHECKS "backend == cuda" "converged == true"
                                 "residual_reduction <= 1e-9" "l2_error < 1e-6")
@@ -629,13 +629,13 @@ else()
                                   --threads 1 --json
                              CHECKS "converged == true"
                              SAME n_dofs iterations converged CLOSE l2_error)
-    foreach(mode preconditioner solve)
-      tpmg_bridge_mpi_app_test(dealii-poisson-np2-mode-${mode} 2 MODE pair
+    foreach(use preconditioner solve)
+      tpmg_bridge_mpi_app_test(dealii-poisson-np2-use-${use} 2 MODE pair
                                ARGS --dim 3 --degree 2 --level 3 --cells 2,2,4 --solver cg
-                                    --mode ${mode} --threads 1 --json
+                                    --use ${use} --threads 1 --json
                                ARGS2 --dim 3 --degree 2 --level 3 --cells 2,2,4 --solver cg
                                      --threads 1 --json
-                               CHECKS "converged == true" "mode == ${mode}"
+                               CHECKS "converged == true" "use == ${use}"
                                SAME n_dofs iterations CLOSE l2_error)
     endforeach()
     # TrilinosCoarseSolver on 2 ranks (ML distributed over them, KLU

@@ -595,9 +595,11 @@ else()
   tpmg_cli_test(poisson-json-2d tpmg-poisson MODE json
                 ARGS --dim 2 --degree 3 --level 4 --tol 1e-10 --json
                 CHECKS "dim == 2" "degree == 3" "level == 4" "n_dofs == 2401" "solver == fmg-gmres"
-                       "precision == mixed" "smoother == fused" "backend == cpu"
+                       "arithmetic == mixed" "smoother == fused" "backend == cpu"
                        "converged == true" "residual_reduction <= 1e-10" "iterations >= 1"
                        "iterations <= 10" "l2_error < 1e-6" "l2_error > 0" "restart == 30"
+                       "preconditioning == right" "tolerance == 1e-10" "max_iterations == 100"
+                       "solves == 1"
                        "solve_seconds > 0" "setup_seconds > 0" "dofs_per_second > 0"
                        "context_seconds >= 0" "first_solve_seconds > 0"
                        "memory_bytes > 0" "memory_bytes_per_dof > 0" "bytes_per_dof > 0"
@@ -615,7 +617,7 @@ else()
   tpmg_cli_test(poisson-json-3d-cg tpmg-poisson MODE json
                 ARGS --dim 3 --degree 3 --level 2 --solver cg --json
                 CHECKS "n_dofs == 2197" "converged == true" "residual_reduction <= 1e-9"
-                       "restart == null")
+                       "restart == null" "preconditioning == null")
   foreach(smoother global separate fused boundary)
     tpmg_cli_test(poisson-json-smoother-${smoother} tpmg-poisson MODE json
                   ARGS --dim 3 --degree 2 --level 2 --smoother ${smoother} --json
@@ -624,14 +626,14 @@ else()
   endforeach()
   tpmg_cli_test(poisson-json-mixed tpmg-poisson MODE json
                 ARGS --dim 2 --degree 4 --level 4 --precision mixed --json
-                CHECKS "precision == mixed" "converged == true" "residual_reduction <= 1e-9")
+                CHECKS "arithmetic == mixed" "converged == true" "residual_reduction <= 1e-9")
   tpmg_cli_test(poisson-json-float tpmg-poisson MODE json
                 ARGS --dim 2 --degree 2 --level 4 --precision float --json
-                CHECKS "precision == float" "tolerance == 1e-3" "converged == true"
+                CHECKS "arithmetic == float" "tolerance == 1e-3" "converged == true"
                        "residual_reduction <= 1e-3")
   tpmg_cli_test(poisson-json-float-cg tpmg-poisson MODE json
                 ARGS --dim 3 --degree 2 --level 2 --precision float --solver cg --tol 1e-4 --json
-                CHECKS "precision == float" "converged == true" "residual_reduction <= 1e-4")
+                CHECKS "arithmetic == float" "converged == true" "residual_reduction <= 1e-4")
   # The bounds are valid values: the library takes what the parser passes.
   tpmg_cli_test(poisson-json-bounds tpmg-poisson MODE json
                 ARGS --dim 2 --degree 1 --level 2 --threads 1024 --solver gmres --restart 1000
@@ -650,7 +652,7 @@ else()
                 ARGS --dim 2 --degree 2 --level 3 --cells 2,1 --box 0,2,0,1 --solver gmres
                      --restart 5
                      --max-iterations 50 --repeat 2 --json
-                CHECKS "n_dofs == 561" "repeat == 2" "restart == 5" "converged == true"
+                CHECKS "n_dofs == 561" "repeat == 2" "solves == 2" "restart == 5" "converged == true"
                        "residual_reduction <= 1e-9" "l2_error < 1e-3")
 
   # A problem written with --write-setup and solved again with --setup gives the

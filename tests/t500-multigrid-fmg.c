@@ -35,7 +35,7 @@ static int check_fmg(tpmg_context *ctx, int dim, int L, int k) {
   REF_CALL(ctx, tpmg_problem_rhs(grid, TPMG_RHS_ONES, TPMG_DOUBLE, b));
   tpmg_solver_options options = tpmg_solver_options_default();
   options.type = TPMG_SOLVER_FMG;
-  options.mode = TPMG_MODE_DOUBLE;
+  options.arithmetic = TPMG_ARITHMETIC_DOUBLE;
   options.tolerance = 1e-9;
   options.max_iterations = 50;
   tpmg_solver *solver = NULL;

@@ -20,7 +20,7 @@ static int gmres_iterations(tpmg_context *ctx, int dim, int k, int L) {
   REF_CALL(ctx, tpmg_vector_set(ctx, TPMG_DOUBLE, n, 0.0, x));
   tpmg_solver_options options = tpmg_solver_options_default();
   options.type = TPMG_SOLVER_GMRES;
-  options.mode = TPMG_MODE_DOUBLE;
+  options.arithmetic = TPMG_ARITHMETIC_DOUBLE;
   options.tolerance = 1e-9;
   tpmg_solver *solver = NULL;
   REF_CALL(ctx, tpmg_solver_create(grid, &options, &solver));

@@ -14,7 +14,7 @@
  *     on 601 x 3 (1200, D = x) and 3D Q2 on 2 x 40 x 2 (711, D = y). With a
  *     reaction c (the matrix of -Δ + c): 3D Q3 3 x 3 x 60 (c = 3.7), 2D Q1
  *     601 x 3 (c = 250) and 3D Q2 9 x 8 x 9 (c = 1e4).
- * (b) Whole solves (GMRES and FMG, modes double and mixed, tolerance 1e-9) of
+ * (b) Whole solves (GMRES and FMG, double and mixed arithmetic, tolerance 1e-9) of
  *     u = prod sin(pi x_d) on large coarse meshes, whose grids add hidden
  *     levels below level 0 (every cell count even) or solve a bottom level
  *     above TPMG_MAX_COARSE_DOFS on the host:
@@ -23,7 +23,7 @@
  *          75 x 25: bottom 224 x 74 = 16576 interior DoFs, on the host);
  *       3D Q4, 7 x 5 x 3 cells on [0,1.4] x [0,1] x [0,0.6], level 2 (no
  *          hidden level: bottom 27 x 19 x 11 = 5643, on the host).
- *     Each converges; its count is within two of the same solver and mode on
+ *     Each converges; its count is within two of the same solver and arithmetic on
  *     one coarse cell of the same degree at a comparable size with the same
  *     cell shape (3D Q2 level 5: 32^3 cells; 2D Q3 level 8: 256^2; 3D Q4
  *     level 4: 16^3; the same finest h is not reachable from one cell: 48,
@@ -197,7 +197,7 @@ typedef struct {
 } solve_result;
 
 static solve_result solve(tpmg_context *ctx, int dim, int k, int L, const int cells[3],
-                          const double *box, tpmg_solver_type type, tpmg_mode mode,
+                          const double *box, tpmg_solver_type type, tpmg_arithmetic arithmetic,
                           const char *what) {
   tpmg_grid *grid = ref_grid_create(ctx, dim, k, L, cells, box);
   tpmg_index n = 0;
@@ -208,7 +208,7 @@ static solve_result solve(tpmg_context *ctx, int dim, int k, int L, const int ce
   REF_CALL(ctx, tpmg_vector_set(ctx, TPMG_DOUBLE, n, 0.0, x));
   tpmg_solver_options options = tpmg_solver_options_default();
   options.type = type;
-  options.mode = mode;
+  options.arithmetic = arithmetic;
   options.tolerance = 1e-9;
   options.max_iterations = 50;
   tpmg_solver *solver = NULL;
@@ -217,7 +217,7 @@ static solve_result solve(tpmg_context *ctx, int dim, int k, int L, const int ce
   REF_CALL(ctx, tpmg_solver_solve(solver, b, x, &result));
   REF_CHECK(result.converged == 1 && result.residual_reduction <= 1e-9,
             "%s, %s %s: not converged to 1e-9 in %d iterations (reduction %.3g)", what,
-            tpmg_solver_type_name(type), tpmg_mode_name(mode), result.iterations,
+            tpmg_solver_type_name(type), tpmg_arithmetic_name(arithmetic), result.iterations,
             result.residual_reduction);
   solve_result r = {result.iterations, NAN};
   REF_CALL(ctx, tpmg_problem_l2_error(grid, TPMG_RHS_SINE, TPMG_DOUBLE, x, &r.error));
@@ -241,32 +241,33 @@ static void check_solves(tpmg_context *ctx, const coarse_case *c) {
   snprintf(name, sizeof name, "%dD Q%d, %d x %d x %d coarse cells, level %d", c->dim, c->k,
            c->cells[0], c->cells[1], c->cells[2], c->level);
   static const tpmg_solver_type types[2] = {TPMG_SOLVER_GMRES, TPMG_SOLVER_FMG};
-  static const tpmg_mode modes[2] = {TPMG_MODE_DOUBLE, TPMG_MODE_MIXED};
+  static const tpmg_arithmetic arithmetics[2] = {TPMG_ARITHMETIC_DOUBLE, TPMG_ARITHMETIC_MIXED};
   solve_result first = {0, NAN};
   for (int t = 0; t < 2; ++t)
     for (int md = 0; md < 2; ++md) {
       solve_result r =
-          solve(ctx, c->dim, c->k, c->level, c->cells, c->box, types[t], modes[md], name);
-      solve_result one = solve(ctx, c->dim, c->k, c->one_level, NULL, NULL, types[t], modes[md],
-                               "one coarse cell");
+          solve(ctx, c->dim, c->k, c->level, c->cells, c->box, types[t], arithmetics[md], name);
+      solve_result one = solve(ctx, c->dim, c->k, c->one_level, NULL, NULL, types[t],
+                               arithmetics[md], "one coarse cell");
       REF_CHECK(abs(r.iterations - one.iterations) <= 2,
                 "%s, %s %s: %d iterations, expected within two of one coarse cell at level %d "
                 "(%d)",
-                name, tpmg_solver_type_name(types[t]), tpmg_mode_name(modes[md]), r.iterations,
-                c->one_level, one.iterations);
+                name, tpmg_solver_type_name(types[t]), tpmg_arithmetic_name(arithmetics[md]),
+                r.iterations, c->one_level, one.iterations);
       REF_CHECK(r.error <= c->error_bound, "%s, %s %s: L2 error %.3g above the bound %.3g", name,
-                tpmg_solver_type_name(types[t]), tpmg_mode_name(modes[md]), r.error,
+                tpmg_solver_type_name(types[t]), tpmg_arithmetic_name(arithmetics[md]), r.error,
                 c->error_bound);
       if (t == 0 && md == 0) {
         first = r;
       } else {
         REF_CHECK(fabs(r.error - first.error) <= 5e-2 * first.error,
                   "%s, %s %s: L2 error %.6g, expected that of GMRES double, %.6g", name,
-                  tpmg_solver_type_name(types[t]), tpmg_mode_name(modes[md]), r.error, first.error);
+                  tpmg_solver_type_name(types[t]), tpmg_arithmetic_name(arithmetics[md]), r.error,
+                  first.error);
       }
       if (c->same_level > 0 && md == 0) {
         solve_result same = solve(ctx, c->dim, c->k, c->same_level, c->same_cells, c->box, types[t],
-                                  modes[md], "the bottom as coarse mesh");
+                                  arithmetics[md], "the bottom as coarse mesh");
         REF_CHECK(same.iterations == r.iterations &&
                       fabs(same.error - r.error) <= 1e-6 * same.error,
                   "%s, %s: %d iterations, L2 error %.9g; its bottom mesh (%d x %d x %d cells) "

@@ -19,7 +19,7 @@
  *   the public mixed FMG pass (tpmg_multigrid_fmg) followed by that flexible
  *   GMRES from its result, and needs no more iterations than GMRES from zero;
  * - CG with the symmetric V-cycle converges and agrees with GMRES;
- * - FLOAT mode converges to 1e-4 with float vectors, L2 error within 1e-3;
+ * - FLOAT arithmetic converges to 1e-4 with float vectors, L2 error within 1e-3;
  * - FMG and VCYCLE solvers converge; the monitor sees every iteration.
  * - MIXED FMG (float V-cycles, iterates in double on every level) needs no
  *   more V-cycles after its first pass than DOUBLE FMG and its L2 error
@@ -305,14 +305,14 @@ static void start_vector(const problem *p, tpmg_solver_type type, double *x, dou
 
 /* Solve in double vectors (DOUBLE or MIXED), check the result's residuals
  * against the reference; x returned (caller frees), L2 error in *error. */
-static double *solve(problem *p, tpmg_solver_type type, tpmg_mode mode, double tol,
+static double *solve(problem *p, tpmg_solver_type type, tpmg_arithmetic arithmetic, double tol,
                      tpmg_solver_result *result, double *error, const char *what) {
   int64_t n = p->m.n_dofs;
   double *x = ref_malloc(sizeof(double) * n), *x0 = ref_malloc(sizeof(double) * n);
   start_vector(p, type, x, x0); /* the solver overwrites the Dirichlet entries of x */
   tpmg_solver_options options = tpmg_solver_options_default();
   options.type = type;
-  options.mode = mode;
+  options.arithmetic = arithmetic;
   options.tolerance = tol;
   options.max_iterations = 100;
   monitor_record rec = {0, -1, NAN};
@@ -372,8 +372,8 @@ static void check_modes(tpmg_context *ctx, int dim, int k, int L, const int *cel
   double ed, em, ec, ef, ev;
   /* a tight tolerance, so that algebraic errors stay far below the L2 error */
   const double tol = 1e-11;
-  double *xd = solve(&p, TPMG_SOLVER_GMRES, TPMG_MODE_DOUBLE, tol, &rd, &ed, "GMRES double");
-  double *xm = solve(&p, TPMG_SOLVER_GMRES, TPMG_MODE_MIXED, tol, &rm, &em, "GMRES mixed");
+  double *xd = solve(&p, TPMG_SOLVER_GMRES, TPMG_ARITHMETIC_DOUBLE, tol, &rd, &ed, "GMRES double");
+  double *xm = solve(&p, TPMG_SOLVER_GMRES, TPMG_ARITHMETIC_MIXED, tol, &rm, &em, "GMRES mixed");
   REF_CHECK(fabs(em - ed) <= 1e-6 * ed,
             "mixed vs double dim %d k %d L %d: L2 error expected %.12g (double), got %.12g (mixed)",
             dim, k, L, ed, em);
@@ -406,7 +406,7 @@ static void check_modes(tpmg_context *ctx, int dim, int k, int L, const int *cel
     double eg, residual;
     int it;
     double *xg =
-        solve(&p, TPMG_SOLVER_FMG_GMRES, TPMG_MODE_MIXED, tol, &rg, &eg, "FMG-GMRES mixed");
+        solve(&p, TPMG_SOLVER_FMG_GMRES, TPMG_ARITHMETIC_MIXED, tol, &rg, &eg, "FMG-GMRES mixed");
     double *x0 = reference_fmg_pass(&p);
     double *xr = reference_fgmres(&p, tol, 30, x0, &it, &residual);
     REF_CHECK(rg.iterations == it && rg.residual_norm == residual,
@@ -426,15 +426,16 @@ static void check_modes(tpmg_context *ctx, int dim, int k, int L, const int *cel
     free(x0);
     free(xg);
   }
-  double *xc = solve(&p, TPMG_SOLVER_CG, TPMG_MODE_DOUBLE, tol, &rc, &ec, "CG double");
+  double *xc = solve(&p, TPMG_SOLVER_CG, TPMG_ARITHMETIC_DOUBLE, tol, &rc, &ec, "CG double");
   double diff = ref_relative_difference(n, xc, xd);
   REF_CHECK(diff <= 1e-7,
             "CG vs GMRES dim %d k %d L %d: relative difference expected <= 1e-7, got %.3g", dim, k,
             L, diff);
   REF_CHECK(rc.iterations <= 30, "CG dim %d k %d L %d: expected <= 30 iterations, got %d", dim, k,
             L, rc.iterations);
-  double *xf = solve(&p, TPMG_SOLVER_FMG, TPMG_MODE_DOUBLE, tol, &rf, &ef, "FMG double");
-  double *xv = solve(&p, TPMG_SOLVER_VCYCLE, TPMG_MODE_DOUBLE, tol, &rv, &ev, "V-cycle double");
+  double *xf = solve(&p, TPMG_SOLVER_FMG, TPMG_ARITHMETIC_DOUBLE, tol, &rf, &ef, "FMG double");
+  double *xv =
+      solve(&p, TPMG_SOLVER_VCYCLE, TPMG_ARITHMETIC_DOUBLE, tol, &rv, &ev, "V-cycle double");
   REF_CHECK(fabs(ef - ed) <= 1e-6 * ed && fabs(ev - ed) <= 1e-6 * ed,
             "FMG / V-cycle L2 error dim %d k %d L %d: expected %.12g (GMRES), got %.12g / %.12g",
             dim, k, L, ed, ef, ev);
@@ -446,8 +447,8 @@ static void check_modes(tpmg_context *ctx, int dim, int k, int L, const int *cel
     double em2, residual;
     int it;
     const char *name = fmg ? "FMG mixed" : "V-cycle mixed";
-    double *xs = solve(&p, fmg ? TPMG_SOLVER_FMG : TPMG_SOLVER_VCYCLE, TPMG_MODE_MIXED, tol, &rm2,
-                       &em2, name);
+    double *xs = solve(&p, fmg ? TPMG_SOLVER_FMG : TPMG_SOLVER_VCYCLE, TPMG_ARITHMETIC_MIXED, tol,
+                       &rm2, &em2, name);
     double *xr = reference_vcycles(&p, tol, fmg, &it, &residual);
     REF_CHECK(rm2.iterations == it && rm2.residual_norm == residual,
               "%s dim %d k %d L %d: expected %d V-cycles and residual %.17g (double z), got %d "
@@ -463,7 +464,7 @@ static void check_modes(tpmg_context *ctx, int dim, int k, int L, const int *cel
     free(xs);
   }
 
-  /* FLOAT mode: float vectors throughout */
+  /* FLOAT arithmetic: float vectors throughout */
   {
     void *bf = ref_vector_create(ctx, TPMG_FLOAT, n, NULL),
          *x = ref_vector_create(ctx, TPMG_FLOAT, n, NULL);
@@ -471,7 +472,7 @@ static void check_modes(tpmg_context *ctx, int dim, int k, int L, const int *cel
     REF_CALL(ctx, tpmg_vector_set(ctx, TPMG_FLOAT, n, 0.0, x));
     tpmg_solver_options options = tpmg_solver_options_default();
     options.type = TPMG_SOLVER_GMRES;
-    options.mode = TPMG_MODE_FLOAT;
+    options.arithmetic = TPMG_ARITHMETIC_FLOAT;
     /* the float residual stagnates near eps_float times the condition number */
     options.tolerance = 1e-4;
     tpmg_solver *solver = NULL;
@@ -506,8 +507,8 @@ static void check_fmg_mixed(tpmg_context *ctx, int dim, int k, int L) {
   problem_init(&p, ctx, dim, k, L, NULL, NULL);
   tpmg_solver_result rd, rm;
   double ed, em;
-  double *xd = solve(&p, TPMG_SOLVER_FMG, TPMG_MODE_DOUBLE, 1e-9, &rd, &ed, "FMG double");
-  double *xm = solve(&p, TPMG_SOLVER_FMG, TPMG_MODE_MIXED, 1e-9, &rm, &em, "FMG mixed");
+  double *xd = solve(&p, TPMG_SOLVER_FMG, TPMG_ARITHMETIC_DOUBLE, 1e-9, &rd, &ed, "FMG double");
+  double *xm = solve(&p, TPMG_SOLVER_FMG, TPMG_ARITHMETIC_MIXED, 1e-9, &rm, &em, "FMG mixed");
   REF_CHECK(rm.iterations <= rd.iterations,
             "FMG mixed dim %d k %d L %d: %d V-cycles after the first pass, double needs %d", dim, k,
             L, rm.iterations, rd.iterations);

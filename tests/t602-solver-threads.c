@@ -11,7 +11,7 @@
 #include "reference.h"
 
 static double *solve(tpmg_context *ctx, int dim, int k, int L, const int *cells, const double *box,
-                     tpmg_solver_type type, tpmg_mode mode, tpmg_solver_result *result,
+                     tpmg_solver_type type, tpmg_arithmetic arithmetic, tpmg_solver_result *result,
                      int64_t *n_out) {
   tpmg_grid *grid = ref_grid_create(ctx, dim, k, L, cells, box);
   tpmg_index n = 0;
@@ -22,7 +22,7 @@ static double *solve(tpmg_context *ctx, int dim, int k, int L, const int *cells,
   REF_CALL(ctx, tpmg_vector_set(ctx, TPMG_DOUBLE, n, 0.0, x));
   tpmg_solver_options options = tpmg_solver_options_default();
   options.type = type;
-  options.mode = mode;
+  options.arithmetic = arithmetic;
   tpmg_solver *solver = NULL;
   REF_CALL(ctx, tpmg_solver_create(grid, &options, &solver));
   REF_CALL(ctx, tpmg_solver_solve(solver, b, x, result));
@@ -55,11 +55,11 @@ static double *solve(tpmg_context *ctx, int dim, int k, int L, const int *cells,
 }
 
 static void check(tpmg_context *c1, tpmg_context *c2, int dim, int k, int L, const int *cells,
-                  const double *box, tpmg_solver_type type, tpmg_mode mode) {
+                  const double *box, tpmg_solver_type type, tpmg_arithmetic arithmetic) {
   tpmg_solver_result r1, r2;
   int64_t n1, n2;
-  double *y1 = solve(c1, dim, k, L, cells, box, type, mode, &r1, &n1);
-  double *y2 = solve(c2, dim, k, L, cells, box, type, mode, &r2, &n2);
+  double *y1 = solve(c1, dim, k, L, cells, box, type, arithmetic, &r1, &n1);
+  double *y2 = solve(c2, dim, k, L, cells, box, type, arithmetic, &r2, &n2);
   double ds = ref_relative_difference(n1, y2, y1);
   double da = ref_relative_difference(n1, y2 + n1, y1 + n1);
   double dx = ref_relative_difference(n1, y2 + 2 * n1, y1 + 2 * n1);
@@ -68,12 +68,12 @@ static void check(tpmg_context *c1, tpmg_context *c2, int dim, int k, int L, con
   REF_CHECK(da <= 1e-14, "threads 1 vs 2, dim %d k %d L %d: operator differs by %.3g", dim, k, L,
             da);
   REF_CHECK(dx <= 1e-12,
-            "threads 1 vs 2, dim %d k %d L %d solver %d mode %d: solutions differ by %.3g "
+            "threads 1 vs 2, dim %d k %d L %d solver %d arithmetic %d: solutions differ by %.3g "
             "(expected <= 1e-12)",
-            dim, k, L, (int)type, (int)mode, dx);
+            dim, k, L, (int)type, (int)arithmetic, dx);
   REF_CHECK(r1.iterations == r2.iterations,
-            "threads 1 vs 2, dim %d k %d L %d solver %d mode %d: iterations %d vs %d", dim, k, L,
-            (int)type, (int)mode, r1.iterations, r2.iterations);
+            "threads 1 vs 2, dim %d k %d L %d solver %d arithmetic %d: iterations %d vs %d", dim, k,
+            L, (int)type, (int)arithmetic, r1.iterations, r2.iterations);
   REF_CHECK(fabs(r1.residual_norm - r2.residual_norm) <= 1e-6 * r1.residual_norm,
             "threads 1 vs 2: residual norms %.12g vs %.12g", r1.residual_norm, r2.residual_norm);
   free(y2);
@@ -89,11 +89,11 @@ int main(int argc, char **argv) {
   REF_CHECK(t1 == 1 && t2 == 2, "tpmg_context_threads: expected 1 and 2, got %d and %d", t1, t2);
   const int cells[3] = {2, 3, 1};
   const double box[6] = {0, 2, -1, 0.5, 0, 0.3};
-  check(c1, c2, 2, 3, 3, cells, box, TPMG_SOLVER_GMRES, TPMG_MODE_DOUBLE);
-  check(c1, c2, 2, 2, 3, cells, box, TPMG_SOLVER_FMG, TPMG_MODE_DOUBLE);
-  check(c1, c2, 2, 4, 2, cells, box, TPMG_SOLVER_GMRES, TPMG_MODE_MIXED);
-  check(c1, c2, 3, 2, 2, cells, box, TPMG_SOLVER_GMRES, TPMG_MODE_DOUBLE);
-  check(c1, c2, 3, 3, 2, NULL, NULL, TPMG_SOLVER_CG, TPMG_MODE_MIXED);
+  check(c1, c2, 2, 3, 3, cells, box, TPMG_SOLVER_GMRES, TPMG_ARITHMETIC_DOUBLE);
+  check(c1, c2, 2, 2, 3, cells, box, TPMG_SOLVER_FMG, TPMG_ARITHMETIC_DOUBLE);
+  check(c1, c2, 2, 4, 2, cells, box, TPMG_SOLVER_GMRES, TPMG_ARITHMETIC_MIXED);
+  check(c1, c2, 3, 2, 2, cells, box, TPMG_SOLVER_GMRES, TPMG_ARITHMETIC_DOUBLE);
+  check(c1, c2, 3, 3, 2, NULL, NULL, TPMG_SOLVER_CG, TPMG_ARITHMETIC_MIXED);
   REF_CALL(c1, tpmg_context_destroy(&c1));
   REF_CALL(c2, tpmg_context_destroy(&c2));
   return ref_exit_code("t602-solver-threads");

@@ -126,7 +126,7 @@ static void check_left(tpmg_context *ctx, int dim, int k, int L, const int *cell
 
   tpmg_solver_options o = tpmg_solver_options_default();
   o.type = TPMG_SOLVER_GMRES;
-  o.mode = TPMG_MODE_DOUBLE;
+  o.arithmetic = TPMG_ARITHMETIC_DOUBLE;
   o.preconditioning = TPMG_PRECONDITION_LEFT;
   o.tolerance = tol;
   o.monitor = monitor;
@@ -170,14 +170,15 @@ static void check_fmg_left(tpmg_context *ctx, int dim, int k, int L) {
   tpmg_grid *grid = ref_grid_create(ctx, dim, k, L, NULL, NULL);
   tpmg_index n = 0;
   REF_CALL(ctx, tpmg_grid_level_size(grid, L, &n, NULL));
-  const tpmg_mode modes[3] = {TPMG_MODE_DOUBLE, TPMG_MODE_MIXED, TPMG_MODE_FLOAT};
+  const tpmg_arithmetic arithmetics[3] = {TPMG_ARITHMETIC_DOUBLE, TPMG_ARITHMETIC_MIXED,
+                                          TPMG_ARITHMETIC_FLOAT};
   for (int m = 0; m < 3; ++m) {
-    tpmg_precision p = modes[m] == TPMG_MODE_FLOAT ? TPMG_FLOAT : TPMG_DOUBLE;
+    tpmg_precision p = arithmetics[m] == TPMG_ARITHMETIC_FLOAT ? TPMG_FLOAT : TPMG_DOUBLE;
     tpmg_solver_options o = tpmg_solver_options_default();
     o.type = TPMG_SOLVER_FMG_GMRES;
-    o.mode = modes[m];
+    o.arithmetic = arithmetics[m];
     o.preconditioning = TPMG_PRECONDITION_LEFT;
-    o.tolerance = modes[m] == TPMG_MODE_FLOAT ? 1e-4 : 1e-9;
+    o.tolerance = arithmetics[m] == TPMG_ARITHMETIC_FLOAT ? 1e-4 : 1e-9;
     o.monitor = monitor;
     last_monitored = -1;
     void *b = ref_vector_create(ctx, p, n, NULL), *x = ref_vector_create(ctx, p, n, NULL);
@@ -188,17 +189,17 @@ static void check_fmg_left(tpmg_context *ctx, int dim, int k, int L) {
     tpmg_solver_result result;
     REF_CALL(ctx, tpmg_solver_solve(solver, b, x, &result));
     REF_CHECK(result.converged && result.iterations <= 10,
-              "FMG_GMRES left, %dD Q%d L%d mode %d: converged %d in %d iterations, expected "
+              "FMG_GMRES left, %dD Q%d L%d arithmetic %d: converged %d in %d iterations, expected "
               "within 10",
-              dim, k, L, (int)modes[m], result.converged, result.iterations);
+              dim, k, L, (int)arithmetics[m], result.converged, result.iterations);
     REF_CHECK(result.iterations == 0 || last_monitored <= o.tolerance,
-              "FMG_GMRES left, %dD Q%d L%d mode %d: the monitor's last value %.3g above the "
+              "FMG_GMRES left, %dD Q%d L%d arithmetic %d: the monitor's last value %.3g above the "
               "tolerance %g",
-              dim, k, L, (int)modes[m], last_monitored, o.tolerance);
+              dim, k, L, (int)arithmetics[m], last_monitored, o.tolerance);
     REF_CHECK(result.residual_reduction <= 100 * o.tolerance,
-              "FMG_GMRES left, %dD Q%d L%d mode %d: true residual reduction %.3g, expected "
+              "FMG_GMRES left, %dD Q%d L%d arithmetic %d: true residual reduction %.3g, expected "
               "within 100 times the tolerance %g",
-              dim, k, L, (int)modes[m], result.residual_reduction, o.tolerance);
+              dim, k, L, (int)arithmetics[m], result.residual_reduction, o.tolerance);
     REF_CALL(ctx, tpmg_solver_destroy(&solver));
     ref_vector_destroy(ctx, &x);
     ref_vector_destroy(ctx, &b);

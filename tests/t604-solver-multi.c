@@ -28,7 +28,7 @@ static tpmg_solver_result solve(tpmg_context *ctx, double height, int restart) {
   REF_CALL(ctx, tpmg_vector_set(ctx, TPMG_DOUBLE, n, 0.0, x));
   tpmg_solver_options options = tpmg_solver_options_default();
   options.type = TPMG_SOLVER_GMRES;
-  options.mode = TPMG_MODE_DOUBLE;
+  options.arithmetic = TPMG_ARITHMETIC_DOUBLE;
   options.restart = restart;
   int monitored = 0;
   options.monitor = count_iterations;

@@ -9,7 +9,7 @@
  * backend with device memory also runs t800-gpu-vector's larger lengths (many
  * thread blocks).
  * tpmg_vector_axpys_mixed (float x_i into a double y, GMRES' x += Z y in
- * TPMG_MODE_MIXED) gives bitwise the y and the norm of tpmg_vector_axpys on
+ * TPMG_ARITHMETIC_MIXED) gives bitwise the y and the norm of tpmg_vector_axpys on
  * the x_i widened to double, in both contexts, with and without the norm; it
  * refuses double x_i for a float y. */
 #include <math.h>

@@ -238,7 +238,7 @@ static void check_solve(tpmg_context *const *ctx, int dim, int k, int L, const i
       x[w][i] = 0;
     tpmg_solver_options options = tpmg_solver_options_default();
     options.type = TPMG_SOLVER_GMRES;
-    options.mode = TPMG_MODE_MIXED;
+    options.arithmetic = TPMG_ARITHMETIC_MIXED;
     tpmg_solver *solver = NULL;
     REF_CALL(ctx[w], tpmg_solver_create(grid, &options, &solver));
     REF_CALL(ctx[w], tpmg_solver_solve(solver, b, x[w], &result[w]));

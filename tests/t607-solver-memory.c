@@ -7,15 +7,15 @@
  *   finest level's vectors the solver's hierarchy lacks), its work vectors and
  *   the first basis pair, counted from the vector sizes: r (GMRES right), r and
  *   w (GMRES left), r, w, z, p (CG), r and z (FMG, V-cycles; r alone in
- *   TPMG_MODE_MIXED, which adds the V-cycle's float result), in the outer
- *   precision; in TPMG_MODE_FLOAT two double vectors for the final residual.
+ *   TPMG_ARITHMETIC_MIXED, which adds the V-cycle's float result), in the outer
+ *   precision; in TPMG_ARITHMETIC_FLOAT two double vectors for the final residual.
  *   A float hierarchy under double vectors keeps a fine-level b and x to
- *   convert through, except for GMRES from the right in TPMG_MODE_MIXED,
+ *   convert through, except for GMRES from the right in TPMG_ARITHMETIC_MIXED,
  *   which keeps no x and its b and r in one block of n doubles' size (r at a
  *   256-byte boundary); other hierarchies keep neither b nor x. Mixed FMG
  *   adds b and x in double on every level below the finest;
  * - GMRES: a solver holds as many basis pairs (V_i of the outer precision,
- *   and with right preconditioning Z_i, in float in TPMG_MODE_MIXED, else of
+ *   and with right preconditioning Z_i, in float in TPMG_ARITHMETIC_MIXED, else of
  *   the outer precision) as its longest
  *   cycle so far had iterations, the first pair from the create. With right
  *   preconditioning every cycle but the last is restart iterations long, so
@@ -116,7 +116,8 @@ static int min_int(int a, int b) {
 /* The memory of a tpmg_multigrid_create with the options the solver's
  * hierarchy has. */
 static size_t hierarchy_memory(problem *p, const tpmg_solver_options *options) {
-  tpmg_multigrid_options mg_options = {options->mode == TPMG_MODE_DOUBLE ? TPMG_DOUBLE : TPMG_FLOAT,
+  tpmg_multigrid_options mg_options = {options->arithmetic == TPMG_ARITHMETIC_DOUBLE ? TPMG_DOUBLE
+                                                                                     : TPMG_FLOAT,
                                        options->smoother, options->type == TPMG_SOLVER_CG};
   size_t before = context_memory(p->ctx);
   tpmg_multigrid *mg = NULL;
@@ -132,17 +133,17 @@ static size_t created_memory(problem *p, const tpmg_solver_options *options) {
   size_t n = (size_t)p->n, outer = p->entry * n, f = sizeof(float) * n, d = sizeof(double) * n;
   int gmres = options->type == TPMG_SOLVER_GMRES;
   int left = gmres && options->preconditioning == TPMG_PRECONDITION_LEFT;
-  int mixed = options->mode == TPMG_MODE_MIXED;
+  int mixed = options->arithmetic == TPMG_ARITHMETIC_MIXED;
   /* a public float hierarchy keeps a fine-level r, b and x (for double vectors) */
   size_t bytes = hierarchy_memory(p, options);
-  if (options->mode == TPMG_MODE_FLOAT) /* no b and x */
+  if (options->arithmetic == TPMG_ARITHMETIC_FLOAT) /* no b and x */
     bytes -= 2 * f;
   if (mixed && gmres && !left) /* the block of b and r instead of r, b and x */
     bytes = bytes - 3 * f + (f + 255) / 256 * 256 + f;
   int cycles = options->type == TPMG_SOLVER_FMG || options->type == TPMG_SOLVER_VCYCLE;
   int work = options->type == TPMG_SOLVER_CG ? 4 : (gmres && !left) || (cycles && mixed) ? 1 : 2;
   bytes += (size_t)work * outer;
-  if (options->mode == TPMG_MODE_FLOAT)
+  if (options->arithmetic == TPMG_ARITHMETIC_FLOAT)
     bytes += 2 * d;
   if (gmres)
     bytes += outer + (left ? 0 : mixed ? f : outer);
@@ -161,8 +162,8 @@ static void check_case(problem *p, const tpmg_solver_options *options, const cha
   size_t bytes = (size_t)p->entry * (size_t)p->n;
   int gmres = options->type == TPMG_SOLVER_GMRES;
   int left = gmres && options->preconditioning == TPMG_PRECONDITION_LEFT;
-  /* V_j, and Z_j from the right: float V-cycle outputs in TPMG_MODE_MIXED */
-  size_t z = options->mode == TPMG_MODE_MIXED ? sizeof(float) * (size_t)p->n : bytes;
+  /* V_j, and Z_j from the right: float V-cycle outputs in TPMG_ARITHMETIC_MIXED */
+  size_t z = options->arithmetic == TPMG_ARITHMETIC_MIXED ? sizeof(float) * (size_t)p->n : bytes;
   size_t pair = !gmres ? 0 : left ? bytes : bytes + z;
   size_t expected = created_memory(p, options);
   int restart = options->restart;
@@ -277,25 +278,28 @@ static void problem_free(problem *p) {
 
 static void check_modes(tpmg_context *ctx, int dim, int k, int L) {
   char what[128];
-  for (int mode = TPMG_MODE_DOUBLE; mode <= TPMG_MODE_FLOAT; ++mode) {
+  for (int arithmetic = TPMG_ARITHMETIC_DOUBLE; arithmetic <= TPMG_ARITHMETIC_FLOAT; ++arithmetic) {
     problem p;
-    problem_init(&p, ctx, dim, k, L, mode == TPMG_MODE_FLOAT ? TPMG_FLOAT : TPMG_DOUBLE);
+    problem_init(&p, ctx, dim, k, L,
+                 arithmetic == TPMG_ARITHMETIC_FLOAT ? TPMG_FLOAT : TPMG_DOUBLE);
     for (int type = TPMG_SOLVER_GMRES; type <= TPMG_SOLVER_VCYCLE; ++type) {
       tpmg_solver_options options = tpmg_solver_options_default();
       options.type = (tpmg_solver_type)type;
-      options.mode = (tpmg_mode)mode;
-      options.tolerance = mode == TPMG_MODE_FLOAT ? 1e-4 : 1e-10;
+      options.arithmetic = (tpmg_arithmetic)arithmetic;
+      options.tolerance = arithmetic == TPMG_ARITHMETIC_FLOAT ? 1e-4 : 1e-10;
       snprintf(what, sizeof what, "%dD Q%d L%d %s %s", dim, k, L, tpmg_solver_type_name(type),
-               tpmg_mode_name(mode));
+               tpmg_arithmetic_name(arithmetic));
       check_case(&p, &options, what);
-      if (type != TPMG_SOLVER_GMRES || mode == TPMG_MODE_FLOAT)
+      if (type != TPMG_SOLVER_GMRES || arithmetic == TPMG_ARITHMETIC_FLOAT)
         continue;
       options.preconditioning = TPMG_PRECONDITION_LEFT;
-      snprintf(what, sizeof what, "%dD Q%d L%d gmres %s left", dim, k, L, tpmg_mode_name(mode));
+      snprintf(what, sizeof what, "%dD Q%d L%d gmres %s left", dim, k, L,
+               tpmg_arithmetic_name(arithmetic));
       check_case(&p, &options, what);
       options.preconditioning = TPMG_PRECONDITION_RIGHT;
       options.restart = 3;
-      snprintf(what, sizeof what, "%dD Q%d L%d gmres(3) %s", dim, k, L, tpmg_mode_name(mode));
+      snprintf(what, sizeof what, "%dD Q%d L%d gmres(3) %s", dim, k, L,
+               tpmg_arithmetic_name(arithmetic));
       check_case(&p, &options, what);
     }
     problem_free(&p);
@@ -333,7 +337,7 @@ static void check_shrink(tpmg_context *ctx) {
 
   tpmg_solver_options options = tpmg_solver_options_default();
   options.type = TPMG_SOLVER_GMRES;
-  options.mode = TPMG_MODE_DOUBLE;
+  options.arithmetic = TPMG_ARITHMETIC_DOUBLE;
   options.tolerance = 1e-10;
   tpmg_solver_result full, shrunk, rf;
   fresh_solve(&p, &options, zero, fresh, &full); /* also grows the backend's scratch */

@@ -1,5 +1,5 @@
 /* t608-solver-start: FMG, V-cycle and FMG-GMRES solvers start from the given x.
- * Per mode (DOUBLE, MIXED, FLOAT) and solver (FMG, VCYCLE, FMG_GMRES):
+ * Per arithmetic (DOUBLE, MIXED, FLOAT) and solver (FMG, VCYCLE, FMG_GMRES):
  * - x zero but for random Dirichlet entries gives bitwise the x, iterations and
  *   residuals of x = 0 (the solver sets x's Dirichlet entries to b's; FMG then
  *   takes its start-vector path, which restricts b - A x = b's interior);
@@ -69,17 +69,17 @@ static double true_residual(const problem *p, const double *x) {
   return norm;
 }
 
-/* Solve from the host start vector x (double), in the mode's vectors; x is
+/* Solve from the host start vector x (double), in the arithmetic's vectors; x is
  * overwritten by the solution (converted to double). */
-static void solve(problem *p, tpmg_solver_type type, tpmg_mode mode, int max_iterations, double *x,
-                  tpmg_solver_result *result) {
+static void solve(problem *p, tpmg_solver_type type, tpmg_arithmetic arithmetic, int max_iterations,
+                  double *x, tpmg_solver_result *result) {
   tpmg_context *ctx = p->ctx;
   int64_t n = p->m.n_dofs;
-  tpmg_precision q = mode == TPMG_MODE_FLOAT ? TPMG_FLOAT : TPMG_DOUBLE;
+  tpmg_precision q = arithmetic == TPMG_ARITHMETIC_FLOAT ? TPMG_FLOAT : TPMG_DOUBLE;
   tpmg_solver_options options = tpmg_solver_options_default();
   options.type = type;
-  options.mode = mode;
-  options.tolerance = mode == TPMG_MODE_FLOAT ? 1e-4 : 1e-9;
+  options.arithmetic = arithmetic;
+  options.tolerance = arithmetic == TPMG_ARITHMETIC_FLOAT ? 1e-4 : 1e-9;
   options.max_iterations = max_iterations;
   tpmg_solver *solver = NULL;
   REF_CALL(ctx, tpmg_solver_create(p->grid, &options, &solver));
@@ -112,13 +112,13 @@ static void solve(problem *p, tpmg_solver_type type, tpmg_mode mode, int max_ite
 }
 
 /* x0 + FMG(b - A x0), then x += V(0, b - A x), over public operations: the
- * hierarchy of the mode (float for MIXED, double vectors), symmetric 0 as
+ * hierarchy of the arithmetic (float for MIXED, double vectors), symmetric 0 as
  * the solver's. x0 has the Dirichlet entries of b. Returns x (caller frees). */
-static double *reference_fmg_from(problem *p, tpmg_mode mode, const double *x0) {
+static double *reference_fmg_from(problem *p, tpmg_arithmetic arithmetic, const double *x0) {
   tpmg_context *ctx = p->ctx;
   int64_t n = p->m.n_dofs;
   const tpmg_precision d = TPMG_DOUBLE;
-  tpmg_multigrid_options mg_options = {mode == TPMG_MODE_MIXED ? TPMG_FLOAT : d,
+  tpmg_multigrid_options mg_options = {arithmetic == TPMG_ARITHMETIC_MIXED ? TPMG_FLOAT : d,
                                        TPMG_SMOOTHER_FUSED, 0};
   tpmg_multigrid *mg = NULL;
   tpmg_operator *op = NULL;
@@ -145,23 +145,24 @@ static double *reference_fmg_from(problem *p, tpmg_mode mode, const double *x0) 
   return xh;
 }
 
-static void check_case(problem *p, tpmg_solver_type type, tpmg_mode mode, const char *name) {
+static void check_case(problem *p, tpmg_solver_type type, tpmg_arithmetic arithmetic,
+                       const char *name) {
   int64_t n = p->m.n_dofs;
-  double tol = mode == TPMG_MODE_FLOAT ? 1e-4 : 1e-9;
+  double tol = arithmetic == TPMG_ARITHMETIC_FLOAT ? 1e-4 : 1e-9;
   double *xa = ref_malloc(sizeof(double) * n), *x = ref_malloc(sizeof(double) * n);
   uint64_t seed = 608;
 
   /* from zero, and from zero but for random Dirichlet entries */
   memset(xa, 0, sizeof(double) * n);
   tpmg_solver_result ra, rb;
-  solve(p, type, mode, 100, xa, &ra);
+  solve(p, type, arithmetic, 100, xa, &ra);
   REF_CHECK(ra.converged, "%s: no convergence from zero (reduction %.3g)", name,
             ra.residual_reduction);
   ref_fill_random(&seed, n, x);
   for (int64_t i = 0; i < n; i++)
     if (!ref_mesh_is_boundary(&p->m, i))
       x[i] = 0.0;
-  solve(p, type, mode, 100, x, &rb);
+  solve(p, type, arithmetic, 100, x, &rb);
   REF_CHECK(memcmp(x, xa, sizeof(double) * n) == 0,
             "%s: x zero but for its Dirichlet entries: solution differs from x = 0's by %.3g", name,
             ref_relative_difference(n, x, xa));
@@ -175,11 +176,11 @@ static void check_case(problem *p, tpmg_solver_type type, tpmg_mode mode, const 
   /* from the solution: the start vector is used */
   tpmg_solver_result rc;
   memcpy(x, xa, sizeof(double) * n);
-  solve(p, type, mode, 100, x, &rc);
+  solve(p, type, arithmetic, 100, x, &rc);
   /* float FMG's pass from zero ends near float's rounding already: not told
    * apart there, but it runs the code of DOUBLE FMG (fmg_plain) */
   int pass = type == TPMG_SOLVER_FMG || type == TPMG_SOLVER_FMG_GMRES;
-  int tells = !(pass && mode == TPMG_MODE_FLOAT);
+  int tells = !(pass && arithmetic == TPMG_ARITHMETIC_FLOAT);
   REF_CHECK(!tells || ra.residual_norm_0 > 100 * ra.residual_norm,
             "%s: the test cannot tell: from zero the first residual %.3g is not above 100 times "
             "the final %.3g",
@@ -196,18 +197,18 @@ static void check_case(problem *p, tpmg_solver_type type, tpmg_mode mode, const 
   /* from a random x */
   tpmg_solver_result rd;
   ref_fill_random(&seed, n, x);
-  solve(p, type, mode, 100, x, &rd);
+  solve(p, type, arithmetic, 100, x, &rd);
   double r_true = true_residual(p, x);
   REF_CHECK(rd.converged && r_true <= tol * p->norm_b * (1 + 1e-6),
             "%s: from a random x: converged %d, true residual %.3g, tolerance x ||b|| %.3g", name,
             rd.converged, r_true, tol * p->norm_b);
-  double bound = mode == TPMG_MODE_FLOAT ? 1e-3 : 1e-8;
+  double bound = arithmetic == TPMG_ARITHMETIC_FLOAT ? 1e-3 : 1e-8;
   double diff = ref_relative_difference(n, x, xa);
   REF_CHECK(diff <= bound, "%s: from a random x the solution differs from x = 0's by %.3g > %g",
             name, diff, bound);
 
   /* FMG from a random x0: x0 + FMG(b - A x0) and one correction */
-  if (type == TPMG_SOLVER_FMG && mode != TPMG_MODE_FLOAT) {
+  if (type == TPMG_SOLVER_FMG && arithmetic != TPMG_ARITHMETIC_FLOAT) {
     double *x0 = ref_malloc(sizeof(double) * n);
     ref_fill_random(&seed, n, x0);
     for (int64_t i = 0; i < n; i++)
@@ -215,9 +216,9 @@ static void check_case(problem *p, tpmg_solver_type type, tpmg_mode mode, const 
         x0[i] = p->b[i];
     memcpy(x, x0, sizeof(double) * n);
     tpmg_solver_result re;
-    solve(p, type, mode, 1, x, &re);
-    double *xr = reference_fmg_from(p, mode, x0);
-    double agree = mode == TPMG_MODE_MIXED ? 1e-8 : 1e-10;
+    solve(p, type, arithmetic, 1, x, &re);
+    double *xr = reference_fmg_from(p, arithmetic, x0);
+    double agree = arithmetic == TPMG_ARITHMETIC_MIXED ? 1e-8 : 1e-10;
     diff = ref_relative_difference(n, x, xr);
     REF_CHECK(re.iterations == 1 && diff <= agree,
               "%s: FMG from x0 with one V-cycle: %d V-cycles, differs from x0 + FMG(b - A x0) "
@@ -233,7 +234,8 @@ static void check_case(problem *p, tpmg_solver_type type, tpmg_mode mode, const 
 int main(int argc, char **argv) {
   tpmg_context *ctx = ref_context_create(ref_backend(argc, argv), 0);
   const struct { int dim, k, L, cells[3]; } cases[] = {{2, 3, 3, {2, 1, 1}}, {3, 2, 2, {1, 2, 1}}};
-  const tpmg_mode modes[] = {TPMG_MODE_DOUBLE, TPMG_MODE_MIXED, TPMG_MODE_FLOAT};
+  const tpmg_arithmetic arithmetics[] = {TPMG_ARITHMETIC_DOUBLE, TPMG_ARITHMETIC_MIXED,
+                                         TPMG_ARITHMETIC_FLOAT};
   const tpmg_solver_type types[] = {TPMG_SOLVER_FMG, TPMG_SOLVER_VCYCLE, TPMG_SOLVER_FMG_GMRES};
   for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); ++c) {
     problem p;
@@ -242,8 +244,8 @@ int main(int argc, char **argv) {
       for (int t = 0; t < 3; ++t) {
         char name[96];
         snprintf(name, sizeof(name), "%dD Q%d L%d %s %s", cases[c].dim, cases[c].k, cases[c].L,
-                 tpmg_solver_type_name(types[t]), tpmg_mode_name(modes[q]));
-        check_case(&p, types[t], modes[q], name);
+                 tpmg_solver_type_name(types[t]), tpmg_arithmetic_name(arithmetics[q]));
+        check_case(&p, types[t], arithmetics[q], name);
       }
     problem_free(&p);
   }

@@ -1,5 +1,5 @@
 /* t609-solver-scale: a solve of s b gives s x in the iterations of b, for s far
- * from 1 (issue 29). Per mode and solver (GMRES from the right and from the
+ * from 1 (issue 29). Per arithmetic and solver (GMRES from the right and from the
  * left, CG, FMG, V-cycles, FMG-GMRES), from x = 0, with s = 2^-1000, 1e-300,
  * 1e300, 2^1000 in DOUBLE and MIXED (b in double: the plain ||b||^2 under- or
  * overflows, and s b is far outside float's range for MIXED's float V-cycle)
@@ -37,9 +37,10 @@ static const solver_kind kinds[] = {{TPMG_SOLVER_GMRES, TPMG_PRECONDITION_RIGHT}
 
 /* Solve s b from x = 0 (b: the host right-hand side in double, rounded to
  * float in FLOAT after scaling); x: the solution in double. */
-static tpmg_status solve_scaled(tpmg_context *ctx, tpmg_solver *solver, tpmg_mode mode, int64_t n,
-                                const double *b, double s, double *x, tpmg_solver_result *result) {
-  tpmg_precision q = mode == TPMG_MODE_FLOAT ? TPMG_FLOAT : TPMG_DOUBLE;
+static tpmg_status solve_scaled(tpmg_context *ctx, tpmg_solver *solver, tpmg_arithmetic arithmetic,
+                                int64_t n, const double *b, double s, double *x,
+                                tpmg_solver_result *result) {
+  tpmg_precision q = arithmetic == TPMG_ARITHMETIC_FLOAT ? TPMG_FLOAT : TPMG_DOUBLE;
   size_t size = q == TPMG_FLOAT ? sizeof(float) : sizeof(double);
   void *hb = ref_malloc(size * n), *hx = ref_malloc(size * n);
   for (int64_t i = 0; i < n; i++) {
@@ -68,27 +69,27 @@ static int finite_result(const tpmg_solver_result *r) {
 }
 
 static void check_kind(tpmg_context *ctx, tpmg_grid *grid, int64_t n, const double *b,
-                       tpmg_mode mode, solver_kind kind, const char *name) {
+                       tpmg_arithmetic arithmetic, solver_kind kind, const char *name) {
   tpmg_solver_options options = tpmg_solver_options_default();
   options.type = kind.type;
-  options.mode = mode;
+  options.arithmetic = arithmetic;
   options.preconditioning = kind.preconditioning;
-  options.tolerance = mode == TPMG_MODE_FLOAT ? 1e-4 : 1e-9;
+  options.tolerance = arithmetic == TPMG_ARITHMETIC_FLOAT ? 1e-4 : 1e-9;
   options.max_iterations = 30;
   tpmg_solver *solver = NULL;
   REF_CALL(ctx, tpmg_solver_create(grid, &options, &solver));
   double *x1 = ref_malloc(sizeof(double) * n), *x = ref_malloc(sizeof(double) * n),
          *xc_buffer = ref_malloc(sizeof(double) * n);
   tpmg_solver_result r1, r;
-  REF_CALL(ctx, solve_scaled(ctx, solver, mode, n, b, 1.0, x1, &r1));
+  REF_CALL(ctx, solve_scaled(ctx, solver, arithmetic, n, b, 1.0, x1, &r1));
   REF_CHECK(r1.converged == 1 && finite_result(&r1), "%s, s = 1: converged %d, reduction %g", name,
             r1.converged, r1.residual_reduction);
   const double doubles[] = {0x1p-1000, 1e-300, 1e300, 0x1p1000};
   const double floats[] = {0x1p-100, 1e-30, 1e30, 0x1p100};
-  const double *scales = mode == TPMG_MODE_FLOAT ? floats : doubles;
+  const double *scales = arithmetic == TPMG_ARITHMETIC_FLOAT ? floats : doubles;
   for (int k = 0; k < 4; ++k) {
     double s = scales[k];
-    tpmg_status status = solve_scaled(ctx, solver, mode, n, b, s, x, &r);
+    tpmg_status status = solve_scaled(ctx, solver, arithmetic, n, b, s, x, &r);
     REF_CHECK(status == TPMG_SUCCESS, "%s, s = %g: status %d (%s)", name, s, (int)status,
               tpmg_context_last_error(ctx));
     if (status != TPMG_SUCCESS)
@@ -105,7 +106,7 @@ static void check_kind(tpmg_context *ctx, tpmg_grid *grid, int64_t n, const doub
     tpmg_solver_result rc = r1;
     const double *xc = x1;
     if (c != 1.0) {
-      REF_CALL(ctx, solve_scaled(ctx, solver, mode, n, b, c, xc_buffer, &rc));
+      REF_CALL(ctx, solve_scaled(ctx, solver, arithmetic, n, b, c, xc_buffer, &rc));
       xc = xc_buffer;
       /* a c b solve is an ordinary one: the iterations of b, give or take one
        * where rounding moves the last residual across the tolerance */
@@ -141,11 +142,11 @@ static void check_kind(tpmg_context *ctx, tpmg_grid *grid, int64_t n, const doub
 
 /* b with a NaN, then an infinite entry: refused, x unchanged; b = 0: x = 0. */
 static void check_refused(tpmg_context *ctx, tpmg_grid *grid, int64_t n, const double *b,
-                          tpmg_mode mode, const char *name) {
-  tpmg_precision q = mode == TPMG_MODE_FLOAT ? TPMG_FLOAT : TPMG_DOUBLE;
+                          tpmg_arithmetic arithmetic, const char *name) {
+  tpmg_precision q = arithmetic == TPMG_ARITHMETIC_FLOAT ? TPMG_FLOAT : TPMG_DOUBLE;
   size_t size = q == TPMG_FLOAT ? sizeof(float) : sizeof(double);
   tpmg_solver_options options = tpmg_solver_options_default();
-  options.mode = mode;
+  options.arithmetic = arithmetic;
   tpmg_solver *solver = NULL;
   REF_CALL(ctx, tpmg_solver_create(grid, &options, &solver));
   unsigned char *hb = ref_malloc(size * n), *hx = ref_malloc(size * n),
@@ -198,7 +199,8 @@ static void check_refused(tpmg_context *ctx, tpmg_grid *grid, int64_t n, const d
 int main(int argc, char **argv) {
   tpmg_context *ctx = ref_context_create(ref_backend(argc, argv), 0);
   const struct { int dim, k, L, cells[3]; } cases[] = {{2, 3, 3, {2, 1, 1}}, {3, 2, 2, {1, 2, 1}}};
-  const tpmg_mode modes[] = {TPMG_MODE_DOUBLE, TPMG_MODE_MIXED, TPMG_MODE_FLOAT};
+  const tpmg_arithmetic arithmetics[] = {TPMG_ARITHMETIC_DOUBLE, TPMG_ARITHMETIC_MIXED,
+                                         TPMG_ARITHMETIC_FLOAT};
   for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); ++c) {
     tpmg_grid *grid =
         ref_grid_create(ctx, cases[c].dim, cases[c].k, cases[c].L, cases[c].cells, NULL);
@@ -210,12 +212,12 @@ int main(int argc, char **argv) {
         snprintf(name, sizeof(name), "%dD Q%d L%d %s%s %s", cases[c].dim, cases[c].k, cases[c].L,
                  tpmg_solver_type_name(kinds[t].type),
                  kinds[t].preconditioning == TPMG_PRECONDITION_LEFT ? " left" : "",
-                 tpmg_mode_name(modes[q]));
-        check_kind(ctx, grid, n, b, modes[q], kinds[t], name);
+                 tpmg_arithmetic_name(arithmetics[q]));
+        check_kind(ctx, grid, n, b, arithmetics[q], kinds[t], name);
       }
       snprintf(name, sizeof(name), "%dD Q%d L%d %s", cases[c].dim, cases[c].k, cases[c].L,
-               tpmg_mode_name(modes[q]));
-      check_refused(ctx, grid, n, b, modes[q], name);
+               tpmg_arithmetic_name(arithmetics[q]));
+      check_refused(ctx, grid, n, b, arithmetics[q], name);
     }
     free(b);
     REF_CALL(ctx, tpmg_grid_destroy(&grid));

@@ -1,5 +1,5 @@
 /* t610-solver-stagnation: a tolerance the solver cannot reach ends as "not
- * converged", never as an error (issue 29). Per mode and solver (GMRES from
+ * converged", never as an error (issue 29). Per arithmetic and solver (GMRES from
  * the right and from the left, CG, FMG, V-cycles, FMG-GMRES) with tolerance
  * 1e-60 and at most 60 iterations, from x = 0: status success,
  * result->converged 0, 1..60 iterations, the true residual reduction at
@@ -29,12 +29,12 @@ static const solver_kind kinds[] = {{TPMG_SOLVER_GMRES, TPMG_PRECONDITION_RIGHT}
                                     {TPMG_SOLVER_FMG_GMRES, TPMG_PRECONDITION_RIGHT}};
 
 static void check_kind(tpmg_context *ctx, tpmg_grid *grid, int64_t n, const double *b,
-                       tpmg_mode mode, solver_kind kind, const char *name) {
-  tpmg_precision q = mode == TPMG_MODE_FLOAT ? TPMG_FLOAT : TPMG_DOUBLE;
+                       tpmg_arithmetic arithmetic, solver_kind kind, const char *name) {
+  tpmg_precision q = arithmetic == TPMG_ARITHMETIC_FLOAT ? TPMG_FLOAT : TPMG_DOUBLE;
   size_t size = q == TPMG_FLOAT ? sizeof(float) : sizeof(double);
   tpmg_solver_options options = tpmg_solver_options_default();
   options.type = kind.type;
-  options.mode = mode;
+  options.arithmetic = arithmetic;
   options.preconditioning = kind.preconditioning;
   options.tolerance = 1e-60;
   options.max_iterations = 60;
@@ -55,7 +55,7 @@ static void check_kind(tpmg_context *ctx, tpmg_grid *grid, int64_t n, const doub
   REF_CHECK(status == TPMG_SUCCESS, "%s: status %d (%s), expected success (not converged)", name,
             (int)status, tpmg_context_last_error(ctx));
   if (status == TPMG_SUCCESS) {
-    double bound = mode == TPMG_MODE_FLOAT ? 1e-3 : 1e-10;
+    double bound = arithmetic == TPMG_ARITHMETIC_FLOAT ? 1e-3 : 1e-10;
     REF_CHECK(r.converged == 0 && r.iterations >= 1 && r.iterations <= options.max_iterations,
               "%s: converged %d in %d iterations, expected 0 in 1..%d", name, r.converged,
               r.iterations, options.max_iterations);
@@ -73,7 +73,8 @@ static void check_kind(tpmg_context *ctx, tpmg_grid *grid, int64_t n, const doub
 int main(int argc, char **argv) {
   tpmg_context *ctx = ref_context_create(ref_backend(argc, argv), 0);
   const struct { int dim, k, L, cells[3]; } cases[] = {{2, 3, 5, {1, 1, 1}}, {3, 2, 2, {1, 2, 1}}};
-  const tpmg_mode modes[] = {TPMG_MODE_DOUBLE, TPMG_MODE_MIXED, TPMG_MODE_FLOAT};
+  const tpmg_arithmetic arithmetics[] = {TPMG_ARITHMETIC_DOUBLE, TPMG_ARITHMETIC_MIXED,
+                                         TPMG_ARITHMETIC_FLOAT};
   for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); ++c) {
     tpmg_grid *grid =
         ref_grid_create(ctx, cases[c].dim, cases[c].k, cases[c].L, cases[c].cells, NULL);
@@ -85,8 +86,8 @@ int main(int argc, char **argv) {
         snprintf(name, sizeof(name), "%dD Q%d L%d %s%s %s", cases[c].dim, cases[c].k, cases[c].L,
                  tpmg_solver_type_name(kinds[t].type),
                  kinds[t].preconditioning == TPMG_PRECONDITION_LEFT ? " left" : "",
-                 tpmg_mode_name(modes[q]));
-        check_kind(ctx, grid, n, b, modes[q], kinds[t], name);
+                 tpmg_arithmetic_name(arithmetics[q]));
+        check_kind(ctx, grid, n, b, arithmetics[q], kinds[t], name);
       }
     free(b);
     REF_CALL(ctx, tpmg_grid_destroy(&grid));

@@ -77,8 +77,8 @@ static void monitor(void *data, int iteration, double relative_residual) {
 
 /* One solve from x = 0 with the monitor doing `action` in its first call;
  * x: the solution on the host. */
-static void run(tpmg_context *ctx, tpmg_solver_type type, tpmg_mode mode, enum action action,
-                double *x, tpmg_solver_result *result, monitor_state *m) {
+static void run(tpmg_context *ctx, tpmg_solver_type type, tpmg_arithmetic arithmetic,
+                enum action action, double *x, tpmg_solver_result *result, monitor_state *m) {
   const int dim = 2, k = 3, L = 3, cells[3] = {2, 1, 1};
   memset(m, 0, sizeof(*m));
   m->action = action;
@@ -95,7 +95,7 @@ static void run(tpmg_context *ctx, tpmg_solver_type type, tpmg_mode mode, enum a
   m->x2 = ref_vector_create(ctx, TPMG_DOUBLE, n, m->x2_before);
   tpmg_solver_options options = tpmg_solver_options_default();
   options.type = type;
-  options.mode = mode;
+  options.arithmetic = arithmetic;
   REF_CALL(ctx, tpmg_solver_create(m->grid, &options, &m->other));
   options.monitor = monitor;
   options.monitor_data = m;
@@ -118,23 +118,24 @@ int main(int argc, char **argv) {
   tpmg_context *ctx = ref_context_create(ref_backend(argc, argv), 0);
   const struct {
     tpmg_solver_type type;
-    tpmg_mode mode;
-  } cases[] = {{TPMG_SOLVER_FMG_GMRES, TPMG_MODE_MIXED}, {TPMG_SOLVER_CG, TPMG_MODE_DOUBLE}};
+    tpmg_arithmetic arithmetic;
+  } cases[] = {{TPMG_SOLVER_FMG_GMRES, TPMG_ARITHMETIC_MIXED},
+               {TPMG_SOLVER_CG, TPMG_ARITHMETIC_DOUBLE}};
   for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); ++c) {
     monitor_state m;
     tpmg_solver_result plain, result;
     double *x_plain = ref_malloc(sizeof(double) * 4096), *x = ref_malloc(sizeof(double) * 4096);
-    run(ctx, cases[c].type, cases[c].mode, NOTHING, x_plain, &plain, &m);
+    run(ctx, cases[c].type, cases[c].arithmetic, NOTHING, x_plain, &plain, &m);
     int64_t n = m.n;
     REF_CHECK(n <= 4096 && plain.converged == 1, "%s %s: %lld DoFs, converged %d",
-              tpmg_solver_type_name(cases[c].type), tpmg_mode_name(cases[c].mode), (long long)n,
-              plain.converged);
+              tpmg_solver_type_name(cases[c].type), tpmg_arithmetic_name(cases[c].arithmetic),
+              (long long)n, plain.converged);
     for (int a = DESTROY_SOLVER; a <= DESTROY_CONTEXT; ++a) {
       char name[96];
       snprintf(name, sizeof(name), "%s %s, a monitor that calls to %s",
-               tpmg_solver_type_name(cases[c].type), tpmg_mode_name(cases[c].mode),
+               tpmg_solver_type_name(cases[c].type), tpmg_arithmetic_name(cases[c].arithmetic),
                action_names[a]);
-      run(ctx, cases[c].type, cases[c].mode, (enum action)a, x, &result, &m);
+      run(ctx, cases[c].type, cases[c].arithmetic, (enum action)a, x, &result, &m);
       tpmg_status expected =
           a == SOLVE_OTHER || a == DESTROY_GRID ? TPMG_SUCCESS : TPMG_ERROR_ARGUMENT;
       REF_CHECK(m.calls >= 1 && m.status == expected, "%s: %d calls, status %d, expected %d", name,

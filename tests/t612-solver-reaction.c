@@ -71,7 +71,7 @@ static void check_order(tpmg_context *ctx, int dim, int k, int first, int last) 
   const int cells[3] = {2, 1, 3};
   const double box[6] = {0.25, 1.25, -0.5, 0.25, 0.0, 1.5};
   tpmg_solver_options o = tpmg_solver_options_default();
-  o.mode = TPMG_MODE_DOUBLE;
+  o.arithmetic = TPMG_ARITHMETIC_DOUBLE;
   o.tolerance = 1e-12;
   int iterations;
   const double poisson = solve(ctx, dim, k, last, cells, box, 0.0, &o, &iterations);

@@ -205,7 +205,7 @@ static double solve(tpmg_context *ctx, int dim, int k, int level, const int cell
 
 static tpmg_solver_options global_double(void) {
   tpmg_solver_options o = tpmg_solver_options_default();
-  o.mode = TPMG_MODE_DOUBLE;
+  o.arithmetic = TPMG_ARITHMETIC_DOUBLE;
   o.smoother = TPMG_SMOOTHER_GLOBAL;
   o.tolerance = 1e-11;
   return o;

@@ -653,7 +653,7 @@ static void solver_create_errors(tpmg_context *ctx, const fixture *f) {
   tpmg_grid *grid = f->grid;
   tpmg_solver *sv = SENTINEL;
   tpmg_solver_options sopt = tpmg_solver_options_default();
-  REF_CHECK(sopt.type == TPMG_SOLVER_FMG_GMRES && sopt.mode == TPMG_MODE_MIXED &&
+  REF_CHECK(sopt.type == TPMG_SOLVER_FMG_GMRES && sopt.arithmetic == TPMG_ARITHMETIC_MIXED &&
                 sopt.smoother == TPMG_SMOOTHER_FUSED && sopt.tolerance == 1e-9 &&
                 sopt.max_iterations == 100 && sopt.restart == 30 && sopt.monitor == NULL &&
                 sopt.preconditioning == TPMG_PRECONDITION_RIGHT,
@@ -663,7 +663,7 @@ static void solver_create_errors(tpmg_context *ctx, const fixture *f) {
   sopt.type = (tpmg_solver_type)9;
   EXPECT_ARG(ctx, tpmg_solver_create(grid, &sopt, &sv), "9");
   sopt = tpmg_solver_options_default();
-  sopt.mode = (tpmg_mode)8;
+  sopt.arithmetic = (tpmg_arithmetic)8;
   EXPECT_ARG(ctx, tpmg_solver_create(grid, &sopt, &sv), "8");
   sopt = tpmg_solver_options_default();
   sopt.smoother = (tpmg_smoother_variant)7;

@@ -22,7 +22,7 @@ static size_t memory(tpmg_context *ctx) {
     (before) = after_;                                                                             \
   } while (0)
 
-static void run(int dim, int k, int L, tpmg_mode mode) {
+static void run(int dim, int k, int L, tpmg_arithmetic arithmetic) {
   tpmg_context *ctx = ref_context_create("cpu", 0);
   size_t m = memory(ctx);
   REF_CHECK(m == 0, "new context: expected 0 bytes, got %zu", m);
@@ -41,8 +41,9 @@ static void run(int dim, int k, int L, tpmg_mode mode) {
   GROWS(ctx, m, "tpmg_multigrid_create");
   tpmg_solver_options options = tpmg_solver_options_default();
   options.type = TPMG_SOLVER_GMRES; /* its basis grows in the solves */
-  options.mode = mode;
-  if (mode == TPMG_MODE_FLOAT) options.tolerance = 1e-5;
+  options.arithmetic = arithmetic;
+  if (arithmetic == TPMG_ARITHMETIC_FLOAT)
+    options.tolerance = 1e-5;
   tpmg_solver *solver = NULL;
   REF_CALL(ctx, tpmg_solver_create(grid, &options, &solver));
   size_t solver_created = memory(ctx) - m, solver_bytes = 0;
@@ -53,8 +54,8 @@ static void run(int dim, int k, int L, tpmg_mode mode) {
   GROWS(ctx, m, "tpmg_solver_create");
   tpmg_index n = 0;
   REF_CALL(ctx, tpmg_grid_level_size(grid, L, &n, NULL));
-  /* FLOAT mode solves with float vectors */
-  tpmg_precision precision = mode == TPMG_MODE_FLOAT ? TPMG_FLOAT : TPMG_DOUBLE;
+  /* FLOAT arithmetic solves with float vectors */
+  tpmg_precision precision = arithmetic == TPMG_ARITHMETIC_FLOAT ? TPMG_FLOAT : TPMG_DOUBLE;
   void *b = NULL, *x = NULL;
   REF_CALL(ctx, tpmg_vector_create(ctx, precision, n, &b));
   GROWS(ctx, m, "tpmg_vector_create");
@@ -79,8 +80,8 @@ static void run(int dim, int k, int L, tpmg_mode mode) {
   REF_CALL(ctx, tpmg_problem_rhs(grid, TPMG_RHS_SINE, precision, b));
   tpmg_solver_result result;
   REF_CALL(ctx, tpmg_solver_solve(solver, b, x, &result));
-  REF_CHECK(result.converged == 1, "mode %d: solve did not converge (reduction %.3g)", (int)mode,
-            result.residual_reduction);
+  REF_CHECK(result.converged == 1, "arithmetic %d: solve did not converge (reduction %.3g)",
+            (int)arithmetic, result.residual_reduction);
   /* the GMRES basis the solve needed beyond the first pair */
   after = memory(ctx);
   size_t solved_bytes = 0;
@@ -102,14 +103,15 @@ static void run(int dim, int k, int L, tpmg_mode mode) {
   REF_CALL(ctx, tpmg_operator_destroy(&op));
   REF_CALL(ctx, tpmg_grid_destroy(&grid));
   m = memory(ctx);
-  REF_CHECK(m == 0, "dim %d k %d L %d mode %d: after destroying everything expected 0 bytes, got %zu",
-            dim, k, L, (int)mode, m);
+  REF_CHECK(m == 0,
+            "dim %d k %d L %d arithmetic %d: after destroying everything expected 0 bytes, got %zu",
+            dim, k, L, (int)arithmetic, m);
   REF_CALL(ctx, tpmg_context_destroy(&ctx));
 }
 
 int main(void) {
-  run(2, 3, 2, TPMG_MODE_DOUBLE);
-  run(2, 2, 2, TPMG_MODE_MIXED);
-  run(3, 2, 1, TPMG_MODE_FLOAT);
+  run(2, 3, 2, TPMG_ARITHMETIC_DOUBLE);
+  run(2, 2, 2, TPMG_ARITHMETIC_MIXED);
+  run(3, 2, 1, TPMG_ARITHMETIC_FLOAT);
   return ref_exit_code("t701-api-memory");
 }

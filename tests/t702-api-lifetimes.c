@@ -73,7 +73,7 @@ static void create_objects(tpmg_context *ctx, objects *o) {
   REF_CALL(ctx, tpmg_multigrid_create(o->grid, NULL, &o->mg));
   tpmg_solver_options options = tpmg_solver_options_default();
   options.type = TPMG_SOLVER_GMRES;
-  options.mode = TPMG_MODE_DOUBLE;
+  options.arithmetic = TPMG_ARITHMETIC_DOUBLE;
   options.restart = 5;
   options.max_iterations = 2; /* the result needs only be deterministic */
   REF_CALL(ctx, tpmg_solver_create(o->grid, &options, &o->solver));

@@ -61,7 +61,7 @@ static const char *const bad_names[] = {"",       "GMRES",   "gmre",    "gmres "
 
 int main(void) {
   CHECK_ENUM(solver_type, tpmg_solver_type, "gmres", "cg", "fmg", "vcycle", "fmg-gmres");
-  CHECK_ENUM(mode, tpmg_mode, "double", "mixed", "float");
+  CHECK_ENUM(arithmetic, tpmg_arithmetic, "double", "mixed", "float");
   CHECK_ENUM(smoother_variant, tpmg_smoother_variant, "global", "separate", "fused", "boundary");
   CHECK_ENUM(rhs, tpmg_rhs, "one", "sine", "ones");
   CHECK_ENUM(preconditioning, tpmg_preconditioning, "right", "left");
@@ -82,9 +82,10 @@ int main(void) {
   tpmg_preconditioning pre = TPMG_PRECONDITION_RIGHT;
   EXPECT(tpmg_preconditioning_from_name("left", &pre) == 0 && pre == TPMG_PRECONDITION_LEFT,
          "left is not TPMG_PRECONDITION_LEFT");
-  tpmg_mode mode = TPMG_MODE_DOUBLE;
-  EXPECT(tpmg_mode_from_name("mixed", &mode) == 0 && mode == TPMG_MODE_MIXED,
-         "mixed is not TPMG_MODE_MIXED");
+  tpmg_arithmetic arithmetic = TPMG_ARITHMETIC_DOUBLE;
+  EXPECT(tpmg_arithmetic_from_name("mixed", &arithmetic) == 0 &&
+             arithmetic == TPMG_ARITHMETIC_MIXED,
+         "mixed is not TPMG_ARITHMETIC_MIXED");
   tpmg_precision precision = TPMG_DOUBLE;
   EXPECT(tpmg_precision_from_name("float", &precision) == 0 && precision == TPMG_FLOAT,
          "float is not TPMG_FLOAT");

@@ -87,7 +87,7 @@ static double boundary(const double *x, void *data) {
 static tpmg_solver_result solve(tpmg_context *ctx, tpmg_grid *grid, const tpmg_solver_options *o,
                                 tpmg_rhs rhs, int coefficient, double **solution, int64_t *n,
                                 double *l2) {
-  tpmg_precision p = o->mode == TPMG_MODE_FLOAT ? TPMG_FLOAT : TPMG_DOUBLE;
+  tpmg_precision p = o->arithmetic == TPMG_ARITHMETIC_FLOAT ? TPMG_FLOAT : TPMG_DOUBLE;
   tpmg_grid_options g;
   REF_CALL(ctx, tpmg_grid_get_options(grid, &g));
   tpmg_index length = 0;
@@ -138,9 +138,8 @@ static void compare(tpmg_context *one, tpmg_context *all, const mesh_case *m,
   char name[160];
   snprintf(name, sizeof name, "%dD Q%d L%d cells %d,%d,%d c %g a %d, %s %s %s, rhs %s", m->dim,
            m->degree, m->level, m->cells[0], m->cells[1], m->cells[2], m->reaction, m->coefficient,
-           tpmg_solver_type_name(o->type),
-           tpmg_preconditioning_name(o->preconditioning), tpmg_mode_name(o->mode),
-           tpmg_rhs_name(rhs));
+           tpmg_solver_type_name(o->type), tpmg_preconditioning_name(o->preconditioning),
+           tpmg_arithmetic_name(o->arithmetic), tpmg_rhs_name(rhs));
   REF_CHECK(r1.iterations == r2.iterations && r1.converged == r2.converged,
             "%s: one process %d iterations (converged %d), P ranks %d (converged %d)", name,
             r1.iterations, r1.converged, r2.iterations, r2.converged);
@@ -151,15 +150,15 @@ static void compare(tpmg_context *one, tpmg_context *all, const mesh_case *m,
    * to a few per cent; a mixed solve's final residual carries the float
    * V-cycle's rounding of its last correction (1e-2); double's agree to 1e-3
    * (the true residual of a 1e-10 solve is itself only that accurate) */
-  int single = o->mode == TPMG_MODE_FLOAT;
-  double agree = single ? 0.1 : o->mode == TPMG_MODE_MIXED ? 1e-2 : 1e-3;
+  int single = o->arithmetic == TPMG_ARITHMETIC_FLOAT;
+  double agree = single ? 0.1 : o->arithmetic == TPMG_ARITHMETIC_MIXED ? 1e-2 : 1e-3;
   /* The CUDA kernels' float rounding differs between a rank's box and the
    * whole level more than the CPU's (measured on two H200: a mixed FMG's
    * final residual reduction 1.1 % apart, a float solve's L2 error 5.1 %):
    * float and mixed results on another backend than "cpu" agree to 5 times
    * the CPU's bounds; double ones to the same. */
   int other = strcmp(mref_backend(), "cpu") != 0;
-  if (other && o->mode != TPMG_MODE_DOUBLE)
+  if (other && o->arithmetic != TPMG_ARITHMETIC_DOUBLE)
     agree *= 5;
   REF_CHECK(fabs(r1.residual_reduction - r2.residual_reduction) <=
                 agree * r1.residual_reduction + 1e-14,
@@ -182,7 +181,8 @@ int main(int argc, char **argv) {
   tpmg_context *all = mref_context_create(1), *one = mref_one_context_create(1);
   const tpmg_solver_type types[] = {TPMG_SOLVER_GMRES, TPMG_SOLVER_CG, TPMG_SOLVER_FMG,
                                     TPMG_SOLVER_VCYCLE, TPMG_SOLVER_FMG_GMRES};
-  const tpmg_mode modes[] = {TPMG_MODE_DOUBLE, TPMG_MODE_MIXED, TPMG_MODE_FLOAT};
+  const tpmg_arithmetic arithmetics[] = {TPMG_ARITHMETIC_DOUBLE, TPMG_ARITHMETIC_MIXED,
+                                         TPMG_ARITHMETIC_FLOAT};
   /* solutions differ by the sums' order: rounding of double for double and
    * mixed (the outer iteration in double), of float for float */
   const double tolerances[] = {1e-12, 1e-10, 2e-4};
@@ -191,8 +191,8 @@ int main(int argc, char **argv) {
       for (int q = 0; q < 3; ++q) {
         tpmg_solver_options o = tpmg_solver_options_default();
         o.type = types[t];
-        o.mode = modes[q];
-        o.tolerance = modes[q] == TPMG_MODE_FLOAT ? 1e-4 : 1e-9;
+        o.arithmetic = arithmetics[q];
+        o.tolerance = arithmetics[q] == TPMG_ARITHMETIC_FLOAT ? 1e-4 : 1e-9;
         if (cases[c].coefficient) /* the only smoother there */
           o.smoother = TPMG_SMOOTHER_GLOBAL;
         compare(one, all, &cases[c], &o, TPMG_RHS_SINE, tolerances[q]);
@@ -213,7 +213,7 @@ int main(int argc, char **argv) {
       mesh_case m = {dim, k, 4, {1, 1, 1}, {0, 1, 0, 1, 0, 1}, 0.0, 0};
       tpmg_solver_options o = tpmg_solver_options_default();
       o.type = TPMG_SOLVER_FMG;
-      o.mode = TPMG_MODE_DOUBLE;
+      o.arithmetic = TPMG_ARITHMETIC_DOUBLE;
       o.max_iterations = 50;
       compare(one, all, &m, &o, TPMG_RHS_ONES, 1e-12);
     }

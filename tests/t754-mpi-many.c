@@ -73,7 +73,7 @@ static void compare(tpmg_context *one, tpmg_context *all, const mesh_case *m,
   char name[160];
   snprintf(name, sizeof name, "%dD Q%d L%d cells %d,%d,%d, %s %s", m->dim, m->degree, m->level,
            m->cells[0], m->cells[1], m->cells[2], tpmg_solver_type_name(o->type),
-           tpmg_mode_name(o->mode));
+           tpmg_arithmetic_name(o->arithmetic));
   REF_CHECK(r1.result.converged, "%s: did not converge on one process", name);
   REF_CHECK(r1.result.iterations == r2.result.iterations &&
                 r1.result.converged == r2.result.converged,
@@ -113,11 +113,12 @@ int main(int argc, char **argv) {
   /* one solver each (64 oversubscribed ranks take seconds a solve): the
    * default, FMG-GMRES mixed; FMG mixed; CG in double */
   const tpmg_solver_type types[] = {TPMG_SOLVER_FMG_GMRES, TPMG_SOLVER_FMG, TPMG_SOLVER_CG};
-  const tpmg_mode modes[] = {TPMG_MODE_MIXED, TPMG_MODE_MIXED, TPMG_MODE_DOUBLE};
+  const tpmg_arithmetic arithmetics[] = {TPMG_ARITHMETIC_MIXED, TPMG_ARITHMETIC_MIXED,
+                                         TPMG_ARITHMETIC_DOUBLE};
   for (int c = 0; c < 3; ++c) {
     tpmg_solver_options o = tpmg_solver_options_default();
     o.type = types[c];
-    o.mode = modes[c];
+    o.arithmetic = arithmetics[c];
     compare(one, all, &cases[c], &o);
   }
   REF_CALL(one, tpmg_context_destroy(&one));

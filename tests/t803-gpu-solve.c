@@ -3,7 +3,7 @@
  * solution, for dim 2 and 3 and every degree of the table. Both must take the
  * same number of iterations, converge, and reach the same L2 error: within 1e-10
  * relative, plus the algebraic accuracy of the solve (the iterates of the two
- * backends differ by rounding, in mixed mode by float rounding in the
+ * backends differ by rounding, in mixed arithmetic by float rounding in the
  * preconditioner, so the discrete solutions agree only to about the tolerance
  * times ||u||). Skipped (exit 77) without a GPU.
  * Usage: t803-gpu-solve [dim [degree]] limits the cases. */
@@ -20,7 +20,7 @@ typedef struct {
   double error, reduction;
 } outcome;
 
-static outcome solve(tpmg_context *ctx, int dim, int k, int levels, tpmg_mode mode) {
+static outcome solve(tpmg_context *ctx, int dim, int k, int levels, tpmg_arithmetic arithmetic) {
   const int cells[3] = {1, 1, 1};
   tpmg_grid *grid = ref_grid_create(ctx, dim, k, levels, cells, NULL);
   tpmg_index n = 0;
@@ -31,7 +31,7 @@ static outcome solve(tpmg_context *ctx, int dim, int k, int levels, tpmg_mode mo
   REF_CALL(ctx, tpmg_problem_rhs(grid, TPMG_RHS_SINE, TPMG_DOUBLE, b));
   tpmg_solver_options options = tpmg_solver_options_default();
   options.type = TPMG_SOLVER_GMRES;
-  options.mode = mode;
+  options.arithmetic = arithmetic;
   tpmg_solver *solver = NULL;
   REF_CALL(ctx, tpmg_solver_create(grid, &options, &solver));
   tpmg_solver_result result;
@@ -56,7 +56,7 @@ int main(int argc, char **argv) {
   tpmg_context_options options = tpmg_context_options_default();
   options.backend = "cuda";
   REF_CALL(NULL, tpmg_context_create(&options, &gpu));
-  const tpmg_mode modes[2] = {TPMG_MODE_DOUBLE, TPMG_MODE_MIXED};
+  const tpmg_arithmetic arithmetics[2] = {TPMG_ARITHMETIC_DOUBLE, TPMG_ARITHMETIC_MIXED};
   const double tolerance = tpmg_solver_options_default().tolerance;
   for (int dim = 2; dim <= 3; dim++) {
     if (only_dim && dim != only_dim)
@@ -67,18 +67,18 @@ int main(int argc, char **argv) {
         continue;
       const int levels = dim == 2 ? (k <= 4 ? 5 : 4) : (k <= 2 ? 4 : 3);
       for (int m = 0; m < 2; m++) {
-        outcome c = solve(cpu, dim, k, levels, modes[m]);
-        outcome g = solve(gpu, dim, k, levels, modes[m]);
-        const char *mode = m ? "mixed" : "double";
-        REF_CHECK(g.converged && c.converged, "%dD Q%d %s: converged cpu %d, cuda %d", dim, k, mode,
-                  c.converged, g.converged);
+        outcome c = solve(cpu, dim, k, levels, arithmetics[m]);
+        outcome g = solve(gpu, dim, k, levels, arithmetics[m]);
+        const char *arithmetic = m ? "mixed" : "double";
+        REF_CHECK(g.converged && c.converged, "%dD Q%d %s: converged cpu %d, cuda %d", dim, k,
+                  arithmetic, c.converged, g.converged);
         REF_CHECK(g.iterations == c.iterations, "%dD Q%d %s: iterations cpu %d, cuda %d", dim, k,
-                  mode, c.iterations, g.iterations);
+                  arithmetic, c.iterations, g.iterations);
         /* ||u||_L2 <= 1 for the sine on the unit box */
         const double allowed = 1e-10 * c.error + (m ? tolerance : 1e-12);
         REF_CHECK(fabs(g.error - c.error) <= allowed,
                   "%dD Q%d %s: L2 error cpu %.12e, cuda %.12e (difference %.2e > %.2e)", dim, k,
-                  mode, c.error, g.error, fabs(g.error - c.error), allowed);
+                  arithmetic, c.error, g.error, fabs(g.error - c.error), allowed);
       }
     }
   }

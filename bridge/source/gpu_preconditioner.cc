@@ -152,7 +152,7 @@ namespace tpmg::dealii
     void             *x = staging.output(1, solution, fine, false);
     context.check(tpmg_vector_set(ctx, TPMG_DOUBLE, n, 0.0, x),
                   "tpmg_vector_set");
-    const bool in_float = options.mode == TPMG_MODE_FLOAT;
+    const bool in_float = options.arithmetic == TPMG_ARITHMETIC_FLOAT;
     if (in_float)
       {
         context.check(

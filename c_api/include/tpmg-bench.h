@@ -62,7 +62,7 @@ tpmg_status tpmg_vector_axpys(tpmg_context *ctx, tpmg_precision precision, tpmg_
 /** tpmg_vector_axpys with the x_i in a precision of their own: float x_i added
  *  into a double y, each entry widened to double (exactly) and then summed as
  *  double x_i would be; x_precision equal to precision is tpmg_vector_axpys.
- *  The solvers' GMRES update x += Z y in TPMG_MODE_MIXED, whose preconditioned
+ *  The solvers' GMRES update x += Z y in TPMG_ARITHMETIC_MIXED, whose preconditioned
  *  vectors Z are the float V-cycle's output.
  *  @param[in] x_precision of the x_i: precision, or TPMG_FLOAT with a double y
  *  @return as tpmg_vector_axpys, and TPMG_ERROR_ARGUMENT for double x_i with a

@@ -671,12 +671,12 @@ typedef enum {
                                  the default */
 } tpmg_solver_type;
 
-/** Precision of the solve. */
+/** The arithmetic of a solve: the precisions of its Krylov method and its V-cycle. */
 typedef enum {
-  TPMG_MODE_DOUBLE = 0, /**< everything in double */
-  TPMG_MODE_MIXED = 1,  /**< Krylov and residuals in double, the V-cycle in float (paper §4.2) */
-  TPMG_MODE_FLOAT = 2   /**< everything in float */
-} tpmg_mode;
+  TPMG_ARITHMETIC_DOUBLE = 0, /**< everything in double */
+  TPMG_ARITHMETIC_MIXED = 1,  /**< Krylov and residuals in double, V-cycle in float (§4.2) */
+  TPMG_ARITHMETIC_FLOAT = 2   /**< everything in float */
+} tpmg_arithmetic;
 
 /** Where GMRES applies the V-cycle P, and what its stopping test measures. */
 typedef enum {
@@ -704,7 +704,7 @@ typedef void (*tpmg_monitor)(void *data, int iteration, double relative_residual
 /** Options of the solver. */
 typedef struct {
   tpmg_solver_type type;          /**< default TPMG_SOLVER_FMG_GMRES */
-  tpmg_mode mode;                 /**< default TPMG_MODE_MIXED */
+  tpmg_arithmetic arithmetic;     /**< default TPMG_ARITHMETIC_MIXED */
   tpmg_smoother_variant smoother; /**< default TPMG_SMOOTHER_FUSED */
   double tolerance;               /**< stop at ||b - A x|| <= tolerance ||b|| (see
                                        tpmg_preconditioning), in (0, 1); default 1e-9 */
@@ -720,8 +720,8 @@ typedef struct {
 #define TPMG_MAX_RESTART 1000
 
 /** Default solver options: FMG_GMRES (FMG's first pass, then GMRES(30) from
- *  the right) in TPMG_MODE_MIXED, FUSED, 1e-9, 100 iterations; why these, and
- *  their times against the other solvers and modes, in doc/benchmarks.md
+ *  the right) in TPMG_ARITHMETIC_MIXED, FUSED, 1e-9, 100 iterations; why these, and
+ *  their times against the other solvers and arithmetic, in doc/benchmarks.md
  *  ("The default solver"). */
 tpmg_solver_options tpmg_solver_options_default(void);
 
@@ -750,14 +750,14 @@ tpmg_status tpmg_solver_create(tpmg_grid *grid, const tpmg_solver_options *optio
                                tpmg_solver **solver);
 
 /** Solve A x = b on the finest level. b and x are double, except in
- *  TPMG_MODE_FLOAT where they are float. x is the start vector; its Dirichlet
+ *  TPMG_ARITHMETIC_FLOAT where they are float. x is the start vector; its Dirichlet
  *  entries are set to those of b first. FMG from x = 0 (every entry) is paper
  *  Algorithm 2; from any other x its coarser levels solve for the correction:
  *  they restrict b - A x instead of b, and the finest level adds the
  *  prolongated correction to x before its V-cycle (one residual more). From an
  *  x that is zero but for its Dirichlet entries both give the same x.
  *  Any b whose entries the format holds is solved alike: where ||b|| is far
- *  from 1 (outside [2^-256, 2^257) in TPMG_MODE_DOUBLE, [2^-16, 2^17) where
+ *  from 1 (outside [2^-256, 2^257) in TPMG_ARITHMETIC_DOUBLE, [2^-16, 2^17) where
  *  the V-cycle runs in float), the solve runs on b and x scaled by the power
  *  of two that brings ||b|| into [1, 2), in a vector allocated for the
  *  call's duration. A power of two changes no rounding, so s b gives s x in
@@ -797,6 +797,41 @@ tpmg_status tpmg_solver_restart(const tpmg_solver *solver, int *restart);
  *  on every rank.
  *  @param[out] bytes the byte count */
 tpmg_status tpmg_solver_memory(const tpmg_solver *solver, size_t *bytes);
+
+/** Describe the solver as one JSON object, as PETSc's KSPView describes a
+ *  KSP: its options and the result of its last solve, for a program's output.
+ *  The keys, in this order:
+ *  - "solver", "arithmetic", "smoother": the options' names (tpmg_solver_type_name,
+ *    tpmg_arithmetic_name, tpmg_smoother_variant_name);
+ *  - "preconditioning": tpmg_preconditioning_name for GMRES and FMG_GMRES, else null;
+ *  - "tolerance", "max_iterations": the options';
+ *  - "restart": the GMRES restart length in use (tpmg_solver_restart) for GMRES
+ *    and FMG_GMRES, else null;
+ *  - "solves": how many tpmg_solver_solve calls returned TPMG_SUCCESS;
+ *  - "iterations", "converged" (true or false), "residual_norm_0",
+ *    "residual_norm", "residual_reduction": the tpmg_solver_result of the last
+ *    of those solves; null before the first.
+ *  E.g. {"solver":"fmg-gmres","arithmetic":"mixed","smoother":"fused",
+ *  "preconditioning":"right","tolerance":1e-09,"max_iterations":100,"restart":30,
+ *  "solves":1,"iterations":7,"converged":true,"residual_norm_0":0.0123,...}.
+ *  Numbers have the fewest significant digits that read back as the same
+ *  double; one that is not finite is null. No spaces, no newline. Later
+ *  versions may add keys.
+ *  As snprintf: at most size bytes are written, the text cut where it does
+ *  not fit and always NUL-terminated (for size > 0); *length is the length of
+ *  the whole text without the NUL, so a text was cut where *length >= size:
+ *  call again with *length + 1 bytes. A cut text is not an error.
+ *  Not collective: every rank writes the same text. It may be called from the
+ *  solver's monitor (the result is then that of the solve before).
+ *  @param[in]  solver the solver
+ *  @param[out] text   size bytes owned by the caller; NULL with size 0 asks for
+ *                     the length only
+ *  @param[in]  size   bytes of text
+ *  @param[out] length the whole text's length without the NUL (may be NULL)
+ *  @return TPMG_ERROR_ARGUMENT for a NULL solver (no message: there is no
+ *  context) or a NULL text with size > 0; then nothing is written. */
+tpmg_status tpmg_solver_describe(const tpmg_solver *solver, char *text, size_t size,
+                                 size_t *length);
 
 /** Destroy a solver (its hierarchy and work vectors) and drop its reference
  *  on the grid; *solver = NULL (NULL accepted).
@@ -856,7 +891,7 @@ tpmg_status tpmg_problem_l2_error(tpmg_grid *grid, tpmg_rhs rhs, tpmg_precision 
 /* Every enum that users choose by name (on a command line, in a setup file,
  * in JSON output) has one name per value, defined here once:
  *   tpmg_solver_type       gmres, cg, fmg, vcycle
- *   tpmg_mode              double, mixed, float
+ *   tpmg_arithmetic        double, mixed, float
  *   tpmg_smoother_variant  global, separate, fused, boundary
  *   tpmg_rhs               one, sine, ones
  *   tpmg_preconditioning   right, left
@@ -876,12 +911,12 @@ tpmg_status tpmg_solver_type_from_name(const char *name, tpmg_solver_type *value
 /** The name of a solver type, or NULL for an unknown value. */
 const char *tpmg_solver_type_name(tpmg_solver_type value);
 
-/** The solver mode named `name` ("double", "mixed", "float"); as
+/** The solver arithmetic named `name` ("double", "mixed", "float"); as
  *  tpmg_solver_type_from_name. */
-tpmg_status tpmg_mode_from_name(const char *name, tpmg_mode *value);
+tpmg_status tpmg_arithmetic_from_name(const char *name, tpmg_arithmetic *value);
 
-/** The name of a solver mode, or NULL for an unknown value. */
-const char *tpmg_mode_name(tpmg_mode value);
+/** The name of a solver arithmetic, or NULL for an unknown value. */
+const char *tpmg_arithmetic_name(tpmg_arithmetic value);
 
 /** The smoother variant named `name` ("global", "separate", "fused",
  *  "boundary"); as tpmg_solver_type_from_name. */

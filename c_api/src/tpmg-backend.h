@@ -216,7 +216,7 @@ typedef struct {
                       const void *const *x, const void *y, double *result);
   /* axpys: y += a_0 x_0 + ... + a_{m-1} x_{m-1}, added in that order in y's
    * precision `prec`; the x_i are in x_prec: prec, or float for a double y
-   * (each entry widened exactly, then as for double x_i: TPMG_MODE_MIXED's
+   * (each entry widened exactly, then as for double x_i: TPMG_ARITHMETIC_MIXED's
    * GMRES update x += Z y with Z in float). norm2 != NULL: (y, y) of the new y
    * as stored */
   tpmg_status (*axpys)(tpmg_context *ctx, tpmg_precision prec, tpmg_index n, int m, const double *a,

@@ -333,6 +333,17 @@ tpmg_status tpmg_coarse_solve(tpmg_coarse *coarse, const void *b, void *x);
  * `what` names the call and the argument for the message. */
 tpmg_status tpmg_vector_check(tpmg_context *ctx, const char *what, const void *v,
                               tpmg_precision precision, tpmg_index n);
+/* What tpmg_solver_describe (tpmg-solver-describe.c) reports of a solver
+ * (tpmg-solver.c keeps it). */
+typedef struct {
+  tpmg_context *ctx;
+  tpmg_solver_options options;
+  int restart;             /* GMRES: the restart length in use; 0 for other solvers */
+  long long solves;        /* tpmg_solver_solve calls that returned TPMG_SUCCESS */
+  tpmg_solver_result last; /* the last of them; zero while solves is 0 */
+} tpmg_solver_state;
+void tpmg_solver_get_state(const tpmg_solver *solver, tpmg_solver_state *state);
+
 /* The vector arguments a and b of a collective call `call`: distinct, not NULL,
  * each checked by tpmg_vector_check; every rank returns the same status. */
 tpmg_status tpmg_vector_check_pair(tpmg_context *ctx, const char *call, tpmg_precision precision,

@@ -1,5 +1,5 @@
 /* The mixed-precision adapter: double vectors on a float hierarchy
- * (TPMG_MODE_MIXED, paper §4.2), as deal.II's PreconditionMG converts at the
+ * (TPMG_ARITHMETIC_MIXED, paper §4.2), as deal.II's PreconditionMG converts at the
  * finest level while its Multigrid never knows. The hierarchy (tpmg-multigrid.c)
  * runs in float only; this layer holds what mixed mode needs on top of it:
  *

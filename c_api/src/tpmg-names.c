@@ -6,7 +6,7 @@
 #include "tpmg.h"
 
 static const char *const solver_type_names[] = {"gmres", "cg", "fmg", "vcycle", "fmg-gmres"};
-static const char *const mode_names[] = {"double", "mixed", "float"};
+static const char *const arithmetic_names[] = {"double", "mixed", "float"};
 static const char *const smoother_variant_names[] = {"global", "separate", "fused", "boundary"};
 static const char *const rhs_names[] = {"one", "sine", "ones"};
 static const char *const preconditioning_names[] = {"right", "left"};
@@ -39,7 +39,7 @@ static int find(const char *const *table, int count, const char *name) {
   }
 
 TPMG_NAMES(solver_type, tpmg_solver_type)
-TPMG_NAMES(mode, tpmg_mode)
+TPMG_NAMES(arithmetic, tpmg_arithmetic)
 TPMG_NAMES(smoother_variant, tpmg_smoother_variant)
 TPMG_NAMES(rhs, tpmg_rhs)
 TPMG_NAMES(preconditioning, tpmg_preconditioning)

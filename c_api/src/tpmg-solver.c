@@ -4,8 +4,8 @@
  * operations: only scalars cross to the host.
  *
  * Precision (paper §4.2): the outer iteration and its residuals run in the
- * outer precision q (double, or float in TPMG_MODE_FLOAT), the V-cycle in the
- * hierarchy's precision (float in TPMG_MODE_MIXED). A float V-cycle is not an
+ * outer precision q (double, or float in TPMG_ARITHMETIC_FLOAT), the V-cycle in the
+ * hierarchy's precision (float in TPMG_ARITHMETIC_MIXED). A float V-cycle is not an
  * exactly linear operator, so both Krylov methods are the flexible variants:
  * GMRES keeps the preconditioned vectors Z and forms x = x_0 + Z y, which keeps
  * its residual estimate true; CG uses the Polak-Ribiere-type beta
@@ -27,9 +27,9 @@
  * is never stored. Where pair j does not fit (it would leave less than 5% of
  * the memory free at creation, or the allocation fails) the restart length
  * shrinks to j, for the rest of that solve and every later one
- * (tpmg_solver_restart). In TPMG_MODE_MIXED the solver calls the float
+ * (tpmg_solver_restart). In TPMG_ARITHMETIC_MIXED the solver calls the float
  * hierarchy through the mixed-precision adapter (tpmg-mixed.c), in the other
- * modes the hierarchy of its own precision directly; which one is chosen at
+ * two the hierarchy of its own precision directly; which one is chosen at
  * creation. Mixed GMRES from the right keeps the Z_j in float, as the float
  * V-cycle writes them: a pair costs 12 bytes per DoF, not 16. A Z_j needs
  * Z_j in double, which the adapter lends (tpmg_mixed_precondition_float).
@@ -37,7 +37,7 @@
  * float), each entry widened exactly, so the iterates are bitwise those of
  * the Z_j converted to double (t601). Mixed FMG and V-cycles likewise add the
  * V-cycle's float result to x without a double z (tpmg_mixed_correct). In
- * TPMG_MODE_FLOAT the final residual takes two double vectors: x, and
+ * TPMG_ARITHMETIC_FLOAT the final residual takes two double vectors: x, and
  * A x - b. */
 #include <float.h>
 #include <math.h>
@@ -60,13 +60,15 @@ struct tpmg_solver {
   int left;                    /* GMRES preconditioned from the left */
   int converged;               /* the iteration's own test was met */
   int solving;                 /* inside tpmg_solver_solve (its monitor may call back) */
+  long long solves;            /* solves that returned TPMG_SUCCESS (tpmg_solver_describe) */
+  tpmg_solver_result last;     /* the last of them */
   size_t bytes;                /* backend memory held, the hierarchy's included */
   size_t reserve;              /* GMRES: free memory the basis leaves (SIZE_MAX: unknown) */
   int n_vectors;
   void *vectors[4];            /* outer-precision work vectors, see create */
   int n_basis;                 /* GMRES: pairs allocated, V_0..V_{n_basis-1} (and Z) */
   void **basis_v, **basis_z;   /* GMRES: stride entries each; basis_z NULL for left */
-  void *check[2];              /* TPMG_MODE_FLOAT: double x and A x for the final residual */
+  void *check[2];              /* TPMG_ARITHMETIC_FLOAT: double x and A x for the final residual */
   double *hessenberg, *givens_c, *givens_s, *g, *y, *coef; /* GMRES, host */
 };
 
@@ -74,7 +76,7 @@ tpmg_solver_options tpmg_solver_options_default(void) {
   tpmg_solver_options options;
   memset(&options, 0, sizeof(options));
   options.type = TPMG_SOLVER_FMG_GMRES;
-  options.mode = TPMG_MODE_MIXED;
+  options.arithmetic = TPMG_ARITHMETIC_MIXED;
   options.smoother = TPMG_SMOOTHER_FUSED;
   options.tolerance = 1e-9;
   options.max_iterations = 100;
@@ -96,8 +98,8 @@ static int has_fmg_pass(tpmg_solver_type type) {
 static tpmg_status check_options(tpmg_context *ctx, const tpmg_solver_options *o) {
   TPMG_CHECK(ctx, o->type >= TPMG_SOLVER_GMRES && o->type <= TPMG_SOLVER_FMG_GMRES,
              TPMG_ERROR_ARGUMENT, "unknown solver type %d", (int)o->type);
-  TPMG_CHECK(ctx, o->mode >= TPMG_MODE_DOUBLE && o->mode <= TPMG_MODE_FLOAT, TPMG_ERROR_ARGUMENT,
-             "unknown precision mode %d", (int)o->mode);
+  TPMG_CHECK(ctx, o->arithmetic >= TPMG_ARITHMETIC_DOUBLE && o->arithmetic <= TPMG_ARITHMETIC_FLOAT,
+             TPMG_ERROR_ARGUMENT, "unknown arithmetic %d", (int)o->arithmetic);
   TPMG_CHECK(ctx, o->smoother >= TPMG_SMOOTHER_GLOBAL && o->smoother <= TPMG_SMOOTHER_BOUNDARY,
              TPMG_ERROR_ARGUMENT, "unknown smoother variant %d", (int)o->smoother);
   TPMG_CHECK(ctx, o->tolerance > 0.0 && o->tolerance < 1.0, TPMG_ERROR_ARGUMENT,
@@ -222,8 +224,8 @@ tpmg_status tpmg_solver_create(tpmg_grid *grid, const tpmg_solver_options *optio
   TPMG_CHECK(ctx, solver, TPMG_ERROR_ARGUMENT, "solver is NULL");
   tpmg_solver_options opts = options ? *options : tpmg_solver_options_default();
   /* the same numbers on every rank (the monitor may differ) */
-  double same[7] = {opts.type,           opts.mode,    opts.smoother,       opts.tolerance,
-                    opts.max_iterations, opts.restart, opts.preconditioning};
+  double same[7] = {opts.type,           opts.arithmetic, opts.smoother,       opts.tolerance,
+                    opts.max_iterations, opts.restart,    opts.preconditioning};
   TPMG_CALL(tpmg_comm_same(ctx, same, sizeof(same), "the solver options"));
   TPMG_CALL(check_options(ctx, &opts));
 
@@ -233,21 +235,22 @@ tpmg_status tpmg_solver_create(tpmg_grid *grid, const tpmg_solver_options *optio
   tpmg_grid_reference(grid);
   s->ctx = ctx;
   s->options = opts;
-  s->q = opts.mode == TPMG_MODE_FLOAT ? TPMG_FLOAT : TPMG_DOUBLE;
+  s->q = opts.arithmetic == TPMG_ARITHMETIC_FLOAT ? TPMG_FLOAT : TPMG_DOUBLE;
   s->fine = grid->n_levels - 1;
   s->level = &grid->levels[s->fine];
   s->left = opts.preconditioning == TPMG_PRECONDITION_LEFT;
   /* CG needs a symmetric V-cycle (post-smoother in reverse colour order). The
    * other solvers post-smooth in the same order as the pre-smoother, as the
    * paper's solver does: for Q1 that V-cycle contracts about 5x faster. */
-  tpmg_multigrid_options mg_options = {opts.mode == TPMG_MODE_DOUBLE ? TPMG_DOUBLE : TPMG_FLOAT,
+  tpmg_multigrid_options mg_options = {opts.arithmetic == TPMG_ARITHMETIC_DOUBLE ? TPMG_DOUBLE
+                                                                                 : TPMG_FLOAT,
                                        opts.smoother, opts.type == TPMG_SOLVER_CG};
   size_t before = tpmg_thread_memory();
   tpmg_status status;
   /* mixed: GMRES from the right keeps the float V-cycle's output as Z_j (the
    * adapter lends), mixed FMG makes its double level vectors now (its work
    * vector on the fine level is r) */
-  if (opts.mode == TPMG_MODE_MIXED)
+  if (opts.arithmetic == TPMG_ARITHMETIC_MIXED)
     status = tpmg_mixed_create(grid, &mg_options, NULL, is_gmres(opts.type) && !s->left,
                                has_fmg_pass(opts.type), &s->mixed);
   else
@@ -258,7 +261,7 @@ tpmg_status tpmg_solver_create(tpmg_grid *grid, const tpmg_solver_options *optio
 
   /* vectors: 0 = r; 1 = w (GMRES left, CG) or z (FMG, VCYCLE); CG: 2 = z, 3 = p.
    * GMRES from the right keeps w = A Z_j in r, which no cycle reads after
-   * V_0 = r / ||r||. FMG and VCYCLE in TPMG_MODE_MIXED need no z: the
+   * V_0 = r / ||r||. FMG and VCYCLE in TPMG_ARITHMETIC_MIXED need no z: the
    * adapter adds the V-cycle's result to x (tpmg_mixed_correct). GMRES: the
    * basis grows in the solves, its first pair is made here */
   int fixed = 2;
@@ -323,6 +326,14 @@ tpmg_status tpmg_solver_restart(const tpmg_solver *solver, int *restart) {
   TPMG_CHECK(solver->ctx, restart, TPMG_ERROR_ARGUMENT, "restart is NULL");
   *restart = solver->restart;
   return TPMG_SUCCESS;
+}
+
+void tpmg_solver_get_state(const tpmg_solver *solver, tpmg_solver_state *state) {
+  state->ctx = solver->ctx;
+  state->options = solver->options;
+  state->restart = solver->restart;
+  state->solves = solver->solves;
+  state->last = solver->last;
 }
 
 tpmg_status tpmg_solver_memory(const tpmg_solver *solver, size_t *bytes) {
@@ -592,7 +603,7 @@ static tpmg_status true_residual(tpmg_solver *s, const void *b, const void *x, d
  * A solve of s b must give s x, in the same iterations, for every s the
  * format holds. A plain sum of squares over- or underflows far inside that
  * range (||b||^2 beyond 1.8e308 or below 2.2e-308), the V-cycle's
- * intermediate values sooner, and the float V-cycle of TPMG_MODE_MIXED, which
+ * intermediate values sooner, and the float V-cycle of TPMG_ARITHMETIC_MIXED, which
  * sees vectors of b's size in the FMG pass, outside float's range sooner
  * still. So a b whose norm is outside [2^-R, 2^(R+1)) (R = 256 in double, 16
  * where the V-cycle runs in float: the float V-cycle then sees residuals down
@@ -634,8 +645,8 @@ static tpmg_status scale_rhs(tpmg_solver *s, const void *b, double *sigma, doubl
                              void **scaled) {
   tpmg_context *ctx = s->ctx;
   tpmg_index n = s->level->n_dofs;
-  int range =
-      s->options.mode == TPMG_MODE_DOUBLE ? TPMG_SCALE_RANGE_DOUBLE : TPMG_SCALE_RANGE_FLOAT;
+  int range = s->options.arithmetic == TPMG_ARITHMETIC_DOUBLE ? TPMG_SCALE_RANGE_DOUBLE
+                                                              : TPMG_SCALE_RANGE_FLOAT;
   /* sigma within float's normal range where the solve's vectors are float
    * (axpby takes it as a float), within double's otherwise */
   int e_min = s->q == TPMG_FLOAT ? -126 : -1021, e_max = s->q == TPMG_FLOAT ? 126 : 1021;
@@ -781,10 +792,11 @@ tpmg_status tpmg_solver_solve(tpmg_solver *solver, const void *b, void *x,
     status = scale_vector(s, 1.0 / sigma, x);
   solver_free(s, vector_bytes(s), &scaled);
   TPMG_CALL(status);
-  if (result) {
+  scaled_result.residual_norm_0 /= sigma;
+  scaled_result.residual_norm /= sigma;
+  s->last = scaled_result;
+  ++s->solves;
+  if (result)
     *result = scaled_result;
-    result->residual_norm_0 /= sigma;
-    result->residual_norm /= sigma;
-  }
   return TPMG_SUCCESS;
 }

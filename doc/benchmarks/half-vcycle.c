@@ -1,7 +1,7 @@
 /* A half-precision V-cycle inside the double outer iteration (issue 15,
  * item 4): how many more outer iterations does a V-cycle whose level vectors
  * are stored in bfloat16 or IEEE binary16 need than the float V-cycle of
- * TPMG_MODE_MIXED? Public API only, CPU backend (level vectors are host
+ * TPMG_ARITHMETIC_MIXED? Public API only, CPU backend (level vectors are host
  * memory, so they are rounded in place); built by hand against a build tree
  * (doc/benchmarks.md, "A half-precision V-cycle", gives the command):
  *
@@ -43,7 +43,7 @@
  * pre-smoothing step in forward colour order, the residual, restriction, the
  * coarser V-cycle from zero (the exact solve on level 0), prolongation added,
  * one post-smoothing step. The outer iteration is tpmg_solver's
- * TPMG_SOLVER_VCYCLE in TPMG_MODE_MIXED: x = 0 with Dirichlet entries from b,
+ * TPMG_SOLVER_VCYCLE in TPMG_ARITHMETIC_MIXED: x = 0 with Dirichlet entries from b,
  * then r = b - A x in double, z = V(0, r), x += z until
  * ||r|| <= 1e-9 ||b|| or 50 V-cycles. The FORMAT float run with POST forward
  * checks that it reproduces tpmg_solver_solve's iterations and residual
@@ -415,7 +415,7 @@ int main(int argc, char **argv) {
   if (h.f == FORMAT_FLOAT && !h.post_reverse) {
     tpmg_solver_options so = tpmg_solver_options_default();
     so.type = TPMG_SOLVER_VCYCLE;
-    so.mode = TPMG_MODE_MIXED;
+    so.arithmetic = TPMG_ARITHMETIC_MIXED;
     so.smoother = TPMG_SMOOTHER_FUSED;
     so.tolerance = TOLERANCE;
     so.max_iterations = MAX_ITERATIONS;

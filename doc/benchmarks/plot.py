@@ -119,7 +119,7 @@ if breakdowns:
                   "level L restrict & prolongate", "level L vector update", "GMRES mat-vec",
                   "GMRES vector ops"]
     rows = [read(p)[0] for p in breakdowns]
-    labels = [f"Q{r['degree']} L{r['level']}\n{r['mode']}, {r['iterations']} it" for r in rows]
+    labels = [f"Q{r['degree']} L{r['level']}\n{r['arithmetic']}, {r['iterations']} it" for r in rows]
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
     bottom = [0.0] * len(rows)
     bottom_share = [0.0] * len(rows)

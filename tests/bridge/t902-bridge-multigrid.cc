@@ -145,7 +145,7 @@ namespace
   int
   tpmg_solve(const Problem<dim>    &problem,
              const tpmg_solver_type type,
-             const tpmg_mode        mode,
+             const tpmg_arithmetic  arithmetic,
              const VectorType      &rhs,
              VectorType            &solution,
              const double           tol = tolerance)
@@ -157,7 +157,7 @@ namespace
     tpmg_solver        *solver  = nullptr;
     tpmg_solver_options options = tpmg_solver_options_default();
     options.type                = type;
-    options.mode                = mode;
+    options.arithmetic          = arithmetic;
     options.tolerance           = tol;
     tpmg_solver_result result{};
     solution.reinit(rhs);
@@ -341,7 +341,7 @@ namespace
     // tpmg's own GMRES
     VectorType x_tpmg;
     const int  gmres = tpmg_solve(
-      problem, TPMG_SOLVER_GMRES, TPMG_MODE_DOUBLE, problem.rhs, x_tpmg);
+      problem, TPMG_SOLVER_GMRES, TPMG_ARITHMETIC_DOUBLE, problem.rhs, x_tpmg);
     tpmg_multigrid_options mg_options = tpmg_multigrid_options_default();
     mg_options.symmetric              = 0; // tpmg's GMRES
     tpmg::dealii::GpuPreconditioner<dim> preconditioner(hierarchy,
@@ -365,7 +365,7 @@ namespace
     // solve_on_gpu() on Default vectors, against tpmg's solver
     tpmg_solver_options options = tpmg_solver_options_default();
     options.type                = TPMG_SOLVER_GMRES;
-    options.mode                = TPMG_MODE_DOUBLE;
+    options.arithmetic          = TPMG_ARITHMETIC_DOUBLE;
     options.tolerance           = tolerance;
     DefaultVector            solution;
     const tpmg_solver_result result = tpmg::dealii::solve_on_gpu(
@@ -394,7 +394,7 @@ namespace
     VectorType        x_tpmg, x_dealii, x_bridge;
 
     const int gmres = tpmg_solve(
-      problem, TPMG_SOLVER_GMRES, TPMG_MODE_DOUBLE, problem.rhs, x_tpmg);
+      problem, TPMG_SOLVER_GMRES, TPMG_ARITHMETIC_DOUBLE, problem.rhs, x_tpmg);
     const unsigned int pipeline_gmres =
       pipeline_solve<dim, double>(problem, false, problem.rhs, x_dealii);
     BRIDGE_CHECK(static_cast<int>(pipeline_gmres) == gmres,
@@ -405,7 +405,7 @@ namespace
                       << relative_difference(x_dealii, x_tpmg));
 
     const int cg = tpmg_solve(
-      problem, TPMG_SOLVER_CG, TPMG_MODE_DOUBLE, problem.rhs, x_tpmg);
+      problem, TPMG_SOLVER_CG, TPMG_ARITHMETIC_DOUBLE, problem.rhs, x_tpmg);
     x_dealii = 0;
     const unsigned int pipeline_cg =
       pipeline_solve<dim, double>(problem, true, problem.rhs, x_dealii);
@@ -413,9 +413,9 @@ namespace
                  what << ": CG in deal.II's pipeline took " << pipeline_cg
                       << " iterations, tpmg's solver " << cg);
 
-    // float V-cycle in double GMRES: tpmg's mixed mode
+    // float V-cycle in double GMRES: tpmg's mixed arithmetic
     const int mixed = tpmg_solve(
-      problem, TPMG_SOLVER_GMRES, TPMG_MODE_MIXED, problem.rhs, x_tpmg);
+      problem, TPMG_SOLVER_GMRES, TPMG_ARITHMETIC_MIXED, problem.rhs, x_tpmg);
     x_dealii = 0;
     const unsigned int pipeline_mixed =
       pipeline_solve<dim, float>(problem, false, problem.rhs, x_dealii);
@@ -446,23 +446,24 @@ namespace
                           << control.last_step()
                           << " iterations, tpmg's solver " << gmres);
 
-        for (const auto &[type, mode, expected] :
-             {std::make_tuple(TPMG_SOLVER_GMRES, TPMG_MODE_DOUBLE, gmres),
-              std::make_tuple(TPMG_SOLVER_CG, TPMG_MODE_DOUBLE, cg),
-              std::make_tuple(TPMG_SOLVER_GMRES, TPMG_MODE_MIXED, mixed)})
+        for (const auto &[type, arithmetic, expected] :
+             {std::make_tuple(TPMG_SOLVER_GMRES, TPMG_ARITHMETIC_DOUBLE, gmres),
+              std::make_tuple(TPMG_SOLVER_CG, TPMG_ARITHMETIC_DOUBLE, cg),
+              std::make_tuple(TPMG_SOLVER_GMRES, TPMG_ARITHMETIC_MIXED, mixed)})
           {
             tpmg_solver_options options = tpmg_solver_options_default();
             options.type                = type;
-            options.mode                = mode;
+            options.arithmetic          = arithmetic;
             options.tolerance           = tolerance;
             VectorType x_reference;
-            tpmg_solve(problem, type, mode, problem.rhs, x_reference);
+            tpmg_solve(problem, type, arithmetic, problem.rhs, x_reference);
             x_bridge.reinit(0);
             const tpmg_solver_result result = tpmg::dealii::solve_on_gpu(
               *problem.hierarchy, *context, problem.rhs, x_bridge, options);
             BRIDGE_CHECK(result.converged && result.iterations == expected,
-                         what << ": solve_on_gpu (solver " << type << ", mode "
-                              << mode << ") took " << result.iterations
+                         what << ": solve_on_gpu (solver " << type
+                              << ", arithmetic " << arithmetic << ") took "
+                              << result.iterations
                               << " iterations, tpmg's solver " << expected);
             BRIDGE_CHECK(
               relative_difference(x_bridge, x_reference) < 1e-12,
@@ -479,7 +480,7 @@ namespace
     {
       tpmg_solver_options options     = tpmg_solver_options_default();
       options.type                    = TPMG_SOLVER_GMRES;
-      options.mode                    = TPMG_MODE_FLOAT;
+      options.arithmetic              = TPMG_ARITHMETIC_FLOAT;
       options.tolerance               = 1e-4;
       const tpmg_solver_result result = tpmg::dealii::solve_on_gpu(
         *problem.hierarchy, other_context, problem.rhs, x_bridge, options);
@@ -670,8 +671,8 @@ namespace
   {
     Problem<dim> problem(mesh, k);
     VectorType   x;
-    const int    gmres =
-      tpmg_solve(problem, TPMG_SOLVER_GMRES, TPMG_MODE_DOUBLE, problem.rhs, x);
+    const int    gmres = tpmg_solve(
+      problem, TPMG_SOLVER_GMRES, TPMG_ARITHMETIC_DOUBLE, problem.rhs, x);
     const unsigned int block_sor = block_sor_iterations(mesh, k);
     BRIDGE_CHECK(std::abs(static_cast<int>(block_sor) - gmres) <= 1,
                  dim << "D Q" << k

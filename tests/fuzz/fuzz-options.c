@@ -26,7 +26,7 @@ static void on_usage_error(void) {
 /* The library's view of an accepted command line. */
 static void check_accepted(const app_problem *p, const tpmg_solver_options *s,
                            const app_machine *m) {
-  if (!tpmg_solver_type_name(s->type) || !tpmg_mode_name(s->mode) ||
+  if (!tpmg_solver_type_name(s->type) || !tpmg_arithmetic_name(s->arithmetic) ||
       !tpmg_smoother_variant_name(s->smoother) || !tpmg_preconditioning_name(s->preconditioning) ||
       !tpmg_rhs_name(p->rhs) || !(s->tolerance > 0 && s->tolerance < 1) || s->max_iterations < 1 ||
       s->restart < 1 || s->restart > TPMG_MAX_RESTART)

@@ -62,7 +62,7 @@ for what in "$@"; do
       k=${kl%:*}
       level=$((${kl#*:} - shift_level))
       run "breakdown Q$k L$level mixed" breakdown.log "$bench" --backend cuda --breakdown \
-        --dim 3 --degree "$k" --level "$level" --mode mixed --repeat 5 \
+        --dim 3 --degree "$k" --level "$level" --arithmetic mixed --repeat 5 \
         --csv "$logs/breakdown-q$k-l$level.csv"
     done
     ;;
@@ -86,5 +86,5 @@ echo
 echo "==> Summary (logs in $logs)"
 printf '  %s\n' "${summary[@]}"
 [ -f "$logs/table6.jsonl" ] && grep '^{' "$logs/table6.jsonl" |
-  sed -E 's/.*"degree":([0-9]+).*"level":([0-9]+).*"precision":"([a-z]+)".*"iterations":([0-9]+).*"solve_seconds":([0-9.e+-]+).*/  Q\1 L\2 \3: \4 it, \5 s/' || true
+  sed -E 's/.*"degree":([0-9]+).*"level":([0-9]+).*"arithmetic":"([a-z]+)".*"iterations":([0-9]+).*"solve_seconds":([0-9.e+-]+).*/  Q\1 L\2 \3: \4 it, \5 s/' || true
 exit 0

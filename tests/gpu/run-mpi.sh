@@ -223,7 +223,7 @@ def load(name):
     return [json.loads(l) for l in open(path)] if os.path.exists(path) else []
 def row(r):
     return "%-5s %-6s Q%d L%d %13s DoFs  P=%d  %-5s  it %3d  %8.4f s  setup %7.2f s  %4.0f B/DoF" % (
-        r.get("solver"), r.get("precision"), r["degree"], r["level"], format(r["n_dofs"], ","),
+        r.get("solver"), r.get("arithmetic"), r["degree"], r["level"], format(r["n_dofs"], ","),
         r["ranks"], r.get("transport", "?"), r["iterations"], r["solve_seconds"],
         r["setup_seconds"], r.get("bytes_per_dof", float("nan")))
 weak, strong = load("weak.jsonl"), load("strong.jsonl")

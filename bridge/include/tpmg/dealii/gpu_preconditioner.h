@@ -93,8 +93,8 @@ namespace tpmg::dealii
    * out once, and every iteration runs in the backend. @p rhs holds all
    * active DoFs in lexicographic numbering, Dirichlet entries holding g (as
    * tpmg_problem_rhs); the solve starts from x = 0 with x_B = b_B.
-   * @p solution is resized to the layout of @p rhs. With TPMG_MODE_FLOAT the
-   * vectors are converted to float in the backend.
+   * @p solution is resized to the layout of @p rhs. With TPMG_ARITHMETIC_FLOAT
+   * the vectors are converted to float in the backend.
    *
    * Returns what the solve did; not converging is not an error (see
    * tpmg_solver_result::converged).
