@@ -460,8 +460,9 @@ typedef enum {
  *  the call every rank holds the whole finest level's cell means once.
  *  @return TPMG_ERROR_ARGUMENT for a bad layout, NULL values, a value out of
  *  range (naming the rank, the cell and the value), a grid already in use or
- *  with a coefficient; TPMG_ERROR_UNSUPPORTED where the backend has no
- *  kernels for it. Every rank returns the same status. */
+ *  with a coefficient. Every rank returns the same status. A backend without
+ *  kernels for such levels refuses the objects made from the grid
+ *  (TPMG_ERROR_UNSUPPORTED at their creation), as for any level it lacks. */
 tpmg_status tpmg_grid_set_coefficient(tpmg_grid *grid, tpmg_coefficient_layout layout,
                                       const double *values);
 

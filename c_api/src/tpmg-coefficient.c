@@ -256,20 +256,6 @@ tpmg_status tpmg_grid_set_coefficient(tpmg_grid *grid, tpmg_coefficient_layout l
                             (int)grid->refs - 1);
   TPMG_CALL(tpmg_comm_agree(ctx, status));
   TPMG_CALL(tpmg_comm_same(ctx, &layout, sizeof(layout), "the coefficient layout"));
-  /* the backend must have kernels for such levels: asked with a stand-in */
-  if (ctx->ops->check_level) {
-    for (int l = 0; l <= L && status == TPMG_SUCCESS; ++l) {
-      tpmg_level probe = grid->levels[l];
-      for (int p = 0; p < 2; ++p) {
-        probe.coefficient[p] = grid; /* any non-NULL pointer: not read */
-        probe.quadrature[p] = l == L && layout == TPMG_COEFFICIENT_QUADRATURE ? grid : NULL;
-      }
-      for (int p = 0; p < 2 && status == TPMG_SUCCESS; ++p)
-        status = ctx->ops->check_level(ctx, &probe, (tpmg_precision)p, TPMG_USE_OPERATOR);
-    }
-    TPMG_CALL(tpmg_comm_agree(ctx, status));
-  }
-
   double *mean = malloc((size_t)(n_cells > 0 ? n_cells : 1) * sizeof(double));
   double *whole[TPMG_MAX_LEVELS] = {NULL};
   status = mean ? TPMG_SUCCESS
