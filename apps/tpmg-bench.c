@@ -45,7 +45,8 @@ typedef struct {
   int repeat;
   int breakdown;
   int communication;
-  app_problem mesh; /* --cells and --box (breakdown, communication); --reaction (every grid) */
+  app_problem mesh; /* --cells and --box (breakdown, communication); --reaction (every grid);
+                       --coefficient (the building blocks) */
   app_distribution distribution; /* under mpirun */
   const char *csv;
 } options;
@@ -77,6 +78,9 @@ static void print_help(void) {
          "  --box a0,b0,a1,b1,...  with them: the domain (default: unit lengths)\n"
          "  --reaction c           every grid's operator -Laplace + c, 0 <= c <= 1e30\n"
          "                         (default 0)\n"
+         "  --coefficient one|step37|checkerboard:C  the building blocks' a of -div(a grad)\n"
+         "                         (tpmg-poisson's; default one): step37 at the quadrature\n"
+         "                         points, checkerboard per cell; smoothers global only\n"
          "  --whole-level-dofs n   under mpirun: levels of at most n DoFs kept whole on every\n"
          "                         rank; -1: the backend's choice (default)\n"
          "  --overlap 0|1          under mpirun: the smoothers' exchanges overlapped (1,\n"
@@ -157,6 +161,11 @@ static options parse_options(int argc, char **argv) {
     } else if ((app_option_is(arg, "--cells") || app_option_is(arg, "--box")) &&
                app_problem_option(argc, argv, &i, &o.mesh)) {
       continue;
+    } else if (app_option_is(arg, "--coefficient")) {
+      app_problem given = app_problem_default();
+      app_problem_option(argc, argv, &i, &given);
+      o.mesh.coefficient = given.coefficient;
+      o.mesh.checkerboard = given.checkerboard;
     } else if (app_option_is(arg, "--reaction")) {
       o.mesh.reaction = app_parse_closed_interval(
           "--reaction", app_option_value(argc, argv, &i, "--reaction"), 0.0, TPMG_MAX_REACTION);
@@ -177,6 +186,9 @@ static options parse_options(int argc, char **argv) {
     app_usage_error("--level and --dofs exclude each other");
   if (o.breakdown && o.communication)
     app_usage_error("--breakdown and --communication exclude each other");
+  if (o.mesh.coefficient != APP_COEFFICIENT_ONE && (o.breakdown || o.communication))
+    app_usage_error("--coefficient: with the building blocks only, not with %s",
+                    o.breakdown ? "--breakdown" : "--communication");
   if (o.mesh.first && !(o.breakdown || o.communication))
     app_usage_error("%s: only with --breakdown or --communication", o.mesh.first);
   if (o.mesh.first && o.dim == 0)
@@ -208,8 +220,6 @@ static options parse_options(int argc, char **argv) {
                         o.dofs, d, k, level, n);
       }
     }
-  if (o.mesh.coefficient != APP_COEFFICIENT_ONE)
-    app_usage_error("--coefficient: tpmg-bench measures a = 1 only so far");
   return o;
 }
 
@@ -488,6 +498,7 @@ static tpmg_status bench_column(tpmg_context *ctx, const options *o, const compo
   grid_options.fine_level = level;
   grid_options.reaction = o->mesh.reaction;
   COLUMN_CALL(&w, tpmg_grid_create(ctx, &grid_options, &w.grid));
+  COLUMN_CALL(&w, app_problem_set_coefficient(&o->mesh, w.grid));
   tpmg_index n_coarse = 0;
   COLUMN_CALL(&w, tpmg_grid_level_size(w.grid, level, &r->n_dofs, NULL));
   COLUMN_CALL(&w, tpmg_grid_level_size(w.grid, level - 1, &n_coarse, NULL));
@@ -495,7 +506,9 @@ static tpmg_status bench_column(tpmg_context *ctx, const options *o, const compo
   COLUMN_CALL(&w, tpmg_vector_create(ctx, w.precision, r->n_dofs, &w.x));
   COLUMN_CALL(&w, tpmg_vector_create(ctx, w.precision, r->n_dofs, &w.y));
   COLUMN_CALL(&w, tpmg_vector_create(ctx, w.precision, n_coarse, &w.coarse));
-  COLUMN_CALL(&w, tpmg_problem_rhs(w.grid, TPMG_RHS_SINE, w.precision, w.b));
+  app_problem problem = o->mesh; /* its sine problem, or f = 1 for a checkerboard */
+  problem.rhs = o->mesh.coefficient == APP_COEFFICIENT_CHECKERBOARD ? TPMG_RHS_ONE : TPMG_RHS_SINE;
+  COLUMN_CALL(&w, app_problem_rhs(&problem, w.grid, w.precision, w.b));
   COLUMN_CALL(&w, tpmg_vector_axpby(ctx, w.precision, r->n_dofs, 0.5, w.b, 0.0, w.x));
   for (int v = 0; v < N_VARIANTS; ++v) {
     const int c = comp->index[v][col];
@@ -524,6 +537,8 @@ static tpmg_status bench_column(tpmg_context *ctx, const options *o, const compo
   if (main_column) {
     tpmg_multigrid_options mg_options = tpmg_multigrid_options_default();
     mg_options.precision = w.precision;
+    if (o->mesh.coefficient != APP_COEFFICIENT_ONE) /* the only smoother there */
+      mg_options.smoother = TPMG_SMOOTHER_GLOBAL;
     COLUMN_CALL(&w, tpmg_transfer_create(w.grid, level, w.precision, &w.transfer));
     COLUMN_CALL(&w, time_median(ctx, run_transfer, &w, o->repeat, times, &r->seconds[comp->n - 2]));
     /* a variant without smoother kernels for the degree has no V-cycle */
@@ -565,6 +580,12 @@ static void print_header(const options *o, const component_list *comp, FILE *csv
          "residual by the fastest operator); a kernel a degree lacks: -\n");
   if (o->mesh.reaction != 0.0)
     printf("operator -Laplace + %g (a reaction term)\n", o->mesh.reaction);
+  if (o->mesh.coefficient != APP_COEFFICIENT_ONE) {
+    char name[64];
+    printf("coefficient %s (%s; smoothers: global only)\n",
+           app_problem_coefficient_name(&o->mesh, name, sizeof name),
+           o->mesh.coefficient == APP_COEFFICIENT_STEP37 ? "at the quadrature points" : "per cell");
+  }
   printf("%3s %2s %3s %11s", "dim", "k", "lvl", "n_dofs");
   for (int c = 0; c < comp->n; ++c)
     printf(" %9s", comp->titles[c]);
@@ -582,7 +603,7 @@ static void print_header(const options *o, const component_list *comp, FILE *csv
                "fused_best,fused_best_fp_fraction,fused_best_shared_fraction,"
                "fused_best_dram_fraction,fused_over_global,apply_best,apply_best_fp_fraction,"
                "limit_copy_bytes,limit_shared_bytes,limit_flops,boundary_dram_bytes_per_dof,"
-               "boundary_best,boundary_over_fused\n");
+               "boundary_best,boundary_over_fused,coefficient\n");
 }
 
 static int run_building_blocks(tpmg_context *const *contexts, int main_column, const options *o,
@@ -660,6 +681,7 @@ static int run_building_blocks(tpmg_context *const *contexts, int main_column, c
                  1e-12 * rate_f * smem_f, 100 * sh_f, 100 * dr_f, sg / sf, wb.kernel, 1e-9 * n / sb,
                  sf / sb, wa.kernel, 1e-9 * rate_a, wa.flops, 100 * fp_a);
       if (csv) {
+        char coefficient[64];
         fprintf(csv, "%d,%d,%d,%lld,%s,%s,%d,%d,%.17g", dim, k, level, (long long)r.n_dofs,
                 precision_names[o->precision], o->backend, threads, o->repeat, o->mesh.reaction);
         for (int c = 0; c < comp.n; ++c)
@@ -668,10 +690,11 @@ static int run_building_blocks(tpmg_context *const *contexts, int main_column, c
           isnan(r.seconds[c]) ? fprintf(csv, ",") : fprintf(csv, ",%.6g", 1e-9 * n / r.seconds[c]);
         fprintf(csv,
                 ",%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%s,%.4g,%.4g,%.4g,%.4g,%s,%.4g,%.4g,%.4g,%.4g,"
-                "%.6g,%s,%.4g\n",
+                "%.6g,%s,%.4g,%s\n",
                 wf.flops, word * wf.shared_words, word * wf.matrix_words, word * wf.memory_words,
                 wa.flops, word * wa.shared_words, wf.kernel, fp_f, sh_f, dr_f, sg / sf, wa.kernel,
-                fp_a, lim->copy, lim->shared, fp, word * wb.memory_words, wb.kernel, sf / sb);
+                fp_a, lim->copy, lim->shared, fp, word * wb.memory_words, wb.kernel, sf / sb,
+                app_problem_coefficient_name(&o->mesh, coefficient, sizeof coefficient));
       }
       if (o->csv && csv_written(csv, o->csv, 0, 1))
         return APP_EXIT_LIBRARY;

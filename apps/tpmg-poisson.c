@@ -421,6 +421,9 @@ static void print_json(const options *o, const run *r) {
   app_json j;
   app_json_begin(&j);
   app_json_problem(&j, &r->grid_options, (tpmg_index)r->n_global);
+  char coefficient[64];
+  app_json_string(&j, "coefficient",
+                  app_problem_coefficient_name(&o->problem, coefficient, sizeof coefficient));
   app_json_int(&j, "ranks", app_mpi_size());
   app_json_open(&j, "process_grid", '[');
   for (int d = 0; d < o->problem.dim; ++d)

@@ -455,6 +455,25 @@ else()
   tpmg_cli_usage(poisson-reaction-word tpmg-poisson "--reaction x: expected a number" --reaction x)
   tpmg_cli_usage(bench-reaction-negative tpmg-bench "--reaction -1: expected a number in"
                  --reaction -1)
+  tpmg_cli_usage(poisson-coefficient-name tpmg-poisson
+                 "--coefficient two: must be one, step37 or checkerboard:C" --coefficient two)
+  tpmg_cli_usage(poisson-coefficient-zero tpmg-poisson
+                 "--coefficient checkerboard:0: C of checkerboard:C must be a number in"
+                 --coefficient checkerboard:0)
+  tpmg_cli_usage(poisson-coefficient-nan tpmg-poisson
+                 "--coefficient checkerboard:nan: C of checkerboard:C must be a number in"
+                 --coefficient checkerboard:nan)
+  tpmg_cli_usage(poisson-coefficient-empty tpmg-poisson
+                 "--coefficient checkerboard:: C of checkerboard:C must be a number in"
+                 --coefficient checkerboard:)
+  tpmg_cli_usage(poisson-coefficient-sine tpmg-poisson
+                 "--coefficient checkerboard: u = prod sin.pi x_d. solves no problem"
+                 --coefficient checkerboard:10)
+  tpmg_cli_usage(bench-coefficient-breakdown tpmg-bench
+                 "--coefficient: with the building blocks only, not with --breakdown"
+                 --coefficient step37 --breakdown)
+  tpmg_cli_usage(bench-coefficient-name tpmg-bench "--coefficient x: must be one, step37"
+                 --coefficient x)
   tpmg_cli_usage(poisson-empty-value tpmg-poisson "--level : expected an integer" --level=)
   tpmg_cli_usage(poisson-value-is-option tpmg-poisson "--dim --json: expected an integer"
                  --dim --json)

@@ -84,6 +84,13 @@ tpmg_mpi_cli(mpi-poisson-2d-np4 4 same
 tpmg_mpi_cli(mpi-poisson-fmg-mixed-np3 3 same
              "-DARGS=--dim|3|--degree|2|--level|3|--cells|1,1,2|--solver|fmg|--precision|mixed|--threads|1")
 tpmg_mpi_cli(mpi-poisson-cg-np2 2 same "-DARGS=--degree|5|--level|2|--solver|cg|--threads|1")
+# a variable coefficient (quadrature values; per cell) on 2, 3, 4 ranks
+tpmg_mpi_cli(mpi-poisson-step37-np3 3 same
+             "-DARGS=--dim|2|--degree|2|--level|5|--coefficient|step37|--reaction|10|--threads|1")
+tpmg_mpi_cli(mpi-poisson-step37-3d-np2 2 same
+             "-DARGS=--degree|2|--level|3|--coefficient|step37|--threads|1")
+tpmg_mpi_cli(mpi-poisson-checkerboard-np4 4 same
+             "-DARGS=--degree|3|--level|3|--coefficient|checkerboard:1e3|--rhs|one|--threads|1")
 tpmg_mpi_cli(mpi-poisson-no-overlap-np3 3 same
              "-DARGS=--degree|2|--level|3|--cells|1,1,3|--box|0,1,0,1,0,3|--overlap|0|--threads|1")
 tpmg_mpi_cli(mpi-poisson-split-np4 4 error "-DARGS=--dim|2|--level|1|--threads|1" -DEXIT=1

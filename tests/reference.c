@@ -365,10 +365,18 @@ double ref_mesh_coordinate(const ref_mesh *m, int d, int64_t i) {
 
 /* ---- assembly ----------------------------------------------------------- */
 
-/* Element matrix of one cell (all cells are equal), n_loc^2: stiffness plus
- * m->reaction times mass. */
-static double *element_matrix(const ref_mesh *m, int *n_loc_out) {
-  int k = m->degree, dim = m->dim, n1 = k + 1, nq = k + 2;
+/* The basis of a cell at the points of the nq-point Gauss rule (per
+ * direction), scaled by sqrt(w |J|) at each point q: the gradients G
+ * ((n_loc n_q) x dim) and the values V (n_loc x n_q), so that sums over q of
+ * products of two of them are the quadrature of the integrals. All cells are
+ * equal but for a coefficient. */
+typedef struct {
+  int n_loc, n_q, dim;
+  double *G, *V;
+} ref_element;
+
+static void element_init(const ref_mesh *m, int nq, ref_element *e) {
+  int k = m->degree, dim = m->dim, n1 = k + 1;
   int n_loc = 1, n_q = 1;
   for (int d = 0; d < dim; d++) {
     n_loc *= n1;
@@ -381,8 +389,6 @@ static double *element_matrix(const ref_mesh *m, int *n_loc_out) {
       phi[j][q] = ref_lagrange(n1, m->gl, j, qp[q]);
       dphi[j][q] = ref_lagrange_derivative(n1, m->gl, j, qp[q]);
     }
-  /* gradients at the quadrature points, scaled by sqrt(weight |J|), and the
-   * values so scaled (V) */
   double *G = ref_malloc(sizeof(double) * (size_t)n_loc * n_q * dim);
   double *V = ref_malloc(sizeof(double) * (size_t)n_loc * n_q);
   for (int j = 0; j < n_loc; j++) {
@@ -402,27 +408,47 @@ static double *element_matrix(const ref_mesh *m, int *n_loc_out) {
       }
     }
   }
-  double *Ke = ref_malloc(sizeof(double) * (size_t)n_loc * n_loc);
+  e->n_loc = n_loc;
+  e->n_q = n_q;
+  e->dim = dim;
+  e->G = G;
+  e->V = V;
+}
+
+static void element_free(ref_element *e) {
+  free(e->G);
+  free(e->V);
+}
+
+/* Ke = sum_q (b a_q grad phi_i . grad phi_j + c phi_i phi_j) w_q |J| with a_q
+ * = a[q] (a NULL: 1), n_loc^2 row-major. */
+static void element_matrix(const ref_element *e, const double *a, double b, double c, double *Ke) {
+  int n_loc = e->n_loc, n_q = e->n_q, dim = e->dim;
   for (int i = 0; i < n_loc; i++)
     for (int j = 0; j < n_loc; j++) {
       double s = 0;
-      const double *gi = G + (size_t)i * n_q * dim, *gj = G + (size_t)j * n_q * dim;
-      for (int t = 0; t < n_q * dim; t++)
-        s += gi[t] * gj[t];
+      const double *gi = e->G + (size_t)i * n_q * dim, *gj = e->G + (size_t)j * n_q * dim;
+      if (a) {
+        for (int q = 0; q < n_q; q++) {
+          double sq = 0;
+          for (int d = 0; d < dim; d++) sq += gi[q * dim + d] * gj[q * dim + d];
+          s += a[q] * sq;
+        }
+      } else {
+        for (int t = 0; t < n_q * dim; t++) s += gi[t] * gj[t];
+      }
       double mass = 0;
       for (int q = 0; q < n_q; q++)
-        mass += V[(size_t)i * n_q + q] * V[(size_t)j * n_q + q];
-      Ke[i * n_loc + j] = s + m->reaction * mass;
+        mass += e->V[(size_t)i * n_q + q] * e->V[(size_t)j * n_q + q];
+      Ke[i * n_loc + j] = b * s + c * mass;
     }
-  free(V);
-  free(G);
-  *n_loc_out = n_loc;
-  return Ke;
 }
 
-void ref_assemble_laplace(const ref_mesh *m, ref_csr *A) {
-  int k = m->degree, n1 = k + 1, n_loc;
-  double *Ke = element_matrix(m, &n_loc);
+/* Assembly of the element matrices of the cells, cell c's at Ke + c stride
+ * (stride 0: the same for all), n_loc^2 each: Dirichlet DoFs eliminated (see
+ * ref_assemble_laplace). */
+static void assemble(const ref_mesh *m, const double *Ke, int64_t stride, int n_loc, ref_csr *A) {
+  int k = m->degree, n1 = k + 1;
   int64_t n = m->n_dofs;
   char *boundary = ref_malloc((size_t)n);
   for (int64_t i = 0; i < n; i++) boundary[i] = (char)ref_mesh_is_boundary(m, i);
@@ -434,6 +460,7 @@ void ref_assemble_laplace(const ref_mesh *m, ref_csr *A) {
     for (int64_t c = 0; c < n_cells; c++) {
       int64_t c0 = c % m->cells[0], c1 = (c / m->cells[0]) % m->cells[1],
               c2 = c / (m->cells[0] * m->cells[1]);
+      const double *Kc = Ke + c * stride;
       for (int j = 0; j < n_loc; j++) {
         int64_t i0 = c0 * k + j % n1;
         int64_t i1 = m->dim > 1 ? c1 * k + (j / n1) % n1 : 0;
@@ -449,7 +476,7 @@ void ref_assemble_laplace(const ref_mesh *m, ref_csr *A) {
           } else {
             int64_t p = count[loc[i]]++;
             A->col[p] = loc[j];
-            A->val[p] = Ke[i * n_loc + j];
+            A->val[p] = Kc[i * n_loc + j];
           }
         }
       }
@@ -480,7 +507,42 @@ void ref_assemble_laplace(const ref_mesh *m, ref_csr *A) {
   free(count);
   free(loc);
   free(boundary);
+}
+
+void ref_assemble_laplace(const ref_mesh *m, ref_csr *A) {
+  ref_element e;
+  element_init(m, m->degree + 2, &e);
+  double *Ke = ref_malloc(sizeof(double) * (size_t)e.n_loc * e.n_loc);
+  element_matrix(&e, NULL, 1.0, m->reaction, Ke);
+  assemble(m, Ke, 0, e.n_loc, A);
   free(Ke);
+  element_free(&e);
+}
+
+void ref_assemble_coefficient(const ref_mesh *m, tpmg_coefficient_layout layout,
+                              const double *values, ref_csr *A) {
+  ref_element e;
+  const int quadrature = layout == TPMG_COEFFICIENT_QUADRATURE;
+  element_init(m, quadrature ? m->degree + 1 : m->degree + 2, &e);
+  int64_t n_cells = m->cells[0] * m->cells[1] * m->cells[2], size = (int64_t)e.n_loc * e.n_loc;
+  double *Ke = ref_malloc(sizeof(double) * (size_t)(n_cells * size));
+  if (quadrature) {
+    for (int64_t c = 0; c < n_cells; c++)
+      element_matrix(&e, values + c * e.n_q, 1.0, m->reaction, Ke + c * size);
+  } else {
+    /* a_K S + c M from the cell's stiffness S and mass M */
+    double *S = ref_malloc(sizeof(double) * (size_t)size);
+    double *M = ref_malloc(sizeof(double) * (size_t)size);
+    element_matrix(&e, NULL, 1.0, 0.0, S);
+    element_matrix(&e, NULL, 0.0, 1.0, M);
+    for (int64_t c = 0; c < n_cells; c++)
+      for (int64_t i = 0; i < size; i++) Ke[c * size + i] = values[c] * S[i] + m->reaction * M[i];
+    free(M);
+    free(S);
+  }
+  assemble(m, Ke, size, e.n_loc, A);
+  free(Ke);
+  element_free(&e);
 }
 
 void ref_csr_apply(const ref_csr *A, const double *x, double *y) {

@@ -154,6 +154,15 @@ typedef struct {
  * eliminated the library's way: interior rows keep interior columns only, a
  * Dirichlet row is the identity row. */
 void ref_assemble_laplace(const ref_mesh *m, ref_csr *A);
+/* The same for -∇·(a∇u) + c u with a variable coefficient a laid out as
+ * tpmg_grid_set_coefficient takes it on this level's cells (lexicographic, x
+ * fastest): CELLS, a = values[cell] on the cell, element matrices a_K S + c M
+ * by k+2 Gauss points; QUADRATURE, values[cell (k+1)^dim + q] at the points q
+ * of the (k+1)-point Gauss rule (lexicographic, x fastest, ascending), the
+ * element matrix by that rule: sum_q w_q |J| (a_q grad phi_i . grad phi_j + c
+ * phi_i phi_j). */
+void ref_assemble_coefficient(const ref_mesh *m, tpmg_coefficient_layout layout,
+                              const double *values, ref_csr *A);
 void ref_csr_apply(const ref_csr *A, const double *x, double *y);
 void ref_csr_free(ref_csr *A);
 /* Dense submatrix A(idx, idx), m x m row-major. */

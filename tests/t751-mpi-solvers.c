@@ -2,7 +2,10 @@
  * FMG and V-cycles, in double, mixed and float, 2D and 3D: the same
  * iterations, the same convergence and the same solution on the owned
  * entries (only the order of the dot products' sums differs), and the same
- * L2 error; also with a reaction term (-Δu + c u, the grid's reaction). Then
+ * L2 error; also with a reaction term (-Δu + c u, the grid's reaction) and
+ * with a variable coefficient (-∇·(a∇u) + c u: per cell and at the quadrature
+ * points, the right-hand side of tpmg_problem_rhs_function, the GLOBAL
+ * smoother). Then
  * the paper's FMG cases (t500: b = 1, one coarse cell,
  * tolerance 1e-9) give the one-process counts, which t500 checks against the
  * paper's tables. Every rank solves the one-process problem itself, on the
@@ -17,28 +20,76 @@ typedef struct {
   int dim, degree, level, cells[3];
   double box[6];
   double reaction;
+  int coefficient; /* 0: a = 1; 1: per cell; 2: at the quadrature points */
 } mesh_case;
 
 static const mesh_case cases[] = {
-    {2, 3, 3, {2, 3, 1}, {0, 2, 0, 1, 0, 1}},
-    {3, 2, 3, {1, 1, 1}, {0, 1, 0, 1, 0, 1}},
-    {3, 4, 2, {1, 2, 3}, {0, 1, 0, 1, 0, 2}},
-    {3, 2, 2, {2, 2, 8}, {0, 1, 0, 1, 0, 4}},  /* a hidden level below level 0, split */
-    {2, 5, 1, {5, 41, 1}, {0, 1, 0, 8, 0, 1}}, /* level 0 split, solved on the host */
-    {2, 3, 3, {2, 3, 1}, {0, 2, 0, 1, 0, 1}, 50.0},
-    {3, 2, 2, {2, 2, 8}, {0, 1, 0, 1, 0, 4}, 1e4},
+    {2, 3, 3, {2, 3, 1}, {0, 2, 0, 1, 0, 1}, 0.0, 0},
+    {3, 2, 3, {1, 1, 1}, {0, 1, 0, 1, 0, 1}, 0.0, 0},
+    {3, 4, 2, {1, 2, 3}, {0, 1, 0, 1, 0, 2}, 0.0, 0},
+    {3, 2, 2, {2, 2, 8}, {0, 1, 0, 1, 0, 4}, 0.0, 0}, /* a hidden level below level 0, split */
+    {2, 5, 1, {5, 41, 1}, {0, 1, 0, 8, 0, 1}, 0.0, 0}, /* level 0 split, solved on the host */
+    {2, 3, 3, {2, 3, 1}, {0, 2, 0, 1, 0, 1}, 50.0, 0},
+    {3, 2, 2, {2, 2, 8}, {0, 1, 0, 1, 0, 4}, 1e4, 0},
+    {2, 3, 3, {2, 3, 1}, {0, 2, 0, 1, 0, 1}, 0.0, 1},
+    {2, 2, 3, {2, 3, 1}, {0, 2, 0, 1, 0, 1}, 5.0, 2},
+    {3, 2, 2, {2, 2, 8}, {0, 1, 0, 1, 0, 4}, 0.0, 2}, /* a hidden level below level 0, split */
+    {3, 3, 2, {1, 2, 3}, {0, 1, 0, 1, 0, 2}, 1.0, 1},
 };
+
+/* a of the coefficient cases: of the global cell index e (per cell) and the
+ * point q (quadrature), between 0.01 and 100, the same for every partition */
+static double coefficient(int64_t e, int q) {
+  return pow(10.0, 2.0 * sin(1.7 * (double)e + 0.3 * q));
+}
+
+/* The coefficient of case m on a grid: this rank's cells of the finest level. */
+static void set_coefficient(tpmg_context *ctx, tpmg_grid *grid, const mesh_case *m) {
+  if (!m->coefficient)
+    return;
+  tpmg_level_layout layout;
+  REF_CALL(ctx, tpmg_grid_level_layout(grid, m->level, &layout));
+  const int nq = m->degree + 1;
+  const int per_cell = m->coefficient == 2 ? (m->dim == 3 ? nq * nq * nq : nq * nq) : 1;
+  int64_t plane = (int64_t)m->cells[0] << m->level;
+  if (m->dim == 3)
+    plane *= (int64_t)m->cells[1] << m->level;
+  const int64_t n = plane * (layout.cell_end - layout.cell_first);
+  double *values = ref_malloc(sizeof(double) * (size_t)(n * per_cell + 1));
+  for (int64_t e = 0; e < n; ++e)
+    for (int q = 0; q < per_cell; ++q)
+      values[e * per_cell + q] = coefficient(e + plane * layout.cell_first, q);
+  REF_CALL(ctx, tpmg_grid_set_coefficient(grid, m->coefficient == 2 ? TPMG_COEFFICIENT_QUADRATURE
+                                                                    : TPMG_COEFFICIENT_CELLS,
+                                          values));
+  free(values);
+}
+
+/* f and g of the coefficient cases' right-hand side (no exact solution) */
+static double source(const double *x, void *data) {
+  (void)data;
+  return 1.0 + x[0] - 2.0 * x[1] * x[2];
+}
+
+static double boundary(const double *x, void *data) {
+  (void)data;
+  return sin(3.0 * x[0]) + x[1] * x[1] + x[2];
+}
 
 /* Solve on ctx; the solution downloaded into doubles (this rank's vector). */
 static tpmg_solver_result solve(tpmg_context *ctx, tpmg_grid *grid, const tpmg_solver_options *o,
-                                tpmg_rhs rhs, double **solution, int64_t *n, double *l2) {
+                                tpmg_rhs rhs, int coefficient, double **solution, int64_t *n,
+                                double *l2) {
   tpmg_precision p = o->mode == TPMG_MODE_FLOAT ? TPMG_FLOAT : TPMG_DOUBLE;
   tpmg_grid_options g;
   REF_CALL(ctx, tpmg_grid_get_options(grid, &g));
   tpmg_index length = 0;
   REF_CALL(ctx, tpmg_grid_level_size(grid, g.fine_level, &length, NULL));
   void *b = ref_vector_create(ctx, p, length, NULL), *x = ref_vector_create(ctx, p, length, NULL);
-  REF_CALL(ctx, tpmg_problem_rhs(grid, rhs, p, b));
+  if (coefficient && rhs == TPMG_RHS_SINE)
+    REF_CALL(ctx, tpmg_problem_rhs_function(grid, source, boundary, NULL, p, b));
+  else
+    REF_CALL(ctx, tpmg_problem_rhs(grid, rhs, p, b));
   REF_CALL(ctx, tpmg_vector_set(ctx, p, length, 0.0, x));
   tpmg_solver *solver = NULL;
   REF_CALL(ctx, tpmg_solver_create(grid, o, &solver));
@@ -69,15 +120,17 @@ static void compare(tpmg_context *one, tpmg_context *all, const mesh_case *m,
       ref_grid_create_reaction(all, m->dim, m->degree, m->level, m->cells, m->box, m->reaction);
   double *x1 = NULL, *x2 = NULL, l2_one, l2_all;
   int64_t n1, n2;
-  tpmg_solver_result r1 = solve(one, g1, o, rhs, &x1, &n1, &l2_one);
-  tpmg_solver_result r2 = solve(all, g2, o, rhs, &x2, &n2, &l2_all);
+  set_coefficient(one, g1, m);
+  set_coefficient(all, g2, m);
+  tpmg_solver_result r1 = solve(one, g1, o, rhs, m->coefficient, &x1, &n1, &l2_one);
+  tpmg_solver_result r2 = solve(all, g2, o, rhs, m->coefficient, &x2, &n2, &l2_all);
   tpmg_level_layout layout;
   REF_CALL(all, tpmg_grid_level_layout(g2, m->level, &layout));
   /* the owned entries in double, whatever the precision of the solve */
   double difference = mref_owned_difference(&layout, TPMG_DOUBLE, x2, x1);
   char name[160];
-  snprintf(name, sizeof name, "%dD Q%d L%d cells %d,%d,%d c %g, %s %s %s, rhs %s", m->dim,
-           m->degree, m->level, m->cells[0], m->cells[1], m->cells[2], m->reaction,
+  snprintf(name, sizeof name, "%dD Q%d L%d cells %d,%d,%d c %g a %d, %s %s %s, rhs %s", m->dim,
+           m->degree, m->level, m->cells[0], m->cells[1], m->cells[2], m->reaction, m->coefficient,
            tpmg_solver_type_name(o->type),
            tpmg_preconditioning_name(o->preconditioning), tpmg_mode_name(o->mode),
            tpmg_rhs_name(rhs));
@@ -133,8 +186,11 @@ int main(int argc, char **argv) {
         o.type = types[t];
         o.mode = modes[q];
         o.tolerance = modes[q] == TPMG_MODE_FLOAT ? 1e-4 : 1e-9;
+        if (cases[c].coefficient) /* the only smoother there */
+          o.smoother = TPMG_SMOOTHER_GLOBAL;
         compare(one, all, &cases[c], &o, TPMG_RHS_SINE, tolerances[q]);
-        if (t == 0 && q == 0) { /* left preconditioning and the other smoother variants */
+        if (t == 0 && q == 0 && !cases[c].coefficient) {
+          /* left preconditioning and the other smoother variants */
           o.preconditioning = TPMG_PRECONDITION_LEFT;
           compare(one, all, &cases[c], &o, TPMG_RHS_SINE, tolerances[q]);
           o.preconditioning = TPMG_PRECONDITION_RIGHT;
@@ -147,7 +203,7 @@ int main(int argc, char **argv) {
   /* the paper's FMG cases (t500's), L = 4: 2D k = 1..4, 3D k = 1..3 */
   for (int dim = 2; dim <= 3; ++dim)
     for (int k = 1; k <= (dim == 2 ? 4 : 3); ++k) {
-      mesh_case m = {dim, k, 4, {1, 1, 1}, {0, 1, 0, 1, 0, 1}, 0.0};
+      mesh_case m = {dim, k, 4, {1, 1, 1}, {0, 1, 0, 1, 0, 1}, 0.0, 0};
       tpmg_solver_options o = tpmg_solver_options_default();
       o.type = TPMG_SOLVER_FMG;
       o.mode = TPMG_MODE_DOUBLE;

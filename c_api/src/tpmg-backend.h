@@ -85,6 +85,16 @@ typedef struct {
   double eigenvectors[(2 * TPMG_MAX_DEGREE_2D - 1) * (2 * TPMG_MAX_DEGREE_2D - 1)];    /* I x I */
   double eigenvalues[2 * TPMG_MAX_DEGREE_2D - 1];                                      /* I */
   double prolongation[(2 * TPMG_MAX_DEGREE_2D + 1) * (TPMG_MAX_DEGREE_2D + 1)]; /* P x (k+1) */
+  /* The k+1 points x_q and weights w_q of QGauss(k+1) on [0,1] (where the
+   * coefficient is given, tpmg_level.quadrature) and, (k+1) x (k+1):
+   * gauss_values N_qj = phi_j(x_q), the cell's basis at the points, and
+   * gauss_gradients D_qp = l_p'(x_q), l_p the Lagrange polynomials through
+   * the points: the derivative at the points of the polynomial of degree k
+   * with values v there is D v (exact: k+1 values determine it). */
+  double gauss_points[TPMG_MAX_DEGREE_2D + 1];
+  double gauss_weights[TPMG_MAX_DEGREE_2D + 1];
+  double gauss_values[(TPMG_MAX_DEGREE_2D + 1) * (TPMG_MAX_DEGREE_2D + 1)];
+  double gauss_gradients[(TPMG_MAX_DEGREE_2D + 1) * (TPMG_MAX_DEGREE_2D + 1)];
 } tpmg_unit_data;
 
 /* One level of the hierarchy. In 2D, n[2] = cells[2] = 1 and h[2] = 1. */

@@ -198,6 +198,17 @@ static tpmg_status build_unit_data(tpmg_context *ctx, int k, tpmg_unit_data *uni
   TPMG_CALL(build_direction(ctx, k, 1.0, 0.0, -1, 0, cm, ck, unit->patch_mass,
                             unit->patch_stiffness, unit->eigenvectors, unit->eigenvalues));
   build_prolongation(k, unit->prolongation);
+  const int n = k + 1;
+  double nodes[TPMG_MAX_DEGREE_2D + 1];
+  tpmg_basis_gauss_lobatto(n, nodes);
+  tpmg_basis_gauss(n, unit->gauss_points, unit->gauss_weights);
+  for (int q = 0; q < n; ++q)
+    for (int j = 0; j < n; ++j) {
+      const double x = unit->gauss_points[q];
+      unit->gauss_values[q * n + j] = tpmg_basis_lagrange(n, nodes, j, x);
+      unit->gauss_gradients[q * n + j] =
+          tpmg_basis_lagrange_derivative(n, unit->gauss_points, j, x);
+    }
   return TPMG_SUCCESS;
 }
 

@@ -79,45 +79,123 @@ static tpmg_status load_1d(const problem_geometry *g, int d, tpmg_rhs rhs, doubl
   return TPMG_SUCCESS;
 }
 
-/* out = (sum_d K_d ⊗ M_others) in on one cell, dense 1D cell matrices, x fastest
- * (the reaction in K of the last direction). */
-static void cell_laplace(int dim, int k, double M[3][121], double K[3][121], const double *in,
-                         double *out) {
-  int n = k + 1, m[3] = {n, n, dim == 3 ? n : 1}, total = m[0] * m[1] * m[2];
+/* out (+)= (A_2 ⊗ A_1 ⊗ A_0) in on one cell, x fastest, A_d rows x cols
+ * row-major (2D without A_2): in has cols^dim entries, out rows^dim. */
+static void cell_kron(int dim, int rows, int cols, const double *const A[3], const double *in,
+                      double *out, int add) {
   double t[1331], w[1331];
-  memset(out, 0, sizeof(double) * total);
-  for (int term = 0; term < dim; ++term) {
-    memcpy(t, in, sizeof(double) * total);
-    for (int d = 0; d < dim; ++d) {
-      const double *A = d == term ? K[d] : M[d];
-      int stride = d == 0 ? 1 : d == 1 ? n : n * n;
-      for (int base = 0; base < total; ++base) {
-        if ((base / stride) % n != 0) continue;
-        for (int i = 0; i < n; ++i) {
-          double s = 0.0;
-          for (int j = 0; j < n; ++j) s += A[i * n + j] * t[base + j * stride];
-          w[base + i * stride] = s;
+  int m[3] = {cols, cols, dim == 3 ? cols : 1};
+  memcpy(t, in, sizeof(double) * (size_t)(m[0] * m[1] * m[2]));
+  for (int d = 0; d < dim; ++d) {
+    const int inner = d == 0 ? 1 : d == 1 ? m[0] : m[0] * m[1];
+    const int outer = (d == 0 ? m[1] * m[2] : d == 1 ? m[2] : 1);
+    for (int o = 0; o < outer; ++o)
+      for (int i = 0; i < rows; ++i)
+        for (int s = 0; s < inner; ++s) {
+          double sum = 0.0;
+          for (int j = 0; j < cols; ++j) sum += A[d][i * cols + j] * t[(o * cols + j) * inner + s];
+          w[(o * rows + i) * inner + s] = sum;
         }
-      }
-      memcpy(t, w, sizeof(double) * total);
+    m[d] = rows;
+    memcpy(t, w, sizeof(double) * (size_t)(m[0] * m[1] * m[2]));
+  }
+  const int total = m[0] * m[1] * m[2];
+  for (int i = 0; i < total; ++i) out[i] = (add ? out[i] : 0.0) + t[i];
+}
+
+/* The operator of one cell of the finest level, in double on the host, as
+ * the backends apply it: a_K times the Kronecker stiffness (a_K = 1 without
+ * a coefficient) or the stiffness with a at the quadrature points, plus c
+ * times the mass. */
+typedef struct {
+  int dim, k;
+  double M[3][121], K[3][121]; /* cell mass and stiffness (no reaction) */
+  double reaction;
+  /* at QGauss(k+1): the basis' values N and derivatives D (q x i), their
+   * transposes, the weights times |J| / h_d^2 per direction */
+  double N[121], D[121], NT[121], DT[121], weights[11], volume, inverse_h2[3];
+  const double *coefficient; /* per cell of the box, or NULL */
+  const double *quadrature;  /* per point of the box's cells, or NULL */
+} cell_operator;
+
+static void cell_operator_init(cell_operator *op, const tpmg_level *lvl, const double *coefficient,
+                               const double *quadrature) {
+  const int k = lvl->degree, n = k + 1;
+  double mref[121], kref[121], nodes[11], points[11];
+  tpmg_basis_cell_matrices(k, mref, kref);
+  op->dim = lvl->dim;
+  op->k = k;
+  op->reaction = lvl->reaction;
+  op->coefficient = coefficient;
+  op->quadrature = quadrature;
+  op->volume = 1.0;
+  /* a = 1: the reaction folded into the last direction's stiffness, as the
+   * level data hold it */
+  const int fold = !coefficient && !quadrature;
+  if (fold) op->reaction = 0.0;
+  for (int d = 0; d < lvl->dim; ++d) {
+    for (int i = 0; i < n * n; ++i) {
+      op->M[d][i] = lvl->h[d] * mref[i];
+      op->K[d][i] = kref[i] / lvl->h[d] + (fold && d == lvl->dim - 1 ? lvl->reaction * op->M[d][i] : 0.0);
     }
-    for (int i = 0; i < total; ++i) out[i] += t[i];
+    op->volume *= lvl->h[d];
+    op->inverse_h2[d] = 1.0 / (lvl->h[d] * lvl->h[d]);
+  }
+  tpmg_basis_gauss_lobatto(n, nodes);
+  tpmg_basis_gauss(n, points, op->weights);
+  for (int q = 0; q < n; ++q)
+    for (int i = 0; i < n; ++i) {
+      op->N[q * n + i] = op->NT[i * n + q] = tpmg_basis_lagrange(n, nodes, i, points[q]);
+      op->D[q * n + i] = op->DT[i * n + q] = tpmg_basis_lagrange_derivative(n, nodes, i, points[q]);
+    }
+}
+
+/* out = A^K in for the cell of box index `cell`. */
+static void cell_operator_apply(const cell_operator *op, tpmg_index cell, const double *in,
+                                double *out) {
+  const int dim = op->dim, n = op->k + 1, total = dim == 3 ? n * n * n : n * n;
+  const double *M[3] = {op->M[0], op->M[1], op->M[2]};
+  if (!op->quadrature) {
+    const double a = op->coefficient ? op->coefficient[cell] : 1.0;
+    memset(out, 0, sizeof(double) * (size_t)total);
+    double t[1331];
+    for (int term = 0; term < dim; ++term) {
+      const double *A[3] = {M[0], M[1], M[2]};
+      A[term] = op->K[term];
+      cell_kron(dim, n, n, A, in, t, 0);
+      for (int i = 0; i < total; ++i) out[i] += a * t[i];
+    }
+  } else {
+    const double *aq = op->quadrature + cell * total;
+    memset(out, 0, sizeof(double) * (size_t)total);
+    for (int d = 0; d < dim; ++d) {
+      double g[1331];
+      const double *B[3] = {op->N, op->N, op->N}, *BT[3] = {op->NT, op->NT, op->NT};
+      B[d] = op->D;
+      BT[d] = op->DT;
+      cell_kron(dim, n, n, B, in, g, 0);
+      for (int q = 0; q < total; ++q) {
+        double w = op->volume * op->inverse_h2[d] * aq[q];
+        w *= op->weights[q % n] * op->weights[q / n % n] * (dim == 3 ? op->weights[q / (n * n)] : 1.0);
+        g[q] *= w;
+      }
+      cell_kron(dim, n, n, BT, g, out, 1);
+    }
+  }
+  if (op->reaction != 0.0) {
+    double t[1331];
+    cell_kron(dim, n, n, M, in, t, 0);
+    for (int i = 0; i < total; ++i) out[i] += op->reaction * t[i];
   }
 }
 
-/* b_I -= (A g~)_I for the boundary data g~ (zero at interior DoFs): only cells
- * touching the boundary contribute. */
-static void lift(const problem_geometry *g, double *b) {
+/* b_I -= (A g~)_I for the boundary data g~ (g at the Dirichlet DoFs, zero at
+ * interior DoFs), the cells of op: only cells touching the boundary
+ * contribute. */
+static void lift(const problem_geometry *g, const cell_operator *op, tpmg_problem_function gd,
+                 void *data, double *b) {
   const tpmg_level *lvl = g->lvl;
   int dim = lvl->dim, k = g->k, n = k + 1;
-  double mref[121], kref[121], M[3][121], K[3][121];
-  tpmg_basis_cell_matrices(k, mref, kref);
-  /* the reaction folded into the last direction's stiffness, as the level data */
-  for (int d = 0; d < dim; ++d)
-    for (int i = 0; i < n * n; ++i) {
-      M[d][i] = lvl->h[d] * mref[i];
-      K[d][i] = kref[i] / lvl->h[d] + (d == dim - 1 ? lvl->reaction * M[d][i] : 0.0);
-    }
   int nz = dim == 3 ? n : 1;
   /* the cells of this rank's planes */
   tpmg_index range[3][2] = {{0, lvl->cells[0]}, {0, lvl->cells[1]}, {0, lvl->cells[2]}};
@@ -143,12 +221,14 @@ static void lift(const problem_geometry *g, double *b) {
               if (is_boundary(lvl, i)) {
                 double x[3] = {coordinate(g, 0, i[0]), coordinate(g, 1, i[1]),
                                dim == 3 ? coordinate(g, 2, i[2]) : 0.0};
-                in[local] = exact(dim, x);
+                in[local] = gd(x, data);
                 any |= in[local] != 0.0;
               }
             }
         if (!any) continue;
-        cell_laplace(dim, k, M, K, in, out);
+        /* the cell's index in this rank's box */
+        c[dim - 1] -= range[dim - 1][0];
+        cell_operator_apply(op, c[0] + lvl->cells[0] * (c[1] + lvl->cells[1] * c[2]), in, out);
         for (int a2 = 0; a2 < nz; ++a2)
           for (int a1 = 0; a1 < n; ++a1)
             for (int a0 = 0; a0 < n; ++a0) {
@@ -157,6 +237,11 @@ static void lift(const problem_geometry *g, double *b) {
               if (!is_boundary(lvl, i)) b[index[local]] -= out[local];
             }
       }
+}
+
+/* the exact solution as a tpmg_problem_function; data: the dimension */
+static double exact_function(const double *x, void *data) {
+  return exact(*(const int *)data, x);
 }
 
 /* Move a host vector in double into a context vector of the given precision
@@ -244,7 +329,12 @@ tpmg_status tpmg_problem_rhs(tpmg_grid *grid, tpmg_rhs rhs, tpmg_precision preci
         }
         host[local_index(&g, i)] = value;
       }
-  if (rhs == TPMG_RHS_SINE) lift(&g, host);
+  if (rhs == TPMG_RHS_SINE) {
+    cell_operator op;
+    cell_operator_init(&op, lvl, NULL, NULL);
+    int dim = lvl->dim;
+    lift(&g, &op, exact_function, &dim, host);
+  }
   status = move_out(ctx, precision, n, host, b);
 done:
   if (!in_place) tpmg_host_free(ctx, host_bytes, host);
@@ -327,58 +417,45 @@ tpmg_status tpmg_problem_rhs_function(tpmg_grid *grid, tpmg_problem_function f,
              "unknown precision %d", (int)precision);
   problem_geometry g;
   geometry(grid, &g);
-  const tpmg_level *lvl = g.lvl;
-  const int L = grid->n_levels - 1;
+  const tpmg_level *lvl = g.lvl, *box = &grid->levels[grid->n_levels - 1];
   const tpmg_index n = g.part->count * g.part->plane;
   TPMG_CALL(tpmg_vector_check(ctx, "tpmg_problem_rhs_function: b", b, precision, n));
-  /* on the host: the load in host, g~ (g at the Dirichlet DoFs, 0 inside) in
-   * lifted; A g~ by the level operator in backend memory (work, two vectors) */
+  /* on the host in double: b, and the box's coefficient for the lifting */
+  const tpmg_index cells = box->cells[0] * box->cells[1] * box->cells[2];
+  const int local = lvl->dim == 3 ? (g.k + 1) * (g.k + 1) * (g.k + 1) : (g.k + 1) * (g.k + 1);
   const size_t bytes = sizeof(double) * (size_t)n;
-  double *host = NULL, *lifted = NULL;
-  void *work = NULL;
-  tpmg_status status = tpmg_host_malloc(ctx, 2 * bytes, "tpmg_problem_rhs_function: host copies",
-                                        (void **)&host);
-  if (status == TPMG_SUCCESS)
-    status = tpmg_malloc(ctx, 2 * bytes, "tpmg_problem_rhs_function: the lifting", &work);
-  if (status != TPMG_SUCCESS) {
-    tpmg_host_free(ctx, 2 * bytes, host);
-    return status;
-  }
-  lifted = host + n;
-  memset(host, 0, 2 * bytes);
-  const tpmg_index first = g.part->first, count = g.part->count;
-  for (tpmg_index i2 = 0; i2 < lvl->n[2]; ++i2)
-    for (tpmg_index i1 = 0; i1 < lvl->n[1]; ++i1) {
-      const tpmg_index s = lvl->dim == 3 ? i2 : i1;
-      if (s < first || s >= first + count) continue;
-      for (tpmg_index i0 = 0; i0 < lvl->n[0]; ++i0) {
-        const tpmg_index i[3] = {i0, i1, i2};
-        if (!is_boundary(lvl, i)) continue;
-        double x[3] = {coordinate(&g, 0, i0), coordinate(&g, 1, i1),
-                       lvl->dim == 3 ? coordinate(&g, 2, i2) : 0.0};
-        lifted[local_index(&g, i)] = g_data(x, data);
-      }
-    }
-  load_function(&g, f, data, ctx->n_threads, host);
-  char *src = work, *dst = (char *)work + bytes;
-  status = ctx->ops->upload(ctx, src, lifted, bytes);
-  if (status == TPMG_SUCCESS) status = tpmg_partition_laplace(grid, L, TPMG_DOUBLE, src, dst);
-  /* lifted becomes A g~: its Dirichlet entries are g (dst_B = src_B) */
-  if (status == TPMG_SUCCESS) status = ctx->ops->download(ctx, lifted, dst, bytes);
+  const size_t a_bytes = box->coefficient[0] ? sizeof(double) * (size_t)cells : 0;
+  const size_t q_bytes = box->quadrature[0] ? a_bytes * (size_t)local : 0;
+  double *host = NULL, *a = NULL, *aq = NULL;
+  tpmg_status status = tpmg_host_malloc(ctx, bytes + a_bytes + q_bytes,
+                                        "tpmg_problem_rhs_function: host copies", (void **)&host);
+  if (status != TPMG_SUCCESS) return status;
+  a = a_bytes ? host + n : NULL;
+  aq = q_bytes ? host + n + cells : NULL;
+  if (a) status = ctx->ops->download(ctx, a, box->coefficient[0], a_bytes);
+  if (aq && status == TPMG_SUCCESS) status = ctx->ops->download(ctx, aq, box->quadrature[0], q_bytes);
   if (status == TPMG_SUCCESS) {
+    memset(host, 0, bytes);
+    load_function(&g, f, data, ctx->n_threads, host);
+    const tpmg_index first = g.part->first, count = g.part->count;
     for (tpmg_index i2 = 0; i2 < lvl->n[2]; ++i2)
       for (tpmg_index i1 = 0; i1 < lvl->n[1]; ++i1) {
         const tpmg_index s = lvl->dim == 3 ? i2 : i1;
         if (s < first || s >= first + count) continue;
         for (tpmg_index i0 = 0; i0 < lvl->n[0]; ++i0) {
-          const tpmg_index i[3] = {i0, i1, i2}, j = local_index(&g, i);
-          host[j] = is_boundary(lvl, i) ? lifted[j] : host[j] - lifted[j];
+          const tpmg_index i[3] = {i0, i1, i2};
+          if (!is_boundary(lvl, i)) continue;
+          double x[3] = {coordinate(&g, 0, i0), coordinate(&g, 1, i1),
+                         lvl->dim == 3 ? coordinate(&g, 2, i2) : 0.0};
+          host[local_index(&g, i)] = g_data(x, data);
         }
       }
+    cell_operator op;
+    cell_operator_init(&op, lvl, a, aq);
+    lift(&g, &op, g_data, data, host);
     status = move_out(ctx, precision, n, host, b);
   }
-  tpmg_free(ctx, 2 * bytes, work);
-  tpmg_host_free(ctx, 2 * bytes, host);
+  tpmg_host_free(ctx, bytes + a_bytes + q_bytes, host);
   return status;
 }
 

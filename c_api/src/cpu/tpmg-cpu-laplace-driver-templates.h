@@ -15,38 +15,88 @@
 #error "the driver is compiled with the scalar width's kernels, for any processor"
 #endif
 
+/* The quadrature kernel's data (laplace_cell_quadrature) from the unit data's
+ * Gauss rule and basis, scaled in double, then rounded to T. */
+static void TPMG_CPU_NAME(laplace_quadrature_data)(const tpmg_level *lvl,
+                                                   TPMG_CPU_NAME(laplace_cells_data) * data) {
+  const int dim = lvl->dim, n = lvl->degree + 1;
+  const tpmg_unit_data *unit = lvl->unit;
+  for (int q = 0; q < n; ++q)
+    for (int j = 0; j < n; ++j) {
+      /* A_qj column-major at [j n + q], its transpose at [q n + j] */
+      const double value = unit->gauss_values[q * n + j];
+      data->interpolation[0][j * n + q] = (T)value;
+      data->interpolation[1][q * n + j] = (T)value;
+      for (int d = 0; d < dim; ++d) {
+        const double slope = unit->gauss_gradients[q * n + j] / lvl->h[d];
+        data->derivative[0][d][j * n + q] = (T)slope;
+        data->derivative[1][d][q * n + j] = (T)slope;
+      }
+    }
+  const int size = dim == 3 ? n * n * n : n * n;
+  for (int q = 0; q < size; ++q) {
+    double w = 1; /* w_q |J| */
+    for (int d = 0, stride = 1; d < dim; ++d, stride *= n)
+      w *= unit->gauss_weights[q / stride % n] * lvl->h[d];
+    data->weights[q] = (T)w;
+    data->mass_weights[q] = (T)(lvl->reaction * w);
+  }
+}
+
 static tpmg_status TPMG_CPU_NAME(laplace_cells)(tpmg_context *ctx, const tpmg_level *lvl,
                                                 const T *src, T *dst) {
   const int dim = lvl->dim, k = lvl->degree, s = dim - 1;
-  TPMG_CPU_NAME(laplace_cells_kernel) *kernel = TPMG_CPU_NAME(laplace_cells_kernels)[dim - 2][k];
+  const int mode = tpmg_cpu_laplace_mode(lvl, TPMG_CPU_PRECISION);
+  TPMG_CPU_NAME(laplace_cells_kernel) *kernel =
+      TPMG_CPU_NAME(laplace_cells_kernels)[mode][dim - 2][k];
   size_t scratch_bytes = 0;
 #if TPMG_CPU_HAVE_SIMD
   /* u, v, t0, t1, t2 of (k+1)^dim lane vectors */
   const size_t tensor = (size_t)(dim == 3 ? (k + 1) * (k + 1) * (k + 1) : (k + 1) * (k + 1));
   if (tpmg_cpu_simd(ctx) == TPMG_CPU_SIMD_AVX2) {
-    kernel = TPMG_CPU_SIMD_NAME(tpmg_cpu_laplace_cells_kernels, avx2)[dim - 2][k];
+    kernel = mode == TPMG_CPU_LAPLACE_QUADRATURE
+                 ? TPMG_CPU_SIMD_NAME(tpmg_cpu_laplace_quadrature_kernels, avx2)[dim - 2][k]
+             : mode == TPMG_CPU_LAPLACE_CELLS
+                 ? TPMG_CPU_SIMD_NAME(tpmg_cpu_laplace_coefficient_kernels, avx2)[dim - 2][k]
+                 : TPMG_CPU_SIMD_NAME(tpmg_cpu_laplace_cells_kernels, avx2)[dim - 2][k];
     scratch_bytes = 5 * tensor * 32;
   } else if (tpmg_cpu_simd(ctx) == TPMG_CPU_SIMD_AVX512) {
-    kernel = TPMG_CPU_SIMD_NAME(tpmg_cpu_laplace_cells_kernels, avx512)[dim - 2][k];
+    kernel = mode == TPMG_CPU_LAPLACE_QUADRATURE
+                 ? TPMG_CPU_SIMD_NAME(tpmg_cpu_laplace_quadrature_kernels, avx512)[dim - 2][k]
+             : mode == TPMG_CPU_LAPLACE_CELLS
+                 ? TPMG_CPU_SIMD_NAME(tpmg_cpu_laplace_coefficient_kernels, avx512)[dim - 2][k]
+                 : TPMG_CPU_SIMD_NAME(tpmg_cpu_laplace_cells_kernels, avx512)[dim - 2][k];
     scratch_bytes = 5 * tensor * 64;
   }
 #endif
-  TPMG_CPU_NAME(laplace_cells_data) data;
-  data.lvl = lvl;
-  data.src = src;
-  data.dst = dst;
+  /* large (the quadrature kernel's tables): not on the stack */
+  TPMG_CPU_NAME(laplace_cells_data) *data = malloc(sizeof(*data));
+  TPMG_CHECK(ctx, data, TPMG_ERROR_MEMORY, "allocating the operator's %zu bytes of data failed",
+             sizeof(*data));
+  data->lvl = lvl;
+  data->src = src;
+  data->dst = dst;
+  data->reaction = (T)lvl->reaction;
+  data->coefficient = mode == TPMG_CPU_LAPLACE_QUADRATURE ? lvl->quadrature[TPMG_CPU_PRECISION]
+                                                          : lvl->coefficient[TPMG_CPU_PRECISION];
+  if (mode == TPMG_CPU_LAPLACE_QUADRATURE)
+    TPMG_CPU_NAME(laplace_quadrature_data)(lvl, data);
   for (int d = 0; d < dim; ++d) {
     const T *mass = lvl->data[TPMG_CPU_PRECISION].cell_mass[d];
     const T *stiffness = lvl->data[TPMG_CPU_PRECISION].cell_stiffness[d];
     for (int i = 0; i <= k; ++i)
       for (int j = 0; j <= k; ++j) {
-        data.mass[d][j * (k + 1) + i] = mass[i * (k + 1) + j];
-        data.stiffness[d][j * (k + 1) + i] = stiffness[i * (k + 1) + j];
+        data->mass[d][j * (k + 1) + i] = mass[i * (k + 1) + j];
+        data->stiffness[d][j * (k + 1) + i] = stiffness[i * (k + 1) + j];
       }
   }
   char *scratch;
   size_t stride;
-  TPMG_CALL(tpmg_cpu_scratch(ctx, scratch_bytes, &stride, &scratch));
+  tpmg_status status = tpmg_cpu_scratch(ctx, scratch_bytes, &stride, &scratch);
+  if (status != TPMG_SUCCESS) {
+    free(data);
+    return status;
+  }
   const tpmg_index n_layers = lvl->cells[s], plane = lvl->n_dofs / lvl->n[s];
 #pragma omp parallel num_threads(tpmg_backend_threads(ctx))
   {
@@ -57,11 +107,12 @@ static tpmg_status TPMG_CPU_NAME(laplace_cells)(tpmg_context *ctx, const tpmg_le
         tpmg_index first, last;
         tpmg_cpu_layer_planes(c, n_layers, k, &first, &last);
         memset(dst + first * plane, 0, (size_t)((last - first + 1) * plane) * sizeof(T));
-        kernel(&data, c, mine);
+        kernel(data, c, mine);
       }
     }
   }
   free(scratch);
+  free(data);
   return tpmg_cpu_copy_boundary(ctx, lvl, TPMG_CPU_PRECISION, src, dst);
 }
 
@@ -80,7 +131,8 @@ tpmg_status TPMG_CPU_NAME(tpmg_cpu_laplace)(tpmg_context *ctx, const tpmg_level 
     lanes = 64 / (int)sizeof(T);
   }
 #endif
-  if (tpmg_cpu_laplace_by_cells(dim, k, sizeof(T)))
+  if (tpmg_cpu_laplace_by_cells(dim, k, sizeof(T)) ||
+      tpmg_cpu_laplace_mode(lvl, TPMG_CPU_PRECISION) != TPMG_CPU_LAPLACE_UNIT)
     return TPMG_CPU_NAME(laplace_cells)(ctx, lvl, src, dst);
   const int threads = tpmg_backend_threads(ctx);
   TPMG_CPU_NAME(laplace_data) data;

@@ -37,6 +37,34 @@
  * in the lanes (gathered, scattered lane by lane): in layers along s, even
  * layers first, then odd ones (tpmg_cpu_layer_planes).
  *
+ * A variable coefficient (tpmg_level.coefficient; tpmg_cpu_laplace_mode):
+ * always the cells, A = sum_K (a_K A^K + c M^K), the 1D matrices without the
+ * reaction c. Per cell, with n = k + 1 points per direction:
+ *   - a constant on the cell (laplace_cell_coefficient): the factored form
+ *     above with the last direction's terms regrouped,
+ *       2D: out = K_y (a t_0) + M_y (a t_1 + c t_0),  t_0 = M_x u, t_1 = K_x u,
+ *       3D: out = K_z (a t) + M_z (a d + c t),  t = M_y M_x u, d = K_y M_x u + M_y K_x u,
+ *     and for c = 0 out = a (K_y t_0 + M_y t_1), a (K_z t + M_z d): the
+ *     contractions of a = 1, plus 3 n^dim multiplications or multiply-adds
+ *     (c = 0: n^dim).
+ *   - a at the Gauss points x_q of QGauss(k+1) (laplace_cell_quadrature):
+ *       A^K u = sum_d B_d^T diag(w_q |J| a_q / h_d^2) B_d u,
+ *     B_d the basis's derivative in direction d and its values in the
+ *     others at the points, |J| = h_0 h_1 (h_2), in collocation form (as
+ *     deal.II's FEEvaluation with collocated gradients): v = (N (x) N (x) N) u,
+ *     the values at the points with N_qj = phi_j(x_q); the gradients there
+ *     g_d = D_d v along direction d, D_qp = l_p'(x_q) / h_d with l_p the
+ *     Lagrange polynomials through the points (exact: along a line u is a
+ *     polynomial of degree k, fixed by its k+1 values); then
+ *       out = (N^T (x) N^T (x) N^T) [sum_d D_d^T (w |J| a g_d) + c w |J| v].
+ *     The mass term by the same rule is the exact c M^K: k+1 Gauss points
+ *     integrate phi_i phi_j, of degree 2k per direction, exactly. dim
+ *     contractions to the points, dim for the gradients, as many back: 4 dim
+ *     of n^(dim+1) multiply-adds (a = 1: 7 in 3D, 4 in 2D), plus (dim + 1)
+ *     n^dim multiplications, n^dim more for c.
+ * The level's coefficient data are read once per apply: one value per cell,
+ * n^dim per cell with the quadrature.
+ *
  * The generic body of the kernels, per scalar type T and width (tpmg-cpu.h):
  * the data of a call, the Kronecker sum's tile kernel of W lanes (W = 1 at the
  * scalar width: one-lane "vectors") and the cell-by-cell kernel, plain C at
@@ -81,6 +109,16 @@ typedef struct {
   const tpmg_level *lvl;
   T mass[3][TPMG_CPU_MAX_MATRIX];
   T stiffness[3][TPMG_CPU_MAX_MATRIX];
+  /* TPMG_CPU_LAPLACE_CELLS: the level's coefficient array, _QUADRATURE: its
+   * quadrature array; the reaction c (in no 1D matrix then) */
+  const T *coefficient;
+  T reaction;
+  /* TPMG_CPU_LAPLACE_QUADRATURE (see laplace_cell_quadrature), column-major:
+   * [0] the matrix, [1] its transpose */
+  T interpolation[2][TPMG_CPU_MAX_MATRIX];   /* N, N_qj = phi_j(x_q) */
+  T derivative[2][3][TPMG_CPU_MAX_MATRIX];   /* D_d, (D_d)_qp = l_p'(x_q) / h_d */
+  T weights[TPMG_CPU_LAPLACE_MAX_CELL];      /* w_q |J| */
+  T mass_weights[TPMG_CPU_LAPLACE_MAX_CELL]; /* c w_q |J| */
   const T *src;
   T *dst;
 } TPMG_CPU_NAME(laplace_cells_data);
@@ -95,13 +133,91 @@ typedef void TPMG_CPU_NAME(laplace_cells_kernel)(const TPMG_CPU_NAME(laplace_cel
 extern TPMG_CPU_TABLE(TPMG_CPU_NAME(laplace_kernel), tpmg_cpu_laplace_kernels, scalar);
 TPMG_CPU_DECLARE_SIMD_TABLES(TPMG_CPU_NAME(laplace_kernel), tpmg_cpu_laplace_kernels);
 TPMG_CPU_DECLARE_SIMD_TABLES(TPMG_CPU_NAME(laplace_cells_kernel), tpmg_cpu_laplace_cells_kernels);
+TPMG_CPU_DECLARE_SIMD_TABLES(TPMG_CPU_NAME(laplace_cells_kernel),
+                             tpmg_cpu_laplace_coefficient_kernels);
+TPMG_CPU_DECLARE_SIMD_TABLES(TPMG_CPU_NAME(laplace_cells_kernel),
+                             tpmg_cpu_laplace_quadrature_kernels);
 
 #ifndef TPMG_CPU_SIMD_BYTES /* the scalar width */
 
-/* dst += A^K src for the cells of one layer c_s along the slowest direction. */
+/* out = a A^K u + c M^K u on a cell where a is constant (see the file's
+ * comment); u is overwritten. */
+TPMG_CPU_INLINE void TPMG_CPU_NAME(laplace_cell_coefficient)(int dim, int n, const T *const mass[3],
+                                                             const T *const stiffness[3], T a, T c,
+                                                             T *restrict u, T *restrict out) {
+  T t0[TPMG_CPU_LAPLACE_MAX_CELL], t1[TPMG_CPU_LAPLACE_MAX_CELL];
+  const int slower = dim == 3 ? n * n : n, size = slower * n;
+  TPMG_CPU_NAME(tpmg_cpu_contract)(n, n, 1, slower, mass[0], u, t0, 0);
+  TPMG_CPU_NAME(tpmg_cpu_contract)(n, n, 1, slower, stiffness[0], u, t1, 0);
+  T *t = t0, *d = t1;
+  T t2[TPMG_CPU_LAPLACE_MAX_CELL];
+  if (dim == 3) {
+    TPMG_CPU_NAME(tpmg_cpu_contract)(n, n, n, n, mass[1], t0, t2, 0);
+    TPMG_CPU_NAME(tpmg_cpu_contract)(n, n, n, n, stiffness[1], t0, u, 0);
+    TPMG_CPU_NAME(tpmg_cpu_contract)(n, n, n, n, mass[1], t1, u, 1);
+    t = t2;
+    d = u;
+  }
+  if (c != 0)
+    for (int i = 0; i < size; ++i) {
+      d[i] = a * d[i] + c * t[i];
+      t[i] *= a;
+    }
+  const int pre = dim == 3 ? n * n : n;
+  TPMG_CPU_NAME(tpmg_cpu_contract)(n, n, pre, 1, stiffness[dim - 1], t, out, 0);
+  TPMG_CPU_NAME(tpmg_cpu_contract)(n, n, pre, 1, mass[dim - 1], d, out, 1);
+  if (c == 0)
+    for (int i = 0; i < size; ++i)
+      out[i] *= a;
+}
+
+/* out = A^K u + c M^K u with a at the cell's Gauss points, a[q] (see the
+ * file's comment); u is overwritten. */
+TPMG_CPU_INLINE void
+TPMG_CPU_NAME(laplace_cell_quadrature)(const TPMG_CPU_NAME(laplace_cells_data) * data, int dim,
+                                       int n, const T *restrict a, T *restrict u, T *restrict out) {
+  T t0[TPMG_CPU_LAPLACE_MAX_CELL], t1[TPMG_CPU_LAPLACE_MAX_CELL], t2[TPMG_CPU_LAPLACE_MAX_CELL];
+  const int slower = dim == 3 ? n * n : n, size = slower * n;
+  const T *interpolation = data->interpolation[0], *interpolation_t = data->interpolation[1];
+  const int c = data->reaction != 0;
+  /* values at the points: v = (N (x) N (x) N) u; gradients g_d = D_d v in
+   * t0, t1 (2D: u), u */
+  T *values = dim == 3 ? t2 : t1, *gradient[3] = {t0, dim == 3 ? t1 : u, u};
+  TPMG_CPU_NAME(tpmg_cpu_contract)(n, n, 1, slower, interpolation, u, t0, 0);
+  if (dim == 3) {
+    TPMG_CPU_NAME(tpmg_cpu_contract)(n, n, n, n, interpolation, t0, t1, 0);
+    TPMG_CPU_NAME(tpmg_cpu_contract)(n, n, n * n, 1, interpolation, t1, t2, 0);
+  } else {
+    TPMG_CPU_NAME(tpmg_cpu_contract)(n, n, n, 1, interpolation, t0, t1, 0);
+  }
+  for (int d = 0, pre = 1; d < dim; ++d, pre *= n)
+    TPMG_CPU_NAME(tpmg_cpu_contract)
+  (n, n, pre, size / (pre * n), data->derivative[0][d], values, gradient[d], 0);
+  for (int q = 0; q < size; ++q) {
+    const T g = data->weights[q] * a[q];
+    for (int d = 0; d < dim; ++d)
+      gradient[d][q] *= g;
+    if (c)
+      out[q] = data->mass_weights[q] * values[q];
+  }
+  /* sum_d D_d^T g_d (+ c w |J| v), then (N^T (x) N^T (x) N^T) */
+  for (int d = 0, pre = 1; d < dim; ++d, pre *= n)
+    TPMG_CPU_NAME(tpmg_cpu_contract)
+  (n, n, pre, size / (pre * n), data->derivative[1][d], gradient[d], out, c || d > 0);
+  TPMG_CPU_NAME(tpmg_cpu_contract)(n, n, 1, slower, interpolation_t, out, t0, 0);
+  if (dim == 3) {
+    TPMG_CPU_NAME(tpmg_cpu_contract)(n, n, n, n, interpolation_t, t0, t1, 0);
+    TPMG_CPU_NAME(tpmg_cpu_contract)(n, n, n * n, 1, interpolation_t, t1, out, 0);
+  } else {
+    TPMG_CPU_NAME(tpmg_cpu_contract)(n, n, n, 1, interpolation_t, t0, out, 0);
+  }
+}
+
+/* dst += (a_K) A^K src (+ c M^K src) for the cells of one layer c_s along the
+ * slowest direction; mode TPMG_CPU_LAPLACE_*, a constant in each instance. */
 TPMG_CPU_INLINE void TPMG_CPU_NAME(laplace_cells_layer)(const TPMG_CPU_NAME(laplace_cells_data) *
                                                             data,
-                                                        tpmg_index c_s, int dim, int k) {
+                                                        tpmg_index c_s, int dim, int k, int mode) {
   const tpmg_level *lvl = data->lvl;
   const int n_pts = k + 1;
   const T *mass[3] = {data->mass[0], data->mass[1], data->mass[2]};
@@ -120,7 +236,17 @@ TPMG_CPU_INLINE void TPMG_CPU_NAME(laplace_cells_layer)(const TPMG_CPU_NAME(lapl
       }
       T u[TPMG_CPU_MAX_TENSOR], v[TPMG_CPU_MAX_TENSOR];
       TPMG_CPU_NAME(tpmg_cpu_gather)(dim, n_pts, data->src, lvl->n, origin, lo, hi, 0, u);
-      TPMG_CPU_NAME(tpmg_cpu_kron_laplace)(dim, n_pts, n_pts, mass, stiffness, u, v);
+      const tpmg_index cell = c0 + lvl->cells[0] * (c1 + cells_1 * c_s);
+      if (mode == TPMG_CPU_LAPLACE_UNIT)
+        TPMG_CPU_NAME(tpmg_cpu_kron_laplace)(dim, n_pts, n_pts, mass, stiffness, u, v);
+      else if (mode == TPMG_CPU_LAPLACE_CELLS)
+        TPMG_CPU_NAME(laplace_cell_coefficient)
+      (dim, n_pts, mass, stiffness, data->coefficient[cell], data->reaction, u, v);
+      else {
+        const int size = dim == 3 ? n_pts * n_pts * n_pts : n_pts * n_pts;
+        TPMG_CPU_NAME(laplace_cell_quadrature)
+        (data, dim, n_pts, data->coefficient + cell * size, u, v);
+      }
       TPMG_CPU_NAME(tpmg_cpu_scatter)(dim, n_pts, v, lvl->n, origin, none, all, data->dst, 1);
     }
 }
@@ -128,15 +254,32 @@ TPMG_CPU_INLINE void TPMG_CPU_NAME(laplace_cells_layer)(const TPMG_CPU_NAME(lapl
 #define TPMG_CPU_INSTANCE(dim, k)                                                                  \
   static void TPMG_CPU_NAME(laplace_cells_##dim##d_q##k)(                                          \
       const TPMG_CPU_NAME(laplace_cells_data) * data, tpmg_index c_s, char *scratch) {             \
-    TPMG_CPU_NAME(laplace_cells_layer)(data, c_s, dim, k);                                         \
+    TPMG_CPU_NAME(laplace_cells_layer)(data, c_s, dim, k, TPMG_CPU_LAPLACE_UNIT);                  \
+  }                                                                                                \
+  static void TPMG_CPU_NAME(laplace_coefficient_##dim##d_q##k)(                                    \
+      const TPMG_CPU_NAME(laplace_cells_data) * data, tpmg_index c_s, char *scratch) {             \
+    TPMG_CPU_NAME(laplace_cells_layer)(data, c_s, dim, k, TPMG_CPU_LAPLACE_CELLS);                 \
+  }                                                                                                \
+  static void TPMG_CPU_NAME(laplace_quadrature_##dim##d_q##k)(                                     \
+      const TPMG_CPU_NAME(laplace_cells_data) * data, tpmg_index c_s, char *scratch) {             \
+    TPMG_CPU_NAME(laplace_cells_layer)(data, c_s, dim, k, TPMG_CPU_LAPLACE_QUADRATURE);            \
   }
 TPMG_CPU_FOR_EACH_DEGREE(TPMG_CPU_INSTANCE)
 #undef TPMG_CPU_INSTANCE
 
+/* by [mode][dim - 2][k] */
 #define TPMG_CPU_ENTRY(dim, k) [dim - 2][k] = TPMG_CPU_NAME(laplace_cells_##dim##d_q##k),
+#define TPMG_CPU_ENTRY_CELLS(dim, k)                                                               \
+  [dim - 2][k] = TPMG_CPU_NAME(laplace_coefficient_##dim##d_q##k),
+#define TPMG_CPU_ENTRY_QUADRATURE(dim, k)                                                          \
+  [dim - 2][k] = TPMG_CPU_NAME(laplace_quadrature_##dim##d_q##k),
 static TPMG_CPU_NAME(laplace_cells_kernel) *const
-    TPMG_CPU_NAME(laplace_cells_kernels)[2][TPMG_MAX_DEGREE_2D + 1] = {
-        TPMG_CPU_FOR_EACH_DEGREE(TPMG_CPU_ENTRY)};
+    TPMG_CPU_NAME(laplace_cells_kernels)[3][2][TPMG_MAX_DEGREE_2D + 1] = {
+        {TPMG_CPU_FOR_EACH_DEGREE(TPMG_CPU_ENTRY)},
+        {TPMG_CPU_FOR_EACH_DEGREE(TPMG_CPU_ENTRY_CELLS)},
+        {TPMG_CPU_FOR_EACH_DEGREE(TPMG_CPU_ENTRY_QUADRATURE)}};
+#undef TPMG_CPU_ENTRY_QUADRATURE
+#undef TPMG_CPU_ENTRY_CELLS
 #undef TPMG_CPU_ENTRY
 
 /* one-lane "vectors" */
@@ -147,11 +290,81 @@ static TPMG_CPU_NAME(laplace_cells_kernel) *const
 
 #include "tpmg-cpu-simd-templates.h"
 
+/* laplace_cell_coefficient on W cells, a per lane; t0, t1, t2 scratch. */
+TPMG_CPU_INLINE void TPMG_CPU_VNAME(laplace_cell_coefficient)(
+    int dim, int n, const T *const mass[3], const T *const stiffness[3], V a, T c, V *restrict u,
+    V *restrict t0, V *restrict t1, V *restrict t2, V *restrict out) {
+  const int slower = dim == 3 ? n * n : n, size = slower * n;
+  TPMG_CPU_VNAME(simd_contract)(n, n, 1, slower, mass[0], u, t0, 0);
+  TPMG_CPU_VNAME(simd_contract)(n, n, 1, slower, stiffness[0], u, t1, 0);
+  V *t = t0, *d = t1;
+  if (dim == 3) {
+    TPMG_CPU_VNAME(simd_contract)(n, n, n, n, mass[1], t0, t2, 0);
+    TPMG_CPU_VNAME(simd_contract)(n, n, n, n, stiffness[1], t0, u, 0);
+    TPMG_CPU_VNAME(simd_contract)(n, n, n, n, mass[1], t1, u, 1);
+    t = t2;
+    d = u;
+  }
+  if (c != 0)
+    for (int i = 0; i < size; ++i) {
+      d[i] = a * d[i] + c * t[i];
+      t[i] *= a;
+    }
+  const int pre = dim == 3 ? n * n : n;
+  TPMG_CPU_VNAME(simd_contract)(n, n, pre, 1, stiffness[dim - 1], t, out, 0);
+  TPMG_CPU_VNAME(simd_contract)(n, n, pre, 1, mass[dim - 1], d, out, 1);
+  if (c == 0)
+    for (int i = 0; i < size; ++i)
+      out[i] *= a;
+}
+
+/* laplace_cell_quadrature on W cells, lane l's a at the points a[l][q]; t0,
+ * t1, t2 scratch. */
+TPMG_CPU_INLINE void
+TPMG_CPU_VNAME(laplace_cell_quadrature)(const TPMG_CPU_NAME(laplace_cells_data) * data, int dim,
+                                        int n, const T *const a[W], V *restrict u, V *restrict t0,
+                                        V *restrict t1, V *restrict t2, V *restrict out) {
+  const int slower = dim == 3 ? n * n : n, size = slower * n;
+  const T *interpolation = data->interpolation[0], *interpolation_t = data->interpolation[1];
+  const int c = data->reaction != 0;
+  V *values = dim == 3 ? t2 : t1, *gradient[3] = {t0, dim == 3 ? t1 : u, u};
+  TPMG_CPU_VNAME(simd_contract)(n, n, 1, slower, interpolation, u, t0, 0);
+  if (dim == 3) {
+    TPMG_CPU_VNAME(simd_contract)(n, n, n, n, interpolation, t0, t1, 0);
+    TPMG_CPU_VNAME(simd_contract)(n, n, n * n, 1, interpolation, t1, t2, 0);
+  } else {
+    TPMG_CPU_VNAME(simd_contract)(n, n, n, 1, interpolation, t0, t1, 0);
+  }
+  for (int d = 0, pre = 1; d < dim; ++d, pre *= n)
+    TPMG_CPU_VNAME(simd_contract)
+  (n, n, pre, size / (pre * n), data->derivative[0][d], values, gradient[d], 0);
+  for (int q = 0; q < size; ++q) {
+    V g;
+    for (int l = 0; l < W; ++l)
+      g[l] = a[l][q];
+    g *= data->weights[q];
+    for (int d = 0; d < dim; ++d)
+      gradient[d][q] *= g;
+    if (c)
+      out[q] = data->mass_weights[q] * values[q];
+  }
+  for (int d = 0, pre = 1; d < dim; ++d, pre *= n)
+    TPMG_CPU_VNAME(simd_contract)
+  (n, n, pre, size / (pre * n), data->derivative[1][d], gradient[d], out, c || d > 0);
+  TPMG_CPU_VNAME(simd_contract)(n, n, 1, slower, interpolation_t, out, t0, 0);
+  if (dim == 3) {
+    TPMG_CPU_VNAME(simd_contract)(n, n, n, n, interpolation_t, t0, t1, 0);
+    TPMG_CPU_VNAME(simd_contract)(n, n, n * n, 1, interpolation_t, t1, out, 0);
+  } else {
+    TPMG_CPU_VNAME(simd_contract)(n, n, n, 1, interpolation_t, t0, out, 0);
+  }
+}
+
 /* laplace_layer on W cells at a time, in the order of laplace_layer; scratch
  * holds 5 (k+1)^dim lane vectors. */
 TPMG_CPU_INLINE void
 TPMG_CPU_VNAME(laplace_cells_layer)(const TPMG_CPU_NAME(laplace_cells_data) * data, tpmg_index c_s,
-                                    V *restrict scratch, int dim, int k) {
+                                    V *restrict scratch, int dim, int k, int mode) {
   const tpmg_level *lvl = data->lvl;
   const int n_pts = k + 1, size = dim == 3 ? n_pts * n_pts * n_pts : n_pts * n_pts;
   V *u = scratch, *v = u + size, *t0 = v + size, *t1 = t0 + size, *t2 = t1 + size;
@@ -180,7 +393,25 @@ TPMG_CPU_VNAME(laplace_cells_layer)(const TPMG_CPU_NAME(laplace_cells_data) * da
     if (first + W < count)
       TPMG_CPU_VNAME(simd_prefetch)(dim, n_pts, data->src, lvl->n, next);
     TPMG_CPU_VNAME(simd_gather)(dim, n_pts, data->src, lvl->n, origin, lo, hi, 0, u);
-    TPMG_CPU_VNAME(simd_kron_laplace)(dim, n_pts, n_pts, mass, stiffness, u, t0, t1, t2, v);
+    if (mode == TPMG_CPU_LAPLACE_UNIT) {
+      TPMG_CPU_VNAME(simd_kron_laplace)(dim, n_pts, n_pts, mass, stiffness, u, t0, t1, t2, v);
+    } else {
+      /* the layer's cells are the box's cells c_s count .. c_s count + count - 1 */
+      const T *a[W];
+      for (int l = 0; l < W; ++l) {
+        const tpmg_index cell = c_s * count + first + (l < used ? l : used - 1);
+        a[l] = data->coefficient + (mode == TPMG_CPU_LAPLACE_CELLS ? cell : cell * size);
+      }
+      if (mode == TPMG_CPU_LAPLACE_CELLS) {
+        V a_lanes;
+        for (int l = 0; l < W; ++l)
+          a_lanes[l] = *a[l];
+        TPMG_CPU_VNAME(laplace_cell_coefficient)
+        (dim, n_pts, mass, stiffness, a_lanes, data->reaction, u, t0, t1, t2, v);
+      } else {
+        TPMG_CPU_VNAME(laplace_cell_quadrature)(data, dim, n_pts, a, u, t0, t1, t2, v);
+      }
+    }
     for (int l = 0; l < used; ++l)
       TPMG_CPU_VNAME(simd_scatter)(dim, n_pts, v, l, lvl->n, origin[l], none, all, data->dst, 1);
   }
@@ -189,13 +420,30 @@ TPMG_CPU_VNAME(laplace_cells_layer)(const TPMG_CPU_NAME(laplace_cells_data) * da
 #define TPMG_CPU_INSTANCE(dim, k)                                                                  \
   static void TPMG_CPU_VNAME(laplace_cells_##dim##d_q##k)(                                         \
       const TPMG_CPU_NAME(laplace_cells_data) * data, tpmg_index c_s, char *scratch) {             \
-    TPMG_CPU_VNAME(laplace_cells_layer)(data, c_s, (V *)scratch, dim, k);                          \
+    TPMG_CPU_VNAME(laplace_cells_layer)(data, c_s, (V *)scratch, dim, k, TPMG_CPU_LAPLACE_UNIT);   \
+  }                                                                                                \
+  static void TPMG_CPU_VNAME(laplace_coefficient_##dim##d_q##k)(                                   \
+      const TPMG_CPU_NAME(laplace_cells_data) * data, tpmg_index c_s, char *scratch) {             \
+    TPMG_CPU_VNAME(laplace_cells_layer)(data, c_s, (V *)scratch, dim, k, TPMG_CPU_LAPLACE_CELLS);  \
+  }                                                                                                \
+  static void TPMG_CPU_VNAME(laplace_quadrature_##dim##d_q##k)(                                    \
+      const TPMG_CPU_NAME(laplace_cells_data) * data, tpmg_index c_s, char *scratch) {             \
+    TPMG_CPU_VNAME(laplace_cells_layer)                                                            \
+    (data, c_s, (V *)scratch, dim, k, TPMG_CPU_LAPLACE_QUADRATURE);                                \
   }
 TPMG_CPU_FOR_EACH_DEGREE(TPMG_CPU_INSTANCE)
 #undef TPMG_CPU_INSTANCE
 
 #define TPMG_CPU_ENTRY(dim, k) [dim - 2][k] = TPMG_CPU_VNAME(laplace_cells_##dim##d_q##k),
 TPMG_CPU_TABLE(TPMG_CPU_NAME(laplace_cells_kernel), tpmg_cpu_laplace_cells_kernels,
+               TPMG_CPU_ISA) = {TPMG_CPU_FOR_EACH_DEGREE(TPMG_CPU_ENTRY)};
+#undef TPMG_CPU_ENTRY
+#define TPMG_CPU_ENTRY(dim, k) [dim - 2][k] = TPMG_CPU_VNAME(laplace_coefficient_##dim##d_q##k),
+TPMG_CPU_TABLE(TPMG_CPU_NAME(laplace_cells_kernel), tpmg_cpu_laplace_coefficient_kernels,
+               TPMG_CPU_ISA) = {TPMG_CPU_FOR_EACH_DEGREE(TPMG_CPU_ENTRY)};
+#undef TPMG_CPU_ENTRY
+#define TPMG_CPU_ENTRY(dim, k) [dim - 2][k] = TPMG_CPU_VNAME(laplace_quadrature_##dim##d_q##k),
+TPMG_CPU_TABLE(TPMG_CPU_NAME(laplace_cells_kernel), tpmg_cpu_laplace_quadrature_kernels,
                TPMG_CPU_ISA) = {TPMG_CPU_FOR_EACH_DEGREE(TPMG_CPU_ENTRY)};
 #undef TPMG_CPU_ENTRY
 

@@ -115,7 +115,18 @@ tpmg_status tpmg_cpu_laplace(tpmg_context *ctx, const tpmg_level *lvl, tpmg_prec
  * and read 2 (2k+1) / k times per point of c and d, c and d written once and
  * read 2 (k+1) / k times per point of dst, the vertex rows of dst read back.
  * The 1D matrices (in the call's data) count as not loaded; main memory: src
- * read and dst written once. */
+ * read and dst written once.
+ * A variable coefficient, always cell by cell (tpmg-cpu-laplace-templates.h):
+ * a per cell, the contractions of a = 1 and per point of the cell, c != 0:
+ * d = a d + c t, t = a t (a multiplication, a multiply-add and a
+ * multiplication; t and d read and written), c = 0: out = a out (one
+ * multiplication, out read and written); main memory: one coefficient per
+ * cell more. a at the quadrature points: 4 dim contractions, dim - 1 of them
+ * adding to their output (dim with c != 0: the first adds to c w |J| v), and
+ * per point a times w |J| and dim gradients times that (dim + 1
+ * multiplications, the gradients read and written), c != 0 one more (v
+ * read, the sum written); main memory: n^dim values per cell more (the
+ * weights w |J|, in the call's data, count as not loaded). */
 void tpmg_cpu_laplace_work(const tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
                            tpmg_work *work) {
   const int dim = lvl->dim, k = lvl->degree, s = dim - 1;
@@ -129,15 +140,31 @@ void tpmg_cpu_laplace_work(const tpmg_context *ctx, const tpmg_level *lvl, tpmg_
   work->matrix_words = 0;
   work->memory_words = 2;
   work->kernel = "cpu";
-  if (tpmg_cpu_laplace_by_cells(dim, k, tpmg_precision_size(prec))) {
+  const int mode = tpmg_cpu_laplace_mode(lvl, prec);
+  if (tpmg_cpu_laplace_by_cells(dim, k, tpmg_precision_size(prec)) ||
+      mode != TPMG_CPU_LAPLACE_UNIT) {
     const double n = k + 1, n_dofs = (double)lvl->n_dofs;
     double cells = 1;
     for (int d = 0; d < dim; ++d)
       cells *= (double)lvl->cells[d];
     const double tensor = dim == 3 ? n * n * n : n * n;
-    const int contractions = dim == 3 ? 7 : 4, adds = dim == 3 ? 2 : 1;
-    work->flops = 2 * contractions * tensor * n * cells / n_dofs;
-    work->shared_words = (2.0 * contractions + adds + 2) * tensor * cells / n_dofs;
+    const int c = lvl->reaction != 0.0;
+    int contractions = dim == 3 ? 7 : 4, adds = dim == 3 ? 2 : 1;
+    double point_flops = 0, point_words = 0, memory = 0; /* per point of a cell */
+    if (mode == TPMG_CPU_LAPLACE_CELLS) {
+      point_flops = c ? 4 : 1;
+      point_words = c ? 4 : 2;
+      memory = 1 / tensor;
+    } else if (mode == TPMG_CPU_LAPLACE_QUADRATURE) {
+      contractions = 4 * dim;
+      adds = dim - 1 + c;
+      point_flops = dim + 1 + c;
+      point_words = 2 * dim + 2 * c;
+      memory = 1;
+    }
+    work->flops = (2 * contractions * n + point_flops) * tensor * cells / n_dofs;
+    work->shared_words = (2.0 * contractions + adds + 2 + point_words) * tensor * cells / n_dofs;
+    work->memory_words += memory * tensor * cells / n_dofs;
     return;
   }
   tpmg_cpu_laplace_plan plan;

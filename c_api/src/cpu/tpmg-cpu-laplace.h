@@ -54,4 +54,20 @@ static inline int tpmg_cpu_laplace_by_cells(int dim, int k, size_t size) {
   return dim == 2 && size == sizeof(double) && k >= 8;
 }
 
+/* What the cell-by-cell kernel computes on each cell K: A^K (a = 1, where
+ * tpmg_cpu_laplace_by_cells chooses it), a_K A^K + c M^K with a_K one value
+ * per cell (tpmg_level.coefficient), or with a at the cell's Gauss points
+ * (tpmg_level.quadrature). A level with a coefficient always takes the cells. */
+enum { TPMG_CPU_LAPLACE_UNIT = 0, TPMG_CPU_LAPLACE_CELLS = 1, TPMG_CPU_LAPLACE_QUADRATURE = 2 };
+
+static inline int tpmg_cpu_laplace_mode(const tpmg_level *lvl, tpmg_precision prec) {
+  return lvl->quadrature[prec]    ? TPMG_CPU_LAPLACE_QUADRATURE
+         : lvl->coefficient[prec] ? TPMG_CPU_LAPLACE_CELLS
+                                  : TPMG_CPU_LAPLACE_UNIT;
+}
+
+/* Points of the largest cell tensor: (k+1)^3 of Q_8 in 3D > (k+1)^2 of Q_10 in 2D. */
+#define TPMG_CPU_LAPLACE_MAX_CELL                                                                  \
+  ((TPMG_MAX_DEGREE_3D + 1) * (TPMG_MAX_DEGREE_3D + 1) * (TPMG_MAX_DEGREE_3D + 1))
+
 #endif
