@@ -422,8 +422,12 @@ static void print_json(const options *o, const run *r) {
   app_json_begin(&j);
   app_json_problem(&j, &r->grid_options, (tpmg_index)r->n_global);
   char coefficient[64];
-  app_json_string(&j, "coefficient",
-                  app_problem_coefficient_name(&o->problem, coefficient, sizeof coefficient));
+  if (r->file_coefficient) /* its values only: which function made them is not in the file */
+    snprintf(coefficient, sizeof coefficient, "file:%s",
+             r->file_layout == TPMG_COEFFICIENT_QUADRATURE ? "quadrature" : "cells");
+  else
+    app_problem_coefficient_name(&o->problem, coefficient, sizeof coefficient);
+  app_json_string(&j, "coefficient", coefficient);
   app_json_int(&j, "ranks", app_mpi_size());
   app_json_open(&j, "process_grid", '[');
   for (int d = 0; d < o->problem.dim; ++d)
