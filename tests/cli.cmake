@@ -18,8 +18,7 @@
 #   MODE csv      exit status 0; the CSV file CSV has a header and ROWS rows of equal width
 #   MODE setup    a json run of ARGS with --write-setup SETUP, then one of SETUP_ARGS
 #                 ('|'-separated) with --setup SETUP: both exit 0 and report the same
-#                 problem, iterations, residual and L2 error; "setup" is null, then SETUP;
-#                 the first converged, unless AGREE_ONLY (the runs need only agree)
+#                 problem, iterations, residual and L2 error; "setup" is null, then SETUP
 #   MODE help     exit status 0, stdout contains EXPECT
 #   MODE replace  a run of ARGS with --write-setup SETUP, then runs with --setup SETUP
 #                 --write-setup SETUP (the file replaced by itself): one under a file
@@ -225,9 +224,7 @@ if(CMAKE_SCRIPT_MODE_FILE)
     endif()
     last_json_line(written)
     check_json("${written}" "setup == null")
-    if(NOT AGREE_ONLY)
-      check_json("${written}" "converged == true")
-    endif()
+    check_json("${written}" "converged == true")
     string(REPLACE "|" ";" args "${SETUP_ARGS}")
     list(APPEND args --setup "${SETUP}")
     run_program()
@@ -332,9 +329,9 @@ else()
 
   # tpmg_cli_test(name program MODE mode ARGS a b ... [EXPECT re] [CHECKS c ...]
   #               [LEVELS a b] [RATE_MIN n] [RATE_MAX n] [CSV file] [ROWS n]
-  #               [SETUP file] [SETUP_ARGS a b ...] [AGREE_ONLY])
+  #               [SETUP file] [SETUP_ARGS a b ...])
   function(tpmg_cli_test name program)
-    cmake_parse_arguments(t "AGREE_ONLY" "MODE;EXPECT;RATE_MIN;RATE_MAX;CSV;ROWS;SETUP;FIFO;STDOUT"
+    cmake_parse_arguments(t "" "MODE;EXPECT;RATE_MIN;RATE_MAX;CSV;ROWS;SETUP;FIFO;STDOUT"
                           "ARGS;CHECKS;LEVELS;SETUP_ARGS" ${ARGN})
     string(REPLACE ";" "|" args "${t_ARGS}")
     string(REPLACE ";" "|" checks "${t_CHECKS}")
@@ -346,7 +343,7 @@ else()
                      "-DLEVELS=${levels}" "-DRATE_MIN=${t_RATE_MIN}" "-DRATE_MAX=${t_RATE_MAX}"
                      "-DCSV=${t_CSV}" "-DROWS=${t_ROWS}" "-DSETUP=${t_SETUP}"
                      "-DSETUP_ARGS=${setup_args}" "-DFIFO=${t_FIFO}" "-DSTDOUT=${t_STDOUT}"
-                     "-DAGREE_ONLY=${t_AGREE_ONLY}" -P "${tpmg_cli_driver}")
+                     -P "${tpmg_cli_driver}")
     # One OpenMP thread unless a test asks for more: ctest runs tests side by
     # side, and oversubscribed OpenMP barriers make small solves crawl.
     set_tests_properties(cli-${name} PROPERTIES LABELS cli TIMEOUT 300
@@ -589,7 +586,7 @@ else()
   tpmg_cli_test(poisson-setup-coefficient-solves tpmg-poisson MODE json
                 ARGS --setup ${seeds}/valid-2d-coefficient.tpmg --json
                 CHECKS "dim == 2" "n_dofs == 9" "rhs == ones" "smoother == global"
-                       "converged == true")
+                       "coefficient == file:quadrature" "converged == true")
 
   # --backend cuda: a clear usage error without a GPU, a converged solve with one.
   tpmg_cli_test(poisson-backend-cuda tpmg-poisson MODE cuda
@@ -687,10 +684,8 @@ else()
                 SETUP_ARGS --precision mixed --solver fmg --json)
   # A coefficient travels too (format version 3): at the quadrature points
   # (step37, with its sine problem's vector) and per cell (checkerboard); the
-  # smoother defaults to global on both runs. The file's solve is the
-  # written one's, converged or not (AGREE_ONLY: the setup file is tested here,
-  # the solver with a coefficient by t613).
-  tpmg_cli_test(poisson-setup-step37 tpmg-poisson MODE setup AGREE_ONLY
+  # smoother defaults to global on both runs.
+  tpmg_cli_test(poisson-setup-step37 tpmg-poisson MODE setup
                 ARGS --dim 2 --degree 3 --level 4 --coefficient step37 --json
                 SETUP ${CMAKE_CURRENT_BINARY_DIR}/cli-setup-step37.tpmg SETUP_ARGS --json)
   tpmg_cli_test(poisson-setup-checkerboard tpmg-poisson MODE setup

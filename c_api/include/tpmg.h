@@ -455,7 +455,9 @@ typedef enum {
  *    the other variants are refused (TPMG_ERROR_UNSUPPORTED) on such a grid.
  *  Memory: every level keeps a value per cell of this rank's box in both
  *  precisions; the finest level with QUADRATURE (k+1)^dim per cell. During
- *  the call every rank holds the whole finest level's cell means once.
+ *  the call every rank holds the whole finest level's cell means once. The
+ *  finest level's values in double are the given ones, bit for bit, so
+ *  tpmg_setup_write writes them from there: no other copy is kept.
  *  @return TPMG_ERROR_ARGUMENT for a bad layout, NULL values, a value out of
  *  range (naming the rank, the cell and the value), a grid already in use or
  *  with a coefficient; TPMG_ERROR_UNSUPPORTED where the backend has no
@@ -1028,8 +1030,8 @@ tpmg_status tpmg_setup_write(const tpmg_grid *grid, tpmg_rhs rhs, const double *
  *                   vector as is
  *  @return TPMG_ERROR_ARGUMENT for a NULL argument, a file that cannot be read
  *  or is malformed (the message names the path, the line and the value);
- *  TPMG_ERROR_UNSUPPORTED for another version of the format; any status of
- *  tpmg_grid_create and tpmg_grid_set_coefficient (its message after the
+ *  TPMG_ERROR_UNSUPPORTED for a format version it does not read (0, or above
+ *  3); any status of tpmg_grid_create and tpmg_grid_set_coefficient (its message after the
  *  path); TPMG_ERROR_MEMORY if the vector or the coefficient cannot be
  *  allocated. With P ranks every rank returns the same
  *  status (see above), also TPMG_ERROR_ARGUMENT where the ranks read headers
