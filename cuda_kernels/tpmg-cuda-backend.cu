@@ -98,8 +98,10 @@ void finalize(tpmg_context *ctx) {
   cudaStreamSynchronize(data->stream);
   disconnect(data);
   for (int p = 0; p < 2; ++p)
-    for (int k = 0; k <= TPMG_MAX_DEGREE_2D; ++k)
+    for (int k = 0; k <= TPMG_MAX_DEGREE_2D; ++k) {
       free(data->reference[p][k]);
+      free(data->cell_reference[p][k]);
+    }
   for (int e = 0; e < 2; ++e)
     cudaEventDestroy(data->stopwatch[e]);
   cudaFreeHost(data->host_result);
@@ -163,10 +165,13 @@ tpmg_status set_op(tpmg_context *ctx, tpmg_precision prec, tpmg_index n, double 
 }
 
 /* The level operations: make the device current, then dispatch on dimension
- * (degree, precision and kernel are dispatched inside). */
+ * (degree, precision and kernel are dispatched inside). A level with a
+ * variable coefficient has its own operator for every variant. */
 tpmg_status laplace_op(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
                        const void *src, void *dst) {
   TPMG_CALL(activate(ctx));
+  if (lvl->coefficient[prec])
+    return laplace_coefficient(ctx, lvl, prec, src, dst);
   return lvl->dim == 2 ? laplace<2>(ctx, lvl, prec, src, dst)
                        : laplace<3>(ctx, lvl, prec, src, dst);
 }
@@ -208,7 +213,12 @@ tpmg_status restrict_op(tpmg_context *ctx, const tpmg_level *coarse, const tpmg_
 }
 
 /* The kernel of `use` exists for the level in the context's variant (a
- * smoother needs the operator's too: GLOBAL's residual). */
+ * smoother needs the operator's too: GLOBAL's residual). On a level with a
+ * variable coefficient every variant runs the cell operator
+ * (tpmg-cuda-coefficient.cu, every degree) and its own local solves with the
+ * patches' surrogate (patch_solve; FUSED, SEPARATE and BOUNDARY are refused
+ * by the core there), and refuses what it refuses without one ("cuda/thread":
+ * degree 1 only), so that a name accepts the same levels on every grid. */
 tpmg_status check_level(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
                         tpmg_level_use use) {
   kernel_kind kern = kernel_kind::basic;
@@ -222,6 +232,8 @@ tpmg_status check_level(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision
 
 tpmg_status operator_work_op(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
                              tpmg_work *work) {
+  if (lvl->coefficient[prec])
+    return operator_work_coefficient(lvl, prec, work);
   return lvl->dim == 2 ? operator_work<2>(ctx, lvl, prec, work)
                        : operator_work<3>(ctx, lvl, prec, work);
 }

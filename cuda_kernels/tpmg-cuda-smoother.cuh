@@ -101,8 +101,10 @@ __global__ void patch_residual_kernel(const tpmg_level lvl, const item_grid grid
   }
 }
 
-/* GLOBAL and SEPARATE, second half: x_I += A_I^{-1} r_I on the patches of a colour. */
-template <int dim, int k, typename T, typename Constants>
+/* GLOBAL and SEPARATE, second half: x_I += A_I^{-1} r_I on the patches of a
+ * colour. coefficient: on a level with a variable coefficient, A_I the
+ * patch's surrogate (see no_surrogate in tpmg-cuda-tensor.cuh). */
+template <int dim, int k, typename T, typename Constants, bool coefficient>
 __global__ void patch_solve_kernel(const tpmg_level lvl, const item_grid grid,
                                    const T *__restrict__ r, T *__restrict__ x,
                                    const __grid_constant__ Constants constants) {
@@ -121,7 +123,13 @@ __global__ void patch_solve_kernel(const tpmg_level lvl, const item_grid grid,
     for (int l = rank; l < IV; l += config::team)
       u[l] = r[base + tensor_offset<dim, I>(lvl, l)];
   __syncthreads();
-  fast_diagonalization<dim, k>(lvl, mat, active, rank, u, base, x);
+  if constexpr (coefficient) {
+    const bool mine[1] = {active};
+    fast_diagonalization<dim, k>(lvl, mat, active, rank, u, base, x,
+                                 surrogate_of<dim, k, 1, T>(lvl, mine, [&](int) { return start; }));
+  } else {
+    fast_diagonalization<dim, k>(lvl, mat, active, rank, u, base, x);
+  }
 }
 
 template <int dim, int k, typename T, int W = 1>
@@ -177,7 +185,7 @@ __global__ void __launch_bounds__(residual_linear<dim, k, T, W>::threads,
 }
 
 /* The local solves, the constant and tiled kernels. */
-template <int dim, int k, typename T, int W>
+template <int dim, int k, typename T, int W, bool coefficient>
 __global__ void __launch_bounds__(solve_linear<dim, k, T, W>::threads,
                                   solve_linear<dim, k, T, W>::min_blocks)
     patch_solve_linear_kernel(const tpmg_level lvl, const item_grid grid, const T *__restrict__ r,
@@ -189,8 +197,8 @@ __global__ void __launch_bounds__(solve_linear<dim, k, T, W>::threads,
   T *shared = block_shared<T>();
   const auto mat = matrices_of<T>(lvl, constants);
   setup_teams<dim>(lvl, grid, blockIdx.x, info);
-  fast_diagonalization_linear<dim, k, teams, W, false, false>(lvl, mat, info, shared,
-                                                              config::values, r, x);
+  fast_diagonalization_linear<dim, k, teams, W, false, false, coefficient>(lvl, mat, info, shared,
+                                                                           config::values, r, x);
 }
 
 /* Degree 1, one thread per patch of a colour (the patch interior is its
@@ -223,7 +231,7 @@ __global__ void __launch_bounds__(point_threads)
 }
 
 /* Degree 1, the local solves: x_c += A_c^{-1} r_c. */
-template <int dim, typename T>
+template <int dim, typename T, bool coefficient>
 __global__ void __launch_bounds__(point_threads)
     patch_solve_point_kernel(const item_grid grid, const tpmg_level lvl, const T *__restrict__ r,
                              T *__restrict__ x,
@@ -231,7 +239,13 @@ __global__ void __launch_bounds__(point_threads)
   const auto mat = matrices_of<T>(lvl, constants);
   for_each_point(grid, [&](const tpmg_index(&start)[3]) {
     const tpmg_index c = interior_base<dim>(lvl, start);
-    x[c] += centre_solve<dim>(lvl, mat, r[c]);
+    if constexpr (coefficient) {
+      const bool mine[1] = {true};
+      x[c] += centre_solve<dim>(lvl, mat, r[c],
+                                surrogate_of<dim, 1, 1, T>(lvl, mine, [&](int) { return start; }));
+    } else {
+      x[c] += centre_solve<dim>(lvl, mat, r[c]);
+    }
   });
 }
 
@@ -321,9 +335,11 @@ tpmg_status patch_residual(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precis
       });
 }
 
-template <int dim>
-tpmg_status patch_solve(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec, int colour,
-                        const void *r, void *x) {
+/* The local solves of a level with (coefficient) or without a variable
+ * coefficient: separate instantiations, so the latter's stay as they were. */
+template <int dim, bool coefficient>
+tpmg_status patch_solve_with(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
+                             int colour, const void *r, void *x) {
   const item_grid grid = patch_grid(lvl, colour);
   return dispatch<dim, TPMG_USE_SMOOTHER>(
       ctx, lvl->degree, prec, [&](auto K, auto zero, auto kern) -> tpmg_status {
@@ -334,29 +350,39 @@ tpmg_status patch_solve(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision
         T *xv = static_cast<T *>(x);
         if constexpr (kind == kernel_kind::basic) {
           return launch_teams<solve_config<dim, k, T>>(
-              ctx, "patch_solve_kernel", patch_solve_kernel<dim, k, T, no_constants>, grid.total,
-              *lvl, grid, rv, xv, no_constants{});
+              ctx, "patch_solve_kernel", patch_solve_kernel<dim, k, T, no_constants, coefficient>,
+              grid.total, *lvl, grid, rv, xv, no_constants{});
         } else {
           reference_data<k, T> c;
           TPMG_CALL(level_constants(ctx, lvl, &c));
           if constexpr (kind == kernel_kind::thread)
-            return launch_points(ctx, "patch_solve_point_kernel", patch_solve_point_kernel<dim, T>,
-                                 grid, *lvl, rv, xv, c);
+            return launch_points(ctx, "patch_solve_point_kernel",
+                                 patch_solve_point_kernel<dim, T, coefficient>, grid, *lvl, rv, xv,
+                                 c);
           else if constexpr (kind == kernel_kind::tiled)
             return launch_linear<solve_linear<dim, k, T, tiled_lines>>(
                 ctx, "patch_solve_linear_kernel (tiled)",
-                patch_solve_linear_kernel<dim, k, T, tiled_lines>, grid.total, *lvl, grid, rv, xv,
-                c);
+                patch_solve_linear_kernel<dim, k, T, tiled_lines, coefficient>, grid.total, *lvl,
+                grid, rv, xv, c);
           else if constexpr (!linear_smoother<dim>())
             return launch_teams<solve_config<dim, k, T>>(
-                ctx, "patch_solve_kernel", patch_solve_kernel<dim, k, T, reference_data<k, T>>,
-                grid.total, *lvl, grid, rv, xv, c);
+                ctx, "patch_solve_kernel",
+                patch_solve_kernel<dim, k, T, reference_data<k, T>, coefficient>, grid.total, *lvl,
+                grid, rv, xv, c);
           else
-            return launch_linear<solve_linear<dim, k, T>>(ctx, "patch_solve_linear_kernel",
-                                                          patch_solve_linear_kernel<dim, k, T, 1>,
-                                                          grid.total, *lvl, grid, rv, xv, c);
+            return launch_linear<solve_linear<dim, k, T>>(
+                ctx, "patch_solve_linear_kernel",
+                patch_solve_linear_kernel<dim, k, T, 1, coefficient>, grid.total, *lvl, grid, rv,
+                xv, c);
         }
       });
+}
+
+template <int dim>
+tpmg_status patch_solve(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec, int colour,
+                        const void *r, void *x) {
+  return lvl->coefficient[prec] ? patch_solve_with<dim, true>(ctx, lvl, prec, colour, r, x)
+                                : patch_solve_with<dim, false>(ctx, lvl, prec, colour, r, x);
 }
 
 } // namespace tpmg_cuda

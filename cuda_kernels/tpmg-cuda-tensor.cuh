@@ -37,6 +37,8 @@
 #ifndef TPMG_CUDA_TENSOR_CUH
 #define TPMG_CUDA_TENSOR_CUH
 
+#include <type_traits>
+
 #include "tpmg-backend.h"
 
 namespace tpmg_cuda {
@@ -82,7 +84,8 @@ template <int k, typename T> struct reference_data {
   T inverse_h2[3];       /* of the level: 1 / h_d², the eigenvalues' scale */
   T solve_scale;         /* of the level: 1 / Π_d h_d */
   T reaction;            /* of the level: c Π_d h_d, the mass term's factor */
-  T shift[3];            /* of the level: c in the last direction (never 0), 0 in the others */
+  T shift[3];            /* of the level: c in the last direction (never 0), 0 in the others;
+                            0 everywhere on a level with a variable coefficient (surrogate) */
 };
 
 /* An empty kernel parameter for kernels that read the level's data. */
@@ -460,6 +463,61 @@ __device__ __forceinline__ double scaled_quotient(double w, double s, double d) 
   return w * s / d;
 }
 
+/* The local solves on a level with a variable coefficient a
+ * (tpmg_level::coefficient) solve each patch's surrogate, a replaced by abar,
+ * its mean over the patch's 2^dim cells: x_I += S (abar Λ + c)^{-1} S^T r_I,
+ * with the eigenvalue sums Λ free of the reaction c on such levels (the
+ * level's eigenvalues hold none, level_constants' shift is zero). The local
+ * solves take the denominator of their quotients from one of these:
+ * no_surrogate (a = 1: Λ itself, the reaction already in it; nothing added to
+ * the kernels) or surrogate<W, T>, abar of each of the W lines a thread owns
+ * (their patches may differ) and c: abar Λ + c, one multiply-add more per
+ * point. */
+struct no_surrogate {
+  template <typename T> __device__ __forceinline__ T denominator(int, T lambda) const {
+    return lambda;
+  }
+};
+
+template <int W, typename T> struct surrogate {
+  T abar[W];
+  T reaction;
+  __device__ __forceinline__ T denominator(int l, T lambda) const {
+    return abar[l] * lambda + reaction;
+  }
+};
+
+/* abar of the patch whose closed window starts at global point start_d per
+ * direction (cells start_d / k and start_d / k + 1), summed in a fixed order
+ * (x fastest, as the CPU's surrogate): 2^dim (cached) loads. */
+template <int dim, int k, typename T>
+__device__ __forceinline__ T patch_mean(const tpmg_level &lvl, const tpmg_index *start) {
+  const T *a = static_cast<const T *>(lvl.coefficient[precision_of<T>::value]);
+  const tpmg_index c0 = start[0] / k, c1 = start[1] / k, c2 = dim == 3 ? start[2] / k : 0;
+  T sum = 0;
+#pragma unroll
+  for (int dz = 0; dz < (dim == 3 ? 2 : 1); ++dz)
+#pragma unroll
+    for (int dy = 0; dy < 2; ++dy)
+#pragma unroll
+      for (int dx = 0; dx < 2; ++dx)
+        sum += __ldg(a + (c0 + dx) + lvl.cells[0] * ((c1 + dy) + lvl.cells[1] * (c2 + dz)));
+  return sum * T(dim == 3 ? 0.125 : 0.25);
+}
+
+/* The surrogate of the W lines of a block-linear stage (stage_lines' patches),
+ * or of one team's patch (W = 1): abar = 1 for lines that do not exist. */
+template <int dim, int k, int W, typename T, typename Starts>
+__device__ __forceinline__ surrogate<W, T> surrogate_of(const tpmg_level &lvl,
+                                                        const bool (&mine)[W], Starts start) {
+  surrogate<W, T> s;
+#pragma unroll
+  for (int w = 0; w < W; ++w)
+    s.abar[w] = mine[w] ? patch_mean<dim, k, T>(lvl, start(w)) : T(1);
+  s.reaction = T(lvl.reaction);
+  return s;
+}
+
 /* x_I += (S ⊗ S ⊗ S) diag(1 / (λ_z + λ_y + λ_x)) (S ⊗ S ⊗ S)^T u (paper
  * eq. 2.8), u the I^dim patch-interior residual in shared memory (overwritten),
  * x_I the interior of the patch whose first interior point is global index
@@ -470,27 +528,35 @@ __device__ __forceinline__ double scaled_quotient(double w, double s, double d) 
  * Counts per call (3D): 6 I^4 multiply-adds, I^3 divisions; shared memory:
  * writes 4 I^3, reads 5 I^3 words; device memory: I^3 words of x read and
  * written (boundary: written only). */
-template <int dim, int k, bool boundary = false, typename T, typename Matrices>
+template <int dim, int k, bool boundary = false, typename T, typename Matrices,
+          typename Surrogate = no_surrogate>
 __device__ void fast_diagonalization_even_odd(const tpmg_level &lvl, const Matrices &mat,
-                                              bool active, int rank, T *u, tpmg_index base, T *x);
+                                              bool active, int rank, T *u, tpmg_index base, T *x,
+                                              const Surrogate &sur = Surrogate());
 
-template <int dim, int k, bool boundary = false, typename T, typename Matrices>
+template <int dim, int k, bool boundary = false, typename T, typename Matrices,
+          typename Surrogate = no_surrogate>
 __device__ void fast_diagonalization_dense(const tpmg_level &lvl, const Matrices &mat, bool active,
-                                           int rank, T *u, tpmg_index base, T *x);
+                                           int rank, T *u, tpmg_index base, T *x,
+                                           const Surrogate &sur = Surrogate());
 
-template <int dim, int k, bool boundary = false, typename T, typename Matrices>
+/* sur: the denominators' (no_surrogate, or surrogate<1, T> for a variable
+ * coefficient). */
+template <int dim, int k, bool boundary = false, typename T, typename Matrices,
+          typename Surrogate = no_surrogate>
 __device__ __forceinline__ void fast_diagonalization(const tpmg_level &lvl, const Matrices &mat,
                                                      bool active, int rank, T *u, tpmg_index base,
-                                                     T *x) {
+                                                     T *x, const Surrogate &sur = Surrogate()) {
   if constexpr (Matrices::even_odd)
-    fast_diagonalization_even_odd<dim, k, boundary>(lvl, mat, active, rank, u, base, x);
+    fast_diagonalization_even_odd<dim, k, boundary>(lvl, mat, active, rank, u, base, x, sur);
   else
-    fast_diagonalization_dense<dim, k, boundary>(lvl, mat, active, rank, u, base, x);
+    fast_diagonalization_dense<dim, k, boundary>(lvl, mat, active, rank, u, base, x, sur);
 }
 
-template <int dim, int k, bool boundary, typename T, typename Matrices>
+template <int dim, int k, bool boundary, typename T, typename Matrices, typename Surrogate>
 __device__ void fast_diagonalization_dense(const tpmg_level &lvl, const Matrices &mat, bool active,
-                                           int rank, T *u, tpmg_index base, T *x) {
+                                           int rank, T *u, tpmg_index base, T *x,
+                                           const Surrogate &sur) {
   constexpr int I = 2 * k - 1;
   const tpmg_level_data &data = lvl.data[precision_of<T>::value];
   const tpmg_index n0 = lvl.n[0], n1 = lvl.n[1];
@@ -518,7 +584,7 @@ __device__ void fast_diagonalization_dense(const tpmg_level &lvl, const Matrices
       for (int i = 0; i < I; ++i) {
         if constexpr (Matrices::scaled)
           w[i] *= mat.solve_scale();
-        w[i] /= lambda_y + __ldg(lx + i);
+        w[i] /= sur.denominator(0, lambda_y + __ldg(lx + i));
       }
       mat_vec<I, I, I, 0, false>(Sx, w, v);
       store_line(u + y * I, 1, v);
@@ -561,7 +627,7 @@ __device__ void fast_diagonalization_dense(const tpmg_level &lvl, const Matrices
       for (int i = 0; i < I; ++i) {
         if constexpr (Matrices::scaled)
           w[i] *= mat.solve_scale();
-        w[i] /= lambda_zy + __ldg(lx + i);
+        w[i] /= sur.denominator(0, lambda_zy + __ldg(lx + i));
       }
       mat_vec<I, I, I, 0, false>(Sx, w, v);
       store_line(u + rank * I, 1, v);
@@ -732,9 +798,11 @@ __device__ __forceinline__ void store_lines(const owned_lines<W, T> &o, int stri
  * the team-per-patch and the block-linear kernels. Begins without a barrier
  * (the caller synchronizes), ends with the global update (x_I += or, with
  * `boundary`, x_I =; see update_interior). */
-template <int dim, int k, bool boundary, int W, typename T, typename Matrices>
+template <int dim, int k, bool boundary, int W, typename T, typename Matrices,
+          typename Surrogate = no_surrogate>
 __device__ void even_odd_stages(const tpmg_level &lvl, const Matrices &mat,
-                                const owned_lines<W, T> &o, T *x) {
+                                const owned_lines<W, T> &o, T *x,
+                                const Surrogate &sur = Surrogate()) {
   constexpr int I = 2 * k - 1;
   const tpmg_index n0 = lvl.n[0], n1 = lvl.n[1];
   const auto Se = mat.eigen_even(), So = mat.eigen_odd();
@@ -757,7 +825,7 @@ __device__ void even_odd_stages(const tpmg_level &lvl, const Matrices &mat,
       const T lambda_y = mat.lambda(1, o.rank[l]);
 #pragma unroll
       for (int i = 0; i < I; ++i)
-        w[l][i] = w[l][i] * mat.solve_scale() / (lambda_y + mat.lambda(0, i));
+        w[l][i] = w[l][i] * mat.solve_scale() / sur.denominator(l, lambda_y + mat.lambda(0, i));
     }
     even_odd_backward<k>(Se, So, w, v);
     store_lines(o, 1, row, v);
@@ -779,13 +847,14 @@ __device__ void even_odd_stages(const tpmg_level &lvl, const Matrices &mat,
   }
 }
 
-template <int dim, int k, bool boundary, typename T, typename Matrices>
+template <int dim, int k, bool boundary, typename T, typename Matrices, typename Surrogate>
 __device__ void fast_diagonalization_even_odd(const tpmg_level &lvl, const Matrices &mat,
-                                              bool active, int rank, T *u, tpmg_index base, T *x) {
+                                              bool active, int rank, T *u, tpmg_index base, T *x,
+                                              const Surrogate &sur) {
   constexpr int I = 2 * k - 1;
   const bool work = active && rank < I;
   const owned_lines<1, T> o = {{work}, {rank}, {u}, {base}, work};
-  even_odd_stages<dim, k, boundary>(lvl, mat, o, x);
+  even_odd_stages<dim, k, boundary>(lvl, mat, o, x, sur);
 }
 
 /* ---- block-linear stages (the constant and tiled kernels) ---------------- */
@@ -1070,14 +1139,19 @@ __device__ void apply_patch_rows_linear(const tpmg_level &lvl, const Matrices &m
  * z at rank in A and at I rank in B; x lines (y, z) = rank z I + y at rank in
  * B. Counts per patch: shared memory 4 I^3 writes, 5 I^3 reads (4 without
  * `fused`); device memory I^3 words of rhs read (2D: as even_odd_stages, after
- * rhs (- u) is formed in u by one more pass). */
-template <int dim, int k, int teams, int W, bool boundary, bool fused, typename T,
-          typename Matrices>
+ * rhs (- u) is formed in u by one more pass). coefficient: the denominators
+ * of a variable coefficient's surrogate, abar of each line's patch (2^dim
+ * cached loads per line). */
+template <int dim, int k, int teams, int W, bool boundary, bool fused, bool coefficient = false,
+          typename T, typename Matrices>
 __device__ void fast_diagonalization_linear(const tpmg_level &lvl, const Matrices &mat,
                                             const team_info<teams> &info, T *shared, int values,
                                             const T *__restrict__ rhs, T *x) {
   constexpr int I = 2 * k - 1, L = dim == 2 ? I : I * I;
   const stage_lines<W> ln = lines_of<W>(L, info);
+  std::conditional_t<coefficient, surrogate<W, T>, no_surrogate> sur;
+  if constexpr (coefficient)
+    sur = surrogate_of<dim, k, W, T>(lvl, ln.mine, [&](int w) { return info.start[ln.patch[w]]; });
   owned_lines<W, T> o;
   o.any = ln.any;
 #pragma unroll
@@ -1098,7 +1172,7 @@ __device__ void fast_diagonalization_linear(const tpmg_level &lvl, const Matrice
       }
     }
     __syncthreads();
-    even_odd_stages<dim, k, boundary>(lvl, mat, o, x);
+    even_odd_stages<dim, k, boundary>(lvl, mat, o, x, sur);
   } else {
     const tpmg_index n0 = lvl.n[0], n1 = lvl.n[1];
     const auto Se = mat.eigen_even(), So = mat.eigen_odd();
@@ -1137,7 +1211,8 @@ __device__ void fast_diagonalization_linear(const tpmg_level &lvl, const Matrice
         const T lambda_zy = mat.lambda(2, o.rank[l] / I) + mat.lambda(1, o.rank[l] % I);
 #pragma unroll
         for (int i = 0; i < I; ++i)
-          w[l][i] = scaled_quotient(w[l][i], mat.solve_scale(), lambda_zy + mat.lambda(0, i));
+          w[l][i] = scaled_quotient(w[l][i], mat.solve_scale(),
+                                    sur.denominator(l, lambda_zy + mat.lambda(0, i)));
       }
       even_odd_backward<k>(Se, So, w, v);
       store_lines(o, I * I, x_in_b, v);
@@ -1246,8 +1321,9 @@ __device__ __forceinline__ T centre_row(const tpmg_level &lvl, const Matrices &m
 
 /* Degree 1: the patch interior is one point, A_I^{-1} r by the same sequence of
  * operations as fast_diagonalization with I = 1. */
-template <int dim, typename T, typename Matrices>
-__device__ __forceinline__ T centre_solve(const tpmg_level &lvl, const Matrices &mat, T r) {
+template <int dim, typename T, typename Matrices, typename Surrogate = no_surrogate>
+__device__ __forceinline__ T centre_solve(const tpmg_level &lvl, const Matrices &mat, T r,
+                                          const Surrogate &sur = Surrogate()) {
   const tpmg_level_data &data = lvl.data[precision_of<T>::value];
   T lambda = __ldg(static_cast<const T *>(data.eigenvalues[dim - 1]));
 #pragma unroll
@@ -1259,7 +1335,7 @@ __device__ __forceinline__ T centre_solve(const tpmg_level &lvl, const Matrices 
 #pragma unroll
   for (int d = dim - 2; d >= 0; --d)
     lambda += __ldg(static_cast<const T *>(data.eigenvalues[d]));
-  w /= lambda;
+  w /= sur.denominator(0, lambda);
   T v = mat.eigenvectors(0)[0] * w;
 #pragma unroll
   for (int d = 1; d < dim; ++d)

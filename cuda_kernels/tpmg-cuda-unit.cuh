@@ -96,7 +96,9 @@ tpmg_status level_constants(tpmg_context *ctx, const tpmg_level *lvl, reference_
   for (int d = 0; d < 3; ++d) {
     c->coefficient[d] = d < lvl->dim ? T(product / (lvl->h[d] * lvl->h[d])) : T(0);
     c->inverse_h2[d] = d < lvl->dim ? T(1.0 / (lvl->h[d] * lvl->h[d])) : T(0);
-    c->shift[d] = d == lvl->dim - 1 ? T(lvl->reaction) : T(0);
+    /* with a variable coefficient, the local solves add c themselves (surrogate) */
+    c->shift[d] =
+        d == lvl->dim - 1 && !lvl->coefficient[precision_of<T>::value] ? T(lvl->reaction) : T(0);
   }
   c->solve_scale = T(1.0 / product);
   c->reaction = T(lvl->reaction * product);

@@ -3,6 +3,7 @@
  *   tpmg-cuda-backend.cu      init, memory, stopwatch, limits, the ops table
  *   tpmg-cuda-vectors.cu      vector operations and reductions
  *   tpmg-cuda-coarse.cu       the coarse solve
+ *   tpmg-cuda-coefficient.cu  the operator on levels with a variable coefficient
  *   tpmg-cuda-transport.cu    messages between ranks: NCCL, MPI or host staging
  *   tpmg-cuda-dispatch.cuh    variant -> kernel, the one table
  *   tpmg-cuda-launch.cuh      launch configurations of the level kernels
@@ -44,6 +45,9 @@ struct backend_data {
   /* host: the unit patch's 1D data (reference_data<k, T>) per precision and
    * degree, built on first use from tpmg_level::unit */
   void *reference[2][TPMG_MAX_DEGREE_2D + 1];
+  /* host: the unit cell's 1D data of the variable-coefficient operator
+   * (tpmg-cuda-coefficient.cu) per precision and degree, built on first use */
+  void *cell_reference[2][TPMG_MAX_DEGREE_2D + 1];
   transport link;       /* none on one process */
   void *nccl;           /* ncclComm_t where link is nccl */
   /* nccl: the messages' own stream (of the highest priority, so that its
@@ -152,6 +156,13 @@ tpmg_status copy_boundary(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precisi
 /* The coarse solve (tpmg-cuda-coarse.cu). */
 tpmg_status coarse_solve(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
                          const void *inverse, const void *b, void *x);
+
+/* The operator on a level with a variable coefficient (tpmg_level::
+ * coefficient; tpmg-cuda-coefficient.cu), for every variant of the backend,
+ * and its counted work per DoF. */
+tpmg_status laplace_coefficient(tpmg_context *ctx, const tpmg_level *lvl, tpmg_precision prec,
+                                const void *src, void *dst);
+tpmg_status operator_work_coefficient(const tpmg_level *lvl, tpmg_precision prec, tpmg_work *work);
 
 /* Level operations of one dimension, instantiated in
  * tpmg-cuda-{operator,smoother,transfer}-{2,3}d.cu; the kernels come from the

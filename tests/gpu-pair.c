@@ -125,6 +125,24 @@ void gpu_compare(const gpu_pair *pr, int64_t n, void *v[2], const char *what, in
   free(h[1]);
 }
 
+double *gpu_coefficient_values(tpmg_context *ctx, const tpmg_grid *grid,
+                               tpmg_coefficient_layout layout, uint64_t *seed) {
+  tpmg_grid_options go = tpmg_grid_options_default();
+  REF_CALL(ctx, tpmg_grid_get_options(grid, &go));
+  tpmg_index n_1d[3] = {1, 1, 1};
+  REF_CALL(ctx, tpmg_grid_level_size(grid, go.fine_level, NULL, n_1d));
+  int64_t count = 1;
+  for (int d = 0; d < go.dim; d++)
+    count *=
+        (n_1d[d] - 1) / go.degree * (layout == TPMG_COEFFICIENT_QUADRATURE ? go.degree + 1 : 1);
+  double *a = ref_malloc((size_t)count * sizeof(double));
+  for (int64_t i = 0; i < count; i++) {
+    const double u = (fabs(ref_random(seed)) - 0.1) / 0.9; /* [0, 1) */
+    a[i] = 0.1 * pow(100.0, u);
+  }
+  return a;
+}
+
 /* The same host data in a vector of each context. */
 void gpu_vectors(const gpu_pair *pr, int64_t n, const double *h, void *v[2]) {
   for (int s = 0; s < 2; s++)

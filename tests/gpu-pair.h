@@ -49,6 +49,12 @@ void gpu_compare(const gpu_pair *pr, int64_t n, void *v[2], const char *what, in
 /* gpu_compare, and no NaN left in either result: every entry written. */
 void gpu_compare_written(const gpu_pair *pr, int64_t n, void *v[2], const char *what, int dim,
                          int k, int level);
+/* Random values of a variable coefficient, log-uniform in [0.1, 10), for
+ * tpmg_grid_set_coefficient on the finest level of grid (of ctx; one rank:
+ * every cell): one per cell (TPMG_COEFFICIENT_CELLS) or (k+1)^dim per cell
+ * (TPMG_COEFFICIENT_QUADRATURE). The caller frees them. */
+double *gpu_coefficient_values(tpmg_context *ctx, const tpmg_grid *grid,
+                               tpmg_coefficient_layout layout, uint64_t *seed);
 /* The same host data in a vector of each context. */
 void gpu_vectors(const gpu_pair *pr, int64_t n, const double *h, void *v[2]);
 /* Destroy the vectors made by gpu_vectors. */

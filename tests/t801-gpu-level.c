@@ -11,7 +11,11 @@
  * so that each kernel runs with and without one.
  * Outputs are poisoned with NaN first and every entry must be written.
  * "cuda/thread" must refuse the operator for degrees other than 1
- * (TPMG_ERROR_UNSUPPORTED). Skipped (exit 77) without a GPU.
+ * (TPMG_ERROR_UNSUPPORTED). Then the operator on every level of grids with a
+ * variable coefficient (tpmg_grid_set_coefficient, the same random values in
+ * [0.1, 10) on both sides), per cell and at the quadrature points, with and
+ * without a reaction, several degrees up to the highest, level 0 of odd cell
+ * counts (3 x 5, 3 x 3 x 5). Skipped (exit 77) without a GPU.
  * TPMG_TEST_GPU_BACKEND=NAME checks the backend NAME instead of the CUDA
  * names (e.g. "cpu/scalar": this test's logic without a GPU).
  * Usage: t801-gpu-level [dim [degree]] limits the cases. */
@@ -26,11 +30,11 @@ static int n_names;
 static tpmg_context *backend_ctx[GPU_VARIANTS];
 static int64_t refused; /* operator cases "cuda/thread" refused, as it must */
 
-/* The operator of level l on both sides of pr: apply and diagonal. Returns
- * without a check where the backend refuses the degree, after checking that
- * it does. */
+/* The operator of level l on both sides of pr: apply, and with `diagonal` the
+ * diagonal. Returns without a check where the backend refuses the degree,
+ * after checking that it does. */
 static void check_operator(const gpu_pair *pr, const char *name, int l, const char *label,
-                           uint64_t *seed) {
+                           int diagonal, uint64_t *seed) {
   tpmg_index n = 0;
   REF_CALL(pr->ctx[0], tpmg_grid_level_size(pr->grid[0], l, &n, NULL));
   tpmg_grid_options go = tpmg_grid_options_default();
@@ -55,7 +59,7 @@ static void check_operator(const gpu_pair *pr, const char *name, int l, const ch
   }
   double *src = gpu_host_data(seed, n, 0), *nan = gpu_host_data(seed, n, 1);
   void *s[2], *d[2];
-  char what[96];
+  char what[160];
   gpu_vectors(pr, n, src, s);
   gpu_vectors(pr, n, nan, d);
   for (int b = 0; b < 2; b++)
@@ -63,12 +67,14 @@ static void check_operator(const gpu_pair *pr, const char *name, int l, const ch
   snprintf(what, sizeof(what), "tpmg_operator_apply %s%s", name, label);
   gpu_compare_written(pr, n, d, what, dim, k, l);
   gpu_destroy(pr, d);
-  gpu_vectors(pr, n, nan, d);
-  for (int b = 0; b < 2; b++)
-    REF_CALL(pr->ctx[b], tpmg_operator_diagonal(op[b], d[b]));
-  snprintf(what, sizeof(what), "tpmg_operator_diagonal %s%s", name, label);
-  gpu_compare_written(pr, n, d, what, dim, k, l);
-  gpu_destroy(pr, d);
+  if (diagonal) {
+    gpu_vectors(pr, n, nan, d);
+    for (int b = 0; b < 2; b++)
+      REF_CALL(pr->ctx[b], tpmg_operator_diagonal(op[b], d[b]));
+    snprintf(what, sizeof(what), "tpmg_operator_diagonal %s%s", name, label);
+    gpu_compare_written(pr, n, d, what, dim, k, l);
+    gpu_destroy(pr, d);
+  }
   gpu_destroy(pr, s);
   for (int b = 0; b < 2; b++)
     tpmg_operator_destroy(&op[b]);
@@ -150,7 +156,7 @@ static void check_bricks(tpmg_context *cpu, tpmg_precision p, int dim, int k, in
   for (int v = 0; v < n_names; v++) {
     pr.ctx[1] = backend_ctx[v];
     pr.grid[1] = ref_grid_create_reaction(backend_ctx[v], dim, k, level, cells, box, c);
-    check_operator(&pr, names[v], level, label, seed);
+    check_operator(&pr, names[v], level, label, 1, seed);
     tpmg_grid_destroy(&pr.grid[1]);
   }
   tpmg_grid_destroy(&pr.grid[0]);
@@ -192,6 +198,38 @@ static void check_bricks_3d(tpmg_context *cpu, tpmg_precision p, int k, uint64_t
   check_bricks(cpu, p, 3, k, levels[k - 1], cells[k - 1], box, ", 3D bricks", seed);
 }
 
+/* The operator on every level of a grid with a variable coefficient in
+ * `layout` and reaction c, each backend against the CPU: coarse cells 3 x 5
+ * (2D) or 3 x 3 x 5 (3D), odd, so that level 0's cell colours have unequal
+ * counts; the coarser levels take the coefficient's means (per cell). */
+static void check_coefficient(tpmg_context *cpu, int dim, int k, tpmg_coefficient_layout layout,
+                              double c, uint64_t *seed) {
+  static const int cells[2][3] = {{3, 5, 1}, {3, 3, 5}};
+  static const double box[6] = {0.0, 1.0, -0.5, 1.0, 0.25, 1.0};
+  const int levels = dim == 2 || k <= 2 ? 2 : 1;
+  tpmg_grid *cpu_grid = ref_grid_create_reaction(cpu, dim, k, levels, cells[dim - 2], box, c);
+  double *a = gpu_coefficient_values(cpu, cpu_grid, layout, seed);
+  REF_CALL(cpu, tpmg_grid_set_coefficient(cpu_grid, layout, a));
+  char label[64];
+  snprintf(label, sizeof(label), ", coefficient %s, c = %g",
+           layout == TPMG_COEFFICIENT_CELLS ? "per cell" : "at quadrature points", c);
+  for (int v = 0; v < n_names; v++) {
+    gpu_pair pr = {{cpu, backend_ctx[v]},
+                   {cpu_grid, ref_grid_create_reaction(backend_ctx[v], dim, k, levels,
+                                                       cells[dim - 2], box, c)},
+                   TPMG_DOUBLE};
+    REF_CALL(pr.ctx[1], tpmg_grid_set_coefficient(pr.grid[1], layout, a));
+    for (int p = 0; p < 2; p++) {
+      pr.p = (tpmg_precision)p;
+      for (int l = 0; l <= levels; l++)
+        check_operator(&pr, names[v], l, label, 0, seed);
+    }
+    tpmg_grid_destroy(&pr.grid[1]);
+  }
+  free(a);
+  tpmg_grid_destroy(&cpu_grid);
+}
+
 int main(int argc, char **argv) {
   n_names = gpu_test_backends(names);
   if (n_names == 0) {
@@ -224,7 +262,7 @@ int main(int argc, char **argv) {
         for (int p = 0; p < 2; p++) {
           pr.p = (tpmg_precision)p;
           for (int l = 0; l <= levels; l++) {
-            check_operator(&pr, names[v], l, "", &seed);
+            check_operator(&pr, names[v], l, "", 1, &seed);
             check_transfer_coarse(&pr, names[v], l, &seed);
             checked++;
           }
@@ -237,6 +275,24 @@ int main(int argc, char **argv) {
           check_bricks_2d(cpu, (tpmg_precision)p, k, &seed);
         else
           check_bricks_3d(cpu, (tpmg_precision)p, k, &seed);
+      }
+    }
+  }
+  /* a variable coefficient: degrees 1, 2, 3, a middle one and the highest;
+   * each layout with and without a reaction over the degrees */
+  static const int coefficient_degrees[2][5] = {{1, 2, 3, 6, TPMG_MAX_DEGREE_2D},
+                                                {1, 2, 3, 5, TPMG_MAX_DEGREE_3D}};
+  for (int dim = 2; dim <= 3; dim++) {
+    if (only_dim && dim != only_dim)
+      continue;
+    for (int i = 0; i < 5; i++) {
+      const int k = coefficient_degrees[dim - 2][i];
+      if (only_degree && k != only_degree)
+        continue;
+      for (int layout = 0; layout < 2; layout++) {
+        check_coefficient(cpu, dim, k, (tpmg_coefficient_layout)layout,
+                          (k + layout) % 2 ? 0.0 : 123.0, &seed);
+        checked++;
       }
     }
   }

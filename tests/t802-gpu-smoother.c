@@ -7,7 +7,12 @@
  * for dim 2 and 3, every degree of the table and both precisions, with a
  * reaction term for every other degree (c = 123 for even k + dim, else 0). No
  * entry may be left NaN. "cuda/thread" must refuse every other degree
- * (TPMG_ERROR_UNSUPPORTED, the message saying degree 1). Skipped (exit 77)
+ * (TPMG_ERROR_UNSUPPORTED, the message saying degree 1). Then GLOBAL (the
+ * only variant on such grids) on every level >= 1 of grids with a variable
+ * coefficient (tpmg_grid_set_coefficient, the same random values in
+ * [0.1, 10) on both sides), per cell and at the quadrature points, with and
+ * without a reaction, several degrees up to the highest: the exact
+ * operator's residual and the patches' surrogate solves. Skipped (exit 77)
  * without a GPU. TPMG_TEST_GPU_BACKEND=NAME checks the backend NAME instead of
  * the CUDA names (e.g. "cpu/scalar": this test's logic without a GPU).
  * Usage: t802-gpu-smoother [dim [global|separate|fused|boundary [degree [level]]]]
@@ -23,9 +28,10 @@ static const char *variant_names[4] = {"global", "separate", "fused", "boundary"
 
 /* One smoother variant on level l of both sides of pr, forward then reverse.
  * Returns 1 if checked, 0 where the backend refuses the degree (after checking
- * that it does, with a message saying degree 1). */
+ * that it does, with a message saying degree 1). label: added to the
+ * messages. */
 static int check_smoother(const gpu_pair *pr, const char *name, int l, int variant,
-                          uint64_t *seed) {
+                          const char *label, uint64_t *seed) {
   tpmg_grid_options go = tpmg_grid_options_default();
   REF_CALL(pr->ctx[0], tpmg_grid_get_options(pr->grid[0], &go));
   const int dim = go.dim, k = go.degree;
@@ -56,9 +62,9 @@ static int check_smoother(const gpu_pair *pr, const char *name, int l, int varia
     for (int reverse = 0; reverse < 2; reverse++) {
       for (int s = 0; s < 2; s++)
         REF_CALL(pr->ctx[s], tpmg_smoother_apply(smoother[s], reverse, b[s], x[s]));
-      char what[96];
-      snprintf(what, sizeof(what), "tpmg_smoother_apply %s %s%s", variant_names[variant], name,
-               reverse ? " reverse" : "");
+      char what[160];
+      snprintf(what, sizeof(what), "tpmg_smoother_apply %s %s%s%s", variant_names[variant], name,
+               label, reverse ? " reverse" : "");
       gpu_compare_written(pr, n, x, what, dim, k, l);
     }
     gpu_destroy(pr, x);
@@ -69,6 +75,44 @@ static int check_smoother(const gpu_pair *pr, const char *name, int l, int varia
   for (int s = 0; s < 2; s++)
     tpmg_smoother_destroy(&smoother[s]);
   return smoother[1] != NULL || status == TPMG_SUCCESS;
+}
+
+/* GLOBAL on every level >= 1 of a grid with a variable coefficient in
+ * `layout` and reaction c, each backend against the CPU (coarse cells 3 x 5
+ * or 3 x 3 x 5; the coarser levels take the coefficient's means). Adds the
+ * cases checked and refused to the counts. */
+static void check_coefficient(tpmg_context *cpu, tpmg_context *const *backend_ctx,
+                              const char *const *names, int n_names, int dim, int k,
+                              tpmg_coefficient_layout layout, double c, uint64_t *seed,
+                              int64_t *checked, int64_t *refused) {
+  static const int cells[2][3] = {{3, 5, 1}, {3, 3, 5}};
+  static const double box[6] = {0.0, 1.0, -0.5, 1.0, 0.25, 1.0};
+  const int levels = dim == 2 || k <= 2 ? 2 : 1;
+  tpmg_grid *cpu_grid = ref_grid_create_reaction(cpu, dim, k, levels, cells[dim - 2], box, c);
+  double *a = gpu_coefficient_values(cpu, cpu_grid, layout, seed);
+  REF_CALL(cpu, tpmg_grid_set_coefficient(cpu_grid, layout, a));
+  char label[64];
+  snprintf(label, sizeof(label), ", coefficient %s, c = %g",
+           layout == TPMG_COEFFICIENT_CELLS ? "per cell" : "at quadrature points", c);
+  for (int v = 0; v < n_names; v++) {
+    gpu_pair pr = {{cpu, backend_ctx[v]},
+                   {cpu_grid, ref_grid_create_reaction(backend_ctx[v], dim, k, levels,
+                                                       cells[dim - 2], box, c)},
+                   TPMG_DOUBLE};
+    REF_CALL(pr.ctx[1], tpmg_grid_set_coefficient(pr.grid[1], layout, a));
+    for (int p = 0; p < 2; p++) {
+      pr.p = (tpmg_precision)p;
+      for (int l = 1; l <= levels; l++) {
+        if (check_smoother(&pr, names[v], l, TPMG_SMOOTHER_GLOBAL, label, seed))
+          (*checked)++;
+        else
+          (*refused)++;
+      }
+    }
+    tpmg_grid_destroy(&pr.grid[1]);
+  }
+  free(a);
+  tpmg_grid_destroy(&cpu_grid);
 }
 
 int main(int argc, char **argv) {
@@ -118,7 +162,7 @@ int main(int argc, char **argv) {
           for (int variant = 0; variant < 4; variant++)
             if (only_variant < 0 || variant == only_variant)
               for (int l = 1; l <= levels; l++) {
-                if (check_smoother(&pr, names[v], l, variant, &seed))
+                if (check_smoother(&pr, names[v], l, variant, "", &seed))
                   checked++;
                 else
                   refused++;
@@ -127,6 +171,22 @@ int main(int argc, char **argv) {
         tpmg_grid_destroy(&pr.grid[1]);
       }
       tpmg_grid_destroy(&pr.grid[0]);
+    }
+  }
+  /* a variable coefficient: GLOBAL only; degrees 1, 2, 3, a middle one and
+   * the highest; each layout with and without a reaction over the degrees */
+  static const int coefficient_degrees[2][5] = {{1, 2, 3, 6, TPMG_MAX_DEGREE_2D},
+                                                {1, 2, 3, 5, TPMG_MAX_DEGREE_3D}};
+  for (int dim = 2; dim <= 3 && (only_variant < 0 || only_variant == TPMG_SMOOTHER_GLOBAL); dim++) {
+    if (only_dim && dim != only_dim)
+      continue;
+    for (int i = 0; i < 5; i++) {
+      const int k = coefficient_degrees[dim - 2][i];
+      if (only_degree && k != only_degree)
+        continue;
+      for (int layout = 0; layout < 2; layout++)
+        check_coefficient(cpu, backend_ctx, names, n_names, dim, k, (tpmg_coefficient_layout)layout,
+                          (k + layout) % 2 ? 0.0 : 123.0, &seed, &checked, &refused);
     }
   }
   REF_CHECK(checked > 0, "no case checked (dim %d, degree %d)", only_dim, only_degree);

@@ -107,7 +107,9 @@ tpmg_status tpmg_context_measure_limits(tpmg_context *ctx, tpmg_device_limits *l
  *  apply or one smoothing step, counted from the code (doc/benchmarks.md). */
 typedef struct {
   const char *kernel;  /**< the kernel's name ("basic", "constant", "tiled", "thread",
-                            "brick"; "cpu" for the CPU backend): a static string */
+                            "brick"; the operator on a grid with a variable coefficient
+                            "cell" or "cell-quadrature"; "cpu" for the CPU backend): a
+                            static string */
   double flops;        /**< floating-point operations, a multiply-add counts 2 */
   double shared_words; /**< words written to and read from shared memory (0 where the
                             kernel keeps its values in registers) */
