@@ -22,6 +22,7 @@ typedef struct {
   int repeat;
   app_distribution distribution;
   int json;
+  int smoother_given;      /* --smoother was given: kept with a coefficient */
   const char *setup;       /* --setup FILE: grid and problem from the file, or NULL */
   const char *write_setup; /* --write-setup FILE, or NULL */
 } options;
@@ -75,11 +76,11 @@ static void print_help(void) {
       "                              SolverGMRES and the paper do\n"
       "  --json                      end the output with one line of JSON\n"
       "  --setup FILE                take the grid and the problem (and its right-hand side\n"
-      "                              vector, if the file holds one) from a setup file; excludes\n"
-      "                              --dim, --degree, --level, --cells, --box, --reaction,\n"
-      "                              --coefficient and --rhs\n"
+      "                              vector and coefficient, if the file holds them) from a\n"
+      "                              setup file; excludes --dim, --degree, --level, --cells,\n"
+      "                              --box, --reaction, --coefficient and --rhs\n"
       "  --write-setup FILE          write the problem's setup with its right-hand side vector\n"
-      "                              to FILE, then solve as usual\n"
+      "                              (and coefficient) to FILE, then solve as usual\n"
       "  --help                      print this help and exit\n"
       "\n"
       "Exit status: 0 solved (see 'converged'), 1 library error or unwritable output,\n"
@@ -94,10 +95,9 @@ static options parse_options(int argc, char **argv) {
       .repeat = 1,
       .distribution = app_distribution_default(),
   };
-  int smoother_given = 0;
   for (int i = 1; i < argc; ++i) {
     const char *arg = argv[i];
-    smoother_given |= app_option_is(arg, "--smoother");
+    o.smoother_given |= app_option_is(arg, "--smoother");
     if (app_problem_option(argc, argv, &i, &o.problem) ||
         app_solver_option(argc, argv, &i, &o.solver) ||
         app_machine_option(argc, argv, &i, &o.machine) ||
@@ -132,10 +132,8 @@ static options parse_options(int argc, char **argv) {
     return o; /* the grid is checked when the file is read */
   }
   app_problem_finish(&o.problem, DEFAULT_TARGET_DOFS);
-  if (o.write_setup && o.problem.coefficient != APP_COEFFICIENT_ONE)
-    app_usage_error("--write-setup: a setup file does not carry a coefficient (--coefficient)");
   /* a variable coefficient: the smoother whose residual is the exact operator's */
-  if (o.problem.coefficient != APP_COEFFICIENT_ONE && !smoother_given)
+  if (o.problem.coefficient != APP_COEFFICIENT_ONE && !o.smoother_given)
     o.solver.smoother = TPMG_SMOOTHER_GLOBAL;
   return o;
 }
@@ -158,6 +156,8 @@ typedef struct {
   const char *backend;      /* the context's backend name */
   const char *transport;    /* how its ranks exchange vectors (tpmg_context_transport) */
   int threads, restart, rhs_from_file;
+  int file_coefficient; /* --setup: the file's grid has a coefficient */
+  tpmg_coefficient_layout file_layout;
   /* the slowest rank's: set-up (the context's included), the context's
    * creation (NCCL's connections on GPUs), the first solve, the fastest */
   double setup_seconds, context_seconds, first_solve_seconds, solve_seconds, l2_error;
@@ -233,6 +233,9 @@ static int create_grid(options *o, run *r) {
   for (int d = 0; d < 3; ++d)
     o->problem.cells[d] = r->grid_options.cells[d];
   r->rhs_from_file = r->rhs_host != NULL;
+  RUN_CALL(r, tpmg_grid_get_coefficient(r->grid, &r->file_coefficient, &r->file_layout));
+  if (r->file_coefficient && !o->smoother_given)
+    o->solver.smoother = TPMG_SMOOTHER_GLOBAL; /* as with --coefficient */
   return 0;
 }
 
@@ -303,8 +306,10 @@ static int setup(options *o, run *r) {
   r->setup_seconds = app_mpi_max(app_now() - start);
   if (o->write_setup) {
     RUN_CALL(r, tpmg_setup_write(r->grid, o->problem.rhs, r->rhs_host, o->write_setup));
-    printf("wrote the setup (grid, rhs %s, right-hand side vector) to %s\n",
-           tpmg_rhs_name(o->problem.rhs), o->write_setup);
+    int coefficient = 0;
+    RUN_CALL(r, tpmg_grid_get_coefficient(r->grid, &coefficient, NULL));
+    printf("wrote the setup (grid, rhs %s, right-hand side vector%s) to %s\n",
+           tpmg_rhs_name(o->problem.rhs), coefficient ? ", coefficient" : "", o->write_setup);
   }
   free(r->rhs_host);
   r->rhs_host = NULL;
@@ -326,6 +331,9 @@ static void print_setup(const options *o, const run *r) {
     char name[64];
     printf(", coefficient %s", app_problem_coefficient_name(&o->problem, name, sizeof name));
   }
+  if (r->file_coefficient)
+    printf(", coefficient from the setup file (%s)",
+           r->file_layout == TPMG_COEFFICIENT_QUADRATURE ? "at the quadrature points" : "per cell");
   if (app_mpi_size() > 1)
     printf(" x %d ranks (slabs along %c, messages by %s)", app_mpi_size(),
            "xyz"[o->problem.dim - 1], r -> transport);
@@ -414,8 +422,12 @@ static void print_json(const options *o, const run *r) {
   app_json_begin(&j);
   app_json_problem(&j, &r->grid_options, (tpmg_index)r->n_global);
   char coefficient[64];
-  app_json_string(&j, "coefficient",
-                  app_problem_coefficient_name(&o->problem, coefficient, sizeof coefficient));
+  if (r->file_coefficient) /* its values only: which function made them is not in the file */
+    snprintf(coefficient, sizeof coefficient, "file:%s",
+             r->file_layout == TPMG_COEFFICIENT_QUADRATURE ? "quadrature" : "cells");
+  else
+    app_problem_coefficient_name(&o->problem, coefficient, sizeof coefficient);
+  app_json_string(&j, "coefficient", coefficient);
   app_json_int(&j, "ranks", app_mpi_size());
   app_json_open(&j, "process_grid", '[');
   for (int d = 0; d < o->problem.dim; ++d)

@@ -583,6 +583,10 @@ else()
   tpmg_cli_test(poisson-setup-vector-solves tpmg-poisson MODE json
                 ARGS --setup ${seeds}/valid-2d-vector.tpmg --json
                 CHECKS "dim == 2" "n_dofs == 9" "rhs == ones" "converged == true")
+  tpmg_cli_test(poisson-setup-coefficient-solves tpmg-poisson MODE json
+                ARGS --setup ${seeds}/valid-2d-coefficient.tpmg --json
+                CHECKS "dim == 2" "n_dofs == 9" "rhs == ones" "smoother == global"
+                       "coefficient == file:quadrature" "converged == true")
 
   # --backend cuda: a clear usage error without a GPU, a converged solve with one.
   tpmg_cli_test(poisson-backend-cuda tpmg-poisson MODE cuda
@@ -680,6 +684,16 @@ else()
                 ARGS --dim 3 --degree 3 --level 2 --precision mixed --solver fmg --json
                 SETUP ${CMAKE_CURRENT_BINARY_DIR}/cli-setup-3d-mixed.tpmg
                 SETUP_ARGS --precision mixed --solver fmg --json)
+  # A coefficient travels too (format version 3): at the quadrature points
+  # (step37, with its sine problem's vector) and per cell (checkerboard); the
+  # smoother defaults to global on both runs.
+  tpmg_cli_test(poisson-setup-step37 tpmg-poisson MODE setup
+                ARGS --dim 2 --degree 3 --level 4 --coefficient step37 --json
+                SETUP ${CMAKE_CURRENT_BINARY_DIR}/cli-setup-step37.tpmg SETUP_ARGS --json)
+  tpmg_cli_test(poisson-setup-checkerboard tpmg-poisson MODE setup
+                ARGS --dim 3 --degree 2 --level 2 --cells 2,1,1 --coefficient checkerboard:100
+                     --rhs one --json
+                SETUP ${CMAKE_CURRENT_BINARY_DIR}/cli-setup-checkerboard.tpmg SETUP_ARGS --json)
 
   # The discretization converges at the rate h^(k+1) in L2.
   tpmg_cli_test(poisson-rate-2d-q2 tpmg-poisson MODE rate

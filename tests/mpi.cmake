@@ -175,7 +175,8 @@ set_tests_properties(mpi-bench-breakdown-np3 PROPERTIES LABELS "mpi;cli" TIMEOUT
                      PASS_REGULAR_EXPRESSION "breakdown: 3D Q2 level 2, [0-9]+ DoFs, GMRES\\(30\\) mixed, [0-9]+ iterations")
 
 # tpmg-poisson --write-setup on one process and on 3 ranks gives the same
-# file, and --setup on 2 ranks the same solve (tests/mpi-setup.cmake)
+# file, and --setup on 2 ranks the same solve (tests/mpi-setup.cmake); with a
+# coefficient at the quadrature points and per cell too
 function(tpmg_mpi_setup_test name)
   string(REPLACE ";" "|" args "${ARGN}")
   string(REPLACE ";" "|" flags "${tpmg_mpiexec_flags}")
@@ -189,6 +190,9 @@ function(tpmg_mpi_setup_test name)
 endfunction()
 tpmg_mpi_setup_test(mpi-setup-poisson-3d --level 3)
 tpmg_mpi_setup_test(mpi-setup-poisson-2d --dim 2 --degree 4 --level 4 --cells 3,2 --box 0,3,-1,1)
+tpmg_mpi_setup_test(mpi-setup-poisson-step37 --dim 2 --degree 3 --level 4 --coefficient step37)
+tpmg_mpi_setup_test(mpi-setup-poisson-checkerboard --dim 2 --degree 3 --level 4 --rhs one
+                    --coefficient checkerboard:10)
 
 # The CUDA backend on P ranks (label gpu-mpi, run by tests/gpu/run-mpi.sh on a
 # machine with several GPUs; skipped, exit 77, without a GPU): t750 and t751

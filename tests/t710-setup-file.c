@@ -7,6 +7,15 @@
  *   documented text; a file without a vector gives *b = NULL.
  * - A solve from the read setup has the same iterations, residual, solution
  *   and L2 error as the solve of the original problem.
+ * - A variable coefficient (format version 3) in both layouts, 2D and 3D:
+ *   the file holds the vector, then the values given to
+ *   tpmg_grid_set_coefficient as little-endian doubles; the read grid has
+ *   the coefficient (written again, the same bytes) and solves the same; rhs
+ *   sine without the vector is refused on writing; a hand-made file with a
+ *   coefficient is read and written back byte for byte, and bad coefficient
+ *   lines and values (a version 2 file, a bad layout or count, a truncated
+ *   block, extra data, non-finite and out-of-range values, rhs sine without
+ *   a vector) are refused naming the file.
  * - Hand-made bad files (missing, empty, not a setup file, another version,
  *   missing, duplicate or unknown keys, malformed or out-of-range values, a
  *   vector of the wrong length, truncated or extra data, non-finite entries)
@@ -95,15 +104,21 @@ typedef struct {
   double *x;
 } solve_record;
 
+/* A solve of A x = b from x = 0 (with a coefficient by the global smoother,
+ * the one variant that takes it). */
 static solve_record solve(tpmg_context *ctx, tpmg_grid *grid, tpmg_rhs rhs, const double *b) {
   tpmg_grid_options o;
   REF_CALL(ctx, tpmg_grid_get_options(grid, &o));
   tpmg_index n = 0;
   REF_CALL(ctx, tpmg_grid_level_size(grid, o.fine_level, &n, NULL));
+  int coefficient = 0;
+  REF_CALL(ctx, tpmg_grid_get_coefficient(grid, &coefficient, NULL));
   solve_record s = {0, 0.0, NAN, ref_malloc(sizeof(double) * (size_t)n)};
   tpmg_solver *solver = NULL;
   tpmg_solver_options options = tpmg_solver_options_default();
   options.tolerance = 1e-10;
+  if (coefficient)
+    options.smoother = TPMG_SMOOTHER_GLOBAL;
   REF_CALL(ctx, tpmg_solver_create(grid, &options, &solver));
   memset(s.x, 0, sizeof(double) * (size_t)n);
   tpmg_solver_result result;
@@ -234,6 +249,220 @@ static void special_values(tpmg_context *ctx) {
   remove(path);
 }
 
+/* ---- a variable coefficient (format version 3) ------------------------------ */
+
+static int exists(const char *path) {
+  struct stat info;
+  return stat(path, &info) == 0;
+}
+
+/* The bytes after the header's "\nend\n" line, or NULL. */
+static unsigned char *after_header(unsigned char *bytes, size_t size) {
+  for (size_t i = 0; i + 5 <= size; ++i)
+    if (memcmp(bytes + i, "\nend\n", 5) == 0)
+      return bytes + i + 5;
+  return NULL;
+}
+
+/* Whether the n doubles at p are x's, little-endian; else a check names where. */
+static int stored_as(const char *what, const unsigned char *p, tpmg_index n, const double *x) {
+  for (tpmg_index i = 0; i < n; ++i) {
+    unsigned char want[8];
+    little_endian_bytes(x[i], want);
+    if (memcmp(p + 8 * i, want, 8) != 0) {
+      REF_CHECK(0, "%s: value %lld is not stored as its 8 little-endian bytes", what, (long long)i);
+      return 0;
+    }
+  }
+  return 1;
+}
+
+/* Whether two files have the same bytes; else a check names where they part. */
+static void same_files(const char *what, const char *a_path, const char *b_path) {
+  size_t n_a = 0, n_b = 0;
+  unsigned char *a = read_bytes(a_path, &n_a), *b = read_bytes(b_path, &n_b);
+  size_t i = 0;
+  while (i < n_a && i < n_b && a[i] == b[i])
+    ++i;
+  REF_CHECK(n_a == n_b && i == n_a, "%s: %s (%zu bytes) and %s (%zu bytes) differ from byte %zu",
+            what, a_path, n_a, b_path, n_b, i);
+  free(a);
+  free(b);
+}
+
+/* The values of a coefficient of `layout` on the whole fine level (*n of
+ * them), smooth and positive, with digits that no decimal holds exactly. */
+static double *coefficient_values(tpmg_context *ctx, tpmg_grid *grid,
+                                  tpmg_coefficient_layout layout, tpmg_index *n) {
+  tpmg_grid_options o;
+  REF_CALL(ctx, tpmg_grid_get_options(grid, &o));
+  *n = 1;
+  for (int d = 0; d < o.dim; ++d)
+    *n *= ((tpmg_index)o.cells[d] << o.fine_level) *
+          (layout == TPMG_COEFFICIENT_QUADRATURE ? o.degree + 1 : 1);
+  double *values = ref_malloc(sizeof(double) * (size_t)*n);
+  for (tpmg_index i = 0; i < *n; ++i)
+    values[i] = 1.0 + 0.75 * sin(0.1 * (double)i + 1.0 / 3);
+  return values;
+}
+
+/* f = 1 and g = prod sin(pi x_d): a right-hand side on a grid with a coefficient. */
+static double one(const double *x, void *data) {
+  (void)x;
+  (void)data;
+  return 1.0;
+}
+static double sine(const double *x, void *data) {
+  (void)data;
+  const double pi = 3.14159265358979323846;
+  return sin(pi * x[0]) * sin(pi * x[1]) * (x[2] != 0.0 ? sin(pi * x[2]) : 1.0);
+}
+
+/* Write a problem with a coefficient, check the file's bytes, read it back,
+ * write the read grid again (the same bytes) and solve both. */
+static void coefficient_round_trip(tpmg_context *ctx, const char *name, int dim, int degree,
+                                   int level, const int cells[3], const double *box,
+                                   tpmg_coefficient_layout layout, tpmg_rhs rhs) {
+  const tpmg_status ARG = TPMG_ERROR_ARGUMENT;
+  char path[256], again[272];
+  path_of(path, sizeof path, name);
+  snprintf(again, sizeof again, "%s.again", path);
+  tpmg_grid *grid = ref_grid_create(ctx, dim, degree, level, cells, box);
+  tpmg_index n_values = 0, n = 0;
+  double *values = coefficient_values(ctx, grid, layout, &n_values);
+  REF_CALL(ctx, tpmg_grid_set_coefficient(grid, layout, values));
+  REF_CALL(ctx, tpmg_grid_level_size(grid, level, &n, NULL));
+  double *b = ref_malloc(sizeof(double) * (size_t)n);
+  if (rhs == TPMG_RHS_SINE) {
+    REF_CALL(ctx, tpmg_problem_rhs_function(grid, one, sine, NULL, TPMG_DOUBLE, b));
+    /* no vector: a reader could not make this right-hand side */
+    tpmg_status status = tpmg_setup_write(grid, rhs, NULL, path);
+    const char *message = tpmg_context_last_error(ctx);
+    REF_CHECK(status == ARG && contains(message, path) &&
+                  contains(message, "needs the right-hand side vector"),
+              "%s: rhs sine with a coefficient and no vector: status %d, message: %s", name,
+              (int)status, message);
+    REF_CHECK(!exists(path), "%s: a refused write left the file %s", name, path);
+  } else {
+    REF_CALL(ctx, tpmg_problem_rhs(grid, rhs, TPMG_DOUBLE, b));
+  }
+  REF_CALL(ctx, tpmg_setup_write(grid, rhs, b, path));
+
+  /* version 3, the coefficient line, then the vector and the values */
+  size_t size = 0;
+  unsigned char *bytes = read_bytes(path, &size);
+  char line[64];
+  snprintf(line, sizeof line, "\ncoefficient %s %lld\nend\n",
+           layout == TPMG_COEFFICIENT_QUADRATURE ? "quadrature" : "cells", (long long)n_values);
+  unsigned char *body = after_header(bytes, size);
+  REF_CHECK(size > 13 && memcmp(bytes, "tpmg-setup 3\n", 13) == 0 && body &&
+                memcmp(body - strlen(line), line, strlen(line)) == 0,
+            "%s: expected a version 3 header ending '%s', got:\n%.*s", name, line + 1,
+            body ? (int)(body - bytes) : 200, (const char *)bytes);
+  REF_CHECK(body && (size_t)(bytes + size - body) == 8 * (size_t)(n + n_values),
+            "%s: expected %lld bytes of vector and coefficient after the header, got %lld", name,
+            (long long)(8 * (n + n_values)), body ? (long long)(bytes + size - body) : -1LL);
+  if (body && (size_t)(bytes + size - body) == 8 * (size_t)(n + n_values)) {
+    stored_as(name, body, n, b);
+    stored_as(name, body + 8 * n, n_values, values);
+  }
+  free(bytes);
+
+  /* read: the grid has the coefficient; written again, the same file */
+  tpmg_grid *read = NULL;
+  tpmg_rhs read_rhs = (tpmg_rhs)77;
+  double *read_b = NULL;
+  REF_CALL(ctx, tpmg_setup_read(ctx, path, &read, &read_rhs, &read_b));
+  int has = 0;
+  tpmg_coefficient_layout read_layout = (tpmg_coefficient_layout)77;
+  REF_CALL(ctx, tpmg_grid_get_coefficient(read, &has, &read_layout));
+  REF_CHECK(has && read_layout == layout && read_rhs == rhs,
+            "%s: read back with coefficient %d, layout %d, rhs %d (expected 1, %d, %d)", name, has,
+            (int)read_layout, (int)read_rhs, (int)layout, (int)rhs);
+  REF_CHECK(read_b && memcmp(read_b, b, sizeof(double) * (size_t)n) == 0,
+            "%s: the vector did not come back bit for bit", name);
+  REF_CALL(ctx, tpmg_setup_write(read, read_rhs, read_b, again));
+  same_files(name, path, again);
+  remove(again);
+
+  /* the same solve */
+  solve_record original = solve(ctx, grid, rhs, b), copy = solve(ctx, read, read_rhs, read_b);
+  REF_CHECK(original.iterations == copy.iterations &&
+                memcmp(&original.residual_norm, &copy.residual_norm, sizeof(double)) == 0,
+            "%s: %d iterations to residual %.17g for the original, %d to %.17g for the read "
+            "setup",
+            name, original.iterations, original.residual_norm, copy.iterations, copy.residual_norm);
+  REF_CHECK(memcmp(original.x, copy.x, sizeof(double) * (size_t)n) == 0, "%s: the solutions differ",
+            name);
+  REF_CHECK(memcmp(&original.l2_error, &copy.l2_error, sizeof(double)) == 0,
+            "%s: L2 error %g for the original, %g for the read setup", name, original.l2_error,
+            copy.l2_error);
+  free(original.x);
+  free(copy.x);
+  free(read_b);
+  REF_CALL(ctx, tpmg_grid_destroy(&read));
+
+  /* without a vector (not for sine): the coefficient alone, and the computed
+   * right-hand side of the read grid is the original's */
+  if (rhs != TPMG_RHS_SINE) {
+    REF_CALL(ctx, tpmg_setup_write(grid, rhs, NULL, path));
+    bytes = read_bytes(path, &size);
+    body = after_header(bytes, size);
+    REF_CHECK(body && (size_t)(bytes + size - body) == 8 * (size_t)n_values &&
+                  stored_as(name, body, n_values, values),
+              "%s: without the vector, expected the %lld values alone after the header", name,
+              (long long)n_values);
+    free(bytes);
+    read_b = (double *)&read_b; /* not NULL */
+    REF_CALL(ctx, tpmg_setup_read(ctx, path, &read, &read_rhs, &read_b));
+    REF_CALL(ctx, tpmg_grid_get_coefficient(read, &has, NULL));
+    REF_CHECK(!read_b && has, "%s: without the vector: *b %p, coefficient %d", name, (void *)read_b,
+              has);
+    double *b_again = ref_malloc(sizeof(double) * (size_t)n);
+    REF_CALL(ctx, tpmg_problem_rhs(read, read_rhs, TPMG_DOUBLE, b_again));
+    REF_CHECK(memcmp(b, b_again, sizeof(double) * (size_t)n) == 0,
+              "%s: the right-hand side of the read grid differs from the original's", name);
+    free(b_again);
+    REF_CALL(ctx, tpmg_grid_destroy(&read));
+  }
+  remove(path);
+  free(values);
+  free(b);
+  REF_CALL(ctx, tpmg_grid_destroy(&grid));
+}
+
+/* The bounds of the values come back bit for bit; the header is the
+ * documented text. */
+static void coefficient_header(tpmg_context *ctx) {
+  char path[256], again[272];
+  path_of(path, sizeof path, "coefficient-header.tpmg");
+  snprintf(again, sizeof again, "%s.again", path);
+  tpmg_grid *grid = ref_grid_create_reaction(ctx, 2, 1, 1, NULL, NULL, 2.5);
+  const double values[4] = {TPMG_MIN_COEFFICIENT, TPMG_MAX_COEFFICIENT, 1.0 / 3,
+                            nextafter(1.0, 2.0)};
+  REF_CALL(ctx, tpmg_grid_set_coefficient(grid, TPMG_COEFFICIENT_CELLS, values));
+  REF_CALL(ctx, tpmg_setup_write(grid, TPMG_RHS_ONE, NULL, path));
+  size_t size = 0;
+  unsigned char *bytes = read_bytes(path, &size);
+  const char *want = "tpmg-setup 3\ndim 2\ndegree 1\nlevel 1\ncells 1 1\nbox 0 1 0 1\nrhs one\n"
+                     "reaction 2.5\nvector none\ncoefficient cells 4\nend\n";
+  const size_t header = strlen(want);
+  REF_CHECK(size == header + 32 && memcmp(bytes, want, header) == 0 &&
+                stored_as("coefficient header", bytes + header, 4, values),
+            "coefficient header: expected\n%s--- and 32 bytes, got %zu bytes:\n%.*s---", want, size,
+            (int)(size < header ? size : header), (const char *)bytes);
+  free(bytes);
+  tpmg_grid *read = NULL;
+  tpmg_rhs rhs;
+  REF_CALL(ctx, tpmg_setup_read(ctx, path, &read, &rhs, NULL));
+  REF_CALL(ctx, tpmg_setup_write(read, rhs, NULL, again));
+  same_files("coefficient header", path, again);
+  REF_CALL(ctx, tpmg_grid_destroy(&read));
+  REF_CALL(ctx, tpmg_grid_destroy(&grid));
+  remove(again);
+  remove(path);
+}
+
 /* ---- bad files -------------------------------------------------------------- */
 
 /* A file of 2D, Q2, level 1 on the unit square: 25 DoFs. */
@@ -320,6 +549,134 @@ static void bad_bytes(bad_state *s, const char *what, const char *bytes, size_t 
   remove(path);
 }
 
+/* The good file of version 3 (2D, Q2, level 1: 4 cells) with a coefficient:
+ * its header with line `replace` (1-based; 0 for none) replaced by
+ * `replacement` (NULL: left out), the vector's 25 doubles 1, 2, ... unless
+ * 'vector none' (with_vector 0), then `n_values` values 1 + i/64 with value
+ * `bad_index` set to `bad_value`, then `extra` bytes. */
+static size_t make_coefficient_file(unsigned char *out, const char *layout_line, int replace,
+                                    const char *replacement, int with_vector, int n_values,
+                                    int bad_index, double bad_value, int extra) {
+  const char *lines[] = {"tpmg-setup 3", "dim 2",    "degree 2",  "level 1",   "cells 1 1",
+                         "box 0 1 0 1",  "rhs sine", "vector 25", layout_line, "end"};
+  size_t used = 0;
+  for (int l = 1; l <= 10; ++l) {
+    const char *line = l == replace ? replacement : lines[l - 1];
+    if (line)
+      used += (size_t)sprintf((char *)out + used, "%s\n", line);
+  }
+  for (int i = 0; i < (with_vector ? GOOD_N : 0); ++i)
+    little_endian_bytes(i + 1.0, out + used + 8 * (size_t)i);
+  used += with_vector ? 8 * GOOD_N : 0;
+  for (int i = 0; i < n_values; ++i)
+    little_endian_bytes(i == bad_index ? bad_value : 1.0 + i / 64.0, out + used + 8 * (size_t)i);
+  used += 8 * (size_t)n_values;
+  for (int i = 0; i < extra; ++i)
+    out[used++] = 'x';
+  return used;
+}
+
+/* One bad file from make_coefficient_file's arguments (per cell). */
+static void bad_coefficient(bad_state *s, const char *what, int replace, const char *replacement,
+                            int with_vector, int n_values, int bad_index, double bad_value,
+                            int extra, const char *needle) {
+  char path[256];
+  path_of(path, sizeof path, "bad.tpmg");
+  unsigned char data[4096];
+  write_bytes(path, data,
+              make_coefficient_file(data, "coefficient cells 4", replace, replacement, with_vector,
+                                    n_values, bad_index, bad_value, extra));
+  expect_refused(s, what, path, TPMG_ERROR_ARGUMENT, needle);
+  remove(path);
+}
+
+/* Hand-made files with a coefficient: good ones are read (and written back
+ * the same), bad ones refused. */
+static void coefficient_files(bad_state *s) {
+  tpmg_context *ctx = s->ctx;
+  char path[256], again[272];
+  path_of(path, sizeof path, "good-coefficient.tpmg");
+  snprintf(again, sizeof again, "%s.again", path);
+  unsigned char data[4096];
+  static const struct {
+    const char *line;
+    int n_values, with_vector, replace;
+    const char *replacement;
+    tpmg_coefficient_layout layout;
+  } good[] = {
+      {"coefficient cells 4", 4, 1, 0, NULL, TPMG_COEFFICIENT_CELLS},
+      {"coefficient quadrature 36", 36, 1, 0, NULL, TPMG_COEFFICIENT_QUADRATURE},
+      /* without a vector (rhs ones: made by tpmg_problem_rhs) */
+      {"coefficient cells 4", 4, 0, 8, "vector none", TPMG_COEFFICIENT_CELLS},
+  };
+  for (int c = 0; c < 3; ++c) {
+    size_t n = make_coefficient_file(data, good[c].line, good[c].replace, good[c].replacement,
+                                     good[c].with_vector, good[c].n_values, -1, 0.0, 0);
+    if (!good[c].with_vector) { /* rhs sine needs the vector */
+      char *rhs = strstr((char *)data, "rhs sine");
+      memcpy(rhs, "rhs ones", 8);
+    }
+    write_bytes(path, data, n);
+    tpmg_grid *grid = NULL;
+    tpmg_rhs rhs = TPMG_RHS_ONE;
+    double *b = NULL;
+    REF_CALL(ctx, tpmg_setup_read(ctx, path, &grid, &rhs, &b));
+    int has = 0;
+    tpmg_coefficient_layout layout = (tpmg_coefficient_layout)77;
+    REF_CALL(ctx, tpmg_grid_get_coefficient(grid, &has, &layout));
+    REF_CHECK(has && layout == good[c].layout && (b != NULL) == good[c].with_vector,
+              "the good file with '%s': coefficient %d, layout %d, b %p", good[c].line, has,
+              (int)layout, (void *)b);
+    REF_CALL(ctx, tpmg_setup_write(grid, rhs, b, again));
+    same_files(good[c].line, path, again);
+    free(b);
+    REF_CALL(ctx, tpmg_grid_destroy(&grid));
+    remove(again);
+  }
+  remove(path);
+
+  const char *versions = "needs format version 3";
+  write_bytes(
+      path, data,
+      make_coefficient_file(data, "coefficient cells 4", 1, "tpmg-setup 2", 1, 4, -1, 0.0, 0));
+  expect_refused(s, "coefficient in version 2", path, TPMG_ERROR_ARGUMENT, versions);
+  remove(path);
+  bad_coefficient(s, "layout cell", 9, "coefficient cell 4", 1, 4, -1, 0, 0,
+                  "coefficient 'cell': expected 'cells' or 'quadrature'");
+  bad_coefficient(s, "no count", 9, "coefficient cells", 1, 4, -1, 0, 0, "got 1 value");
+  bad_coefficient(s, "count text", 9, "coefficient cells four", 1, 4, -1, 0, 0,
+                  "coefficient cells 'four': expected the number of values");
+  bad_coefficient(s, "count -4", 9, "coefficient cells -4", 1, 4, -1, 0, 0, "'-4'");
+  bad_coefficient(s, "count 5", 9, "coefficient cells 5", 1, 5, -1, 0, 0, "has 4 cells");
+  bad_coefficient(s, "quadrature 4", 9, "coefficient quadrature 4", 1, 4, -1, 0, 0,
+                  "4 cells, 9 values each: 36 values");
+  bad_coefficient(s, "duplicate", 10, "coefficient cells 4\nend", 1, 4, -1, 0, 0,
+                  "duplicate key 'coefficient'");
+  bad_coefficient(s, "truncated block", 0, NULL, 1, 3, -1, 0, 4,
+                  "the coefficient is truncated: line 9 announces 4 values (32 bytes), but only "
+                  "28 bytes follow the vector");
+  bad_coefficient(s, "no block", 0, NULL, 1, 0, -1, 0, 0, "only 0 bytes follow the vector");
+  bad_coefficient(s, "extra byte", 0, NULL, 1, 4, -1, 0, 1,
+                  "extra data after the coefficient's 4 values");
+  bad_coefficient(s, "nan value", 0, NULL, 1, 4, 2, NAN, 0,
+                  "coefficient value 2 (cell 2, point 0) is nan");
+  bad_coefficient(s, "inf value", 0, NULL, 1, 4, 3, INFINITY, 0,
+                  "value 3 (cell 3, point 0) is inf");
+  bad_coefficient(s, "zero value", 0, NULL, 1, 4, 0, 0.0, 0, "value 0 (cell 0, point 0) is 0");
+  bad_coefficient(s, "negative value", 0, NULL, 1, 4, 1, -1.0, 0, "is -1: the values must be");
+  bad_coefficient(s, "value 1e16", 0, NULL, 1, 4, 1, 1e16, 0, "is 1e+16");
+  bad_coefficient(s, "value 1e-16", 0, NULL, 1, 4, 1, 1e-16, 0, "is 1e-16");
+  write_bytes(
+      path, data,
+      make_coefficient_file(data, "coefficient quadrature 36", 0, NULL, 1, 36, 20, -INFINITY, 0));
+  expect_refused(s, "quadrature -inf", path, TPMG_ERROR_ARGUMENT,
+                 "coefficient value 20 (cell 2, point 2) is -inf");
+  remove(path);
+  bad_coefficient(s, "sine without vector", 8, "vector none", 0, 4, -1, 0, 0,
+                  "line 7: rhs sine with a coefficient (line 9) needs the right-hand side vector, "
+                  "but line 8 says 'vector none'");
+}
+
 static void bad_files(tpmg_context *ctx) {
   bad_state s = {ctx, 0};
   REF_CALL(ctx, tpmg_context_memory(ctx, &s.memory));
@@ -370,8 +727,8 @@ static void bad_files(tpmg_context *ctx) {
   bad_file(&s, "wrong magic", 1, "tpmg-setp 1", GOOD_N, -1, 0, 0, ARG, "not a tpmg setup file");
   bad_file(&s, "no version", 1, "tpmg-setup", GOOD_N, -1, 0, 0, ARG, "<version>");
   bad_file(&s, "text version", 1, "tpmg-setup one", GOOD_N, -1, 0, 0, ARG, "<version>");
-  bad_file(&s, "version 3", 1, "tpmg-setup 3", GOOD_N, -1, 0, 0, TPMG_ERROR_UNSUPPORTED,
-           "version 3");
+  bad_file(&s, "version 4", 1, "tpmg-setup 4", GOOD_N, -1, 0, 0, TPMG_ERROR_UNSUPPORTED,
+           "version 4");
   bad_file(&s, "version 0", 1, "tpmg-setup 0", GOOD_N, -1, 0, 0, TPMG_ERROR_UNSUPPORTED,
            "version 0");
 
@@ -449,6 +806,7 @@ static void bad_files(tpmg_context *ctx) {
   bad_file(&s, "nan entry", 0, NULL, GOOD_N, 7, NAN, 0, ARG, "entry 7");
   bad_file(&s, "inf entry", 0, NULL, GOOD_N, 0, INFINITY, 0, ARG, "entry 0");
   bad_file(&s, "-inf entry", 0, NULL, GOOD_N, GOOD_N - 1, -INFINITY, 0, ARG, "entry 24");
+  coefficient_files(&s);
 
   /* bad arguments */
   grid = (tpmg_grid *)&grid;
@@ -612,6 +970,16 @@ int main(void) {
   round_trip(ctx, "2d-reaction.tpmg", 2, 2, 3, cells_2d, box_2d, 1.0 / 3e-3, TPMG_RHS_SINE);
   round_trip(ctx, "3d-reaction.tpmg", 3, 2, 2, cells_3d, box_3d, 1e-300, TPMG_RHS_ONE);
   special_values(ctx);
+  /* a variable coefficient (format version 3) */
+  coefficient_round_trip(ctx, "2d-cells.tpmg", 2, 3, 3, cells_2d, box_2d, TPMG_COEFFICIENT_CELLS,
+                         TPMG_RHS_SINE);
+  coefficient_round_trip(ctx, "2d-quadrature.tpmg", 2, 2, 3, NULL, NULL,
+                         TPMG_COEFFICIENT_QUADRATURE, TPMG_RHS_ONE);
+  coefficient_round_trip(ctx, "3d-cells.tpmg", 3, 2, 2, cells_3d, box_3d, TPMG_COEFFICIENT_CELLS,
+                         TPMG_RHS_ONES);
+  coefficient_round_trip(ctx, "3d-quadrature.tpmg", 3, 3, 2, NULL, NULL,
+                         TPMG_COEFFICIENT_QUADRATURE, TPMG_RHS_SINE);
+  coefficient_header(ctx);
 
   /* the header is the documented text */
   char path[256];

@@ -6,6 +6,13 @@
  * - Read on P ranks, it gives every rank the grid options, the problem and
  *   its planes [first, first + count) of the vector, ghosts included, bit
  *   for bit.
+ * - With a variable coefficient (both layouts, 2D and 3D, and one that
+ *   crosses rank 0 in several blocks): the file of P ranks is one process's;
+ *   the file one process wrote, read on P ranks, and the file P ranks wrote,
+ *   read on one process, give grids that write the same file again and solve
+ *   as the grids they were written from (iterations, residual and solution
+ *   bit for bit); a value out of range is reported by the lowest rank that
+ *   reads it.
  * - Failures on some ranks only fail the call on every rank with the same
  *   status and message (the lowest failing rank's), never a hang: a file that
  *   one rank cannot open (it exists in rank 0's directory only), a header
@@ -231,6 +238,220 @@ static void round_trip(tpmg_context *one, tpmg_context *all, const mesh_case *m,
   tpmg_grid_destroy(&grid);
 }
 
+/* ---- a variable coefficient ---------------------------------------------- */
+
+typedef struct {
+  int dim, degree, level, cells[3];
+  tpmg_coefficient_layout layout;
+  int solve; /* also solve (the last case only writes and reads: it is large) */
+} coefficient_case;
+
+static const coefficient_case coefficient_cases[] = {
+    {2, 3, 3, {2, 3, 1}, TPMG_COEFFICIENT_QUADRATURE, 1},
+    {3, 2, 2, {1, 2, 3}, TPMG_COEFFICIENT_CELLS, 1},
+    /* 128^2 cells of 16 values: more than one block of 65536 per rank */
+    {2, 3, 7, {1, 1, 1}, TPMG_COEFFICIENT_QUADRATURE, 0},
+};
+
+/* Value i of the whole level's coefficient (the same on every rank). */
+static double coefficient_value(int64_t i) {
+  return 1.0 + 0.75 * sin(0.1 * (double)i + 1.0 / 3);
+}
+
+/* This rank's owned cells' values (layout: the fine level's), or the whole
+ * level's (whole != 0), as tpmg_grid_set_coefficient takes them; the index
+ * of the first in the whole level in *first, their count in *n. */
+static double *coefficient_part(const coefficient_case *m, const tpmg_level_layout *layout,
+                                int whole, int64_t *first, int64_t *n) {
+  int64_t layer = 1, cells = (layout->n_global[m->dim - 1] - 1) / m->degree;
+  for (int d = 0; d < m->dim; ++d) {
+    if (d < m->dim - 1)
+      layer *= (layout->n_global[d] - 1) / m->degree;
+    if (m->layout == TPMG_COEFFICIENT_QUADRATURE)
+      layer *= m->degree + 1;
+  }
+  *first = whole ? 0 : layout->cell_first * layer;
+  *n = (whole ? cells : layout->cell_end - layout->cell_first) * layer;
+  double *values = ref_malloc(sizeof(double) * (size_t)(*n > 0 ? *n : 1));
+  for (int64_t i = 0; i < *n; ++i)
+    values[i] = coefficient_value(*first + i);
+  return values;
+}
+
+/* The grid of m on ctx with its coefficient (whole: ctx is one process). */
+static tpmg_grid *coefficient_grid(tpmg_context *ctx, const coefficient_case *m, int whole) {
+  tpmg_grid *grid = ref_grid_create(ctx, m->dim, m->degree, m->level, m->cells, NULL);
+  tpmg_level_layout layout;
+  REF_CALL(ctx, tpmg_grid_level_layout(grid, m->level, &layout));
+  int64_t first, n;
+  double *values = coefficient_part(m, &layout, whole, &first, &n);
+  REF_CALL(ctx, tpmg_grid_set_coefficient(grid, m->layout, values));
+  free(values);
+  return grid;
+}
+
+typedef struct {
+  int iterations;
+  double residual_norm;
+  double *x; /* the rank's vector */
+} solve_record;
+
+/* x = 0, then a solve of A x = b (b: this rank's part, n entries) by the
+ * global smoother, the variant that takes a coefficient. */
+static solve_record solve(tpmg_context *ctx, tpmg_grid *grid, int64_t n, const double *b) {
+  solve_record s = {0, 0.0, ref_malloc(sizeof(double) * (size_t)n)};
+  tpmg_solver_options options = tpmg_solver_options_default();
+  options.smoother = TPMG_SMOOTHER_GLOBAL;
+  options.tolerance = 1e-10;
+  tpmg_solver *solver = NULL;
+  REF_CALL(ctx, tpmg_solver_create(grid, &options, &solver));
+  void *vb = ref_vector_create(ctx, TPMG_DOUBLE, n, b);
+  memset(s.x, 0, sizeof(double) * (size_t)n);
+  void *vx = ref_vector_create(ctx, TPMG_DOUBLE, n, s.x);
+  tpmg_solver_result result;
+  REF_CALL(ctx, tpmg_solver_solve(solver, vb, vx, &result));
+  REF_CHECK(result.converged, "solve did not converge: reduction %g", result.residual_reduction);
+  ref_vector_download(ctx, TPMG_DOUBLE, n, vx, s.x);
+  s.iterations = result.iterations;
+  s.residual_norm = result.residual_norm;
+  ref_vector_destroy(ctx, &vx);
+  ref_vector_destroy(ctx, &vb);
+  REF_CALL(ctx, tpmg_solver_destroy(&solver));
+  return s;
+}
+
+/* The grid read from path on ctx solves b as `grid` does, bit for bit; its b
+ * is this rank's part of the file's vector, `b`. */
+static void same_solve(tpmg_context *ctx, tpmg_grid *grid, const char *path, int64_t n,
+                       const double *b, tpmg_coefficient_layout layout, const char *what) {
+  tpmg_grid *read = NULL;
+  tpmg_rhs rhs;
+  double *read_b = NULL;
+  REF_CALL(ctx, tpmg_setup_read(ctx, path, &read, &rhs, &read_b));
+  int has = 0;
+  tpmg_coefficient_layout read_layout = (tpmg_coefficient_layout)77;
+  REF_CALL(ctx, tpmg_grid_get_coefficient(read, &has, &read_layout));
+  REF_CHECK(has && read_layout == layout, "%s: read with coefficient %d, layout %d (expected %d)",
+            what, has, (int)read_layout, (int)layout);
+  REF_CHECK(read_b && memcmp(read_b, b, sizeof(double) * (size_t)n) == 0,
+            "%s: rank %d's part of the vector did not come back bit for bit", what, rank);
+  solve_record original = solve(ctx, grid, n, b), again = solve(ctx, read, n, read_b);
+  REF_CHECK(original.iterations == again.iterations &&
+                memcmp(&original.residual_norm, &again.residual_norm, sizeof(double)) == 0,
+            "%s: %d iterations to residual %.17g from the original grid, %d to %.17g from the "
+            "file",
+            what, original.iterations, original.residual_norm, again.iterations,
+            again.residual_norm);
+  int64_t i = 0;
+  while (i < n && memcmp(&original.x[i], &again.x[i], sizeof(double)) == 0)
+    ++i;
+  REF_CHECK(i == n, "%s: rank %d's solutions differ from local entry %lld on", what, rank,
+            (long long)i);
+  free(original.x);
+  free(again.x);
+  free(read_b);
+  tpmg_grid_destroy(&read);
+}
+
+/* Rank 0: whether two files have the same bytes. */
+static void same_files(const char *what, const char *a_path, const char *b_path) {
+  if (rank != 0)
+    return;
+  size_t n_a = 0, n_b = 0;
+  unsigned char *a = read_bytes(a_path, &n_a), *b = read_bytes(b_path, &n_b);
+  size_t i = 0;
+  while (i < n_a && i < n_b && a[i] == b[i])
+    ++i;
+  REF_CHECK(n_a == n_b && i == n_a, "%s: %s (%zu bytes) and %s (%zu bytes) differ from byte %zu",
+            what, a_path, n_a, b_path, n_b, i);
+  free(a);
+  free(b);
+}
+
+static void coefficient_round_trip(tpmg_context *one, tpmg_context *all, const coefficient_case *m,
+                                   int c) {
+  char what[64], path_one[128], path_all[128], path_again[128];
+  snprintf(what, sizeof what, "coefficient case %d on %d ranks", c, size);
+  snprintf(path_one, sizeof path_one, "%s/coef%d.one", directory, c);
+  snprintf(path_all, sizeof path_all, "%s/coef%d.all", directory, c);
+  snprintf(path_again, sizeof path_again, "%s/coef%d.again", directory, c);
+  tpmg_grid *grid = coefficient_grid(all, m, 0), *grid_one = NULL;
+  tpmg_level_layout layout;
+  REF_CALL(all, tpmg_grid_level_layout(grid, m->level, &layout));
+  int64_t n_whole = layout.n_global[0] * layout.n_global[1] * layout.n_global[2];
+  int64_t n_local = layout.count * layout.plane;
+  double *whole = random_whole(n_whole);
+  const double *local = whole + layout.first * layout.plane; /* ghosts included */
+
+  /* written by one process and by P ranks: the same bytes */
+  if (rank == 0) {
+    grid_one = coefficient_grid(one, m, 1);
+    REF_CALL(one, tpmg_setup_write(grid_one, TPMG_RHS_ONE, whole, path_one));
+  }
+  REF_CALL(all, tpmg_setup_write(grid, TPMG_RHS_ONE, local, path_all));
+  MPI_Barrier(MPI_COMM_WORLD);
+  same_files(what, path_one, path_all);
+
+  /* one process's file read on P ranks: written again, the same file */
+  tpmg_grid *read = NULL;
+  tpmg_rhs rhs;
+  double *read_b = NULL;
+  REF_CALL(all, tpmg_setup_read(all, path_one, &read, &rhs, &read_b));
+  REF_CALL(all, tpmg_setup_write(read, rhs, read_b, path_again));
+  MPI_Barrier(MPI_COMM_WORLD);
+  same_files(what, path_one, path_again);
+  free(read_b);
+  tpmg_grid_destroy(&read);
+
+  if (m->solve) {
+    /* and solved as the grids they were written from */
+    char how[96];
+    snprintf(how, sizeof how, "%s, one process's file", what);
+    same_solve(all, grid, path_one, n_local, local, m->layout, how);
+    if (rank == 0) {
+      snprintf(how, sizeof how, "%s, read on one process", what);
+      same_solve(one, grid_one, path_all, n_whole, whole, m->layout, how);
+    }
+  }
+  tpmg_grid_destroy(&grid_one);
+  tpmg_grid_destroy(&grid);
+  free(whole);
+}
+
+/* A value out of range in a middle cell: the lowest rank that owns it says so. */
+static void coefficient_failure(tpmg_context *all) {
+  const coefficient_case *m = &coefficient_cases[0];
+  char good[128], path[128], want[160];
+  snprintf(good, sizeof good, "%s/coef0.all", directory);
+  path_of(path, sizeof path, directory, "coef-bad");
+  tpmg_grid *grid = ref_grid_create(all, m->dim, m->degree, m->level, m->cells, NULL);
+  tpmg_level_layout layout;
+  REF_CALL(all, tpmg_grid_level_layout(grid, m->level, &layout));
+  int64_t first, n, n_whole;
+  free(coefficient_part(m, &layout, 1, &first, &n_whole));
+  free(coefficient_part(m, &layout, 0, &first, &n));
+  const int64_t per_cell = (m->degree + 1) * (m->degree + 1);
+  const int64_t bad = n_whole / 2 + 5; /* a middle cell's point 5 */
+  int lowest = first <= bad && bad < first + n ? rank : size;
+  MPI_Allreduce(MPI_IN_PLACE, &lowest, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  tpmg_grid_destroy(&grid);
+  if (rank == 0) {
+    size_t n_bytes = 0;
+    unsigned char *bytes = read_bytes(good, &n_bytes);
+    double big = 2e15; /* beyond TPMG_MAX_COEFFICIENT; stored little-endian */
+    uint64_t bits;
+    memcpy(&bits, &big, 8);
+    for (int i = 0; i < 8; ++i)
+      bytes[n_bytes - 8 * (size_t)(n_whole - bad) + (size_t)i] = (unsigned char)(bits >> (8 * i));
+    write_bytes(path, bytes, n_bytes);
+    free(bytes);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  snprintf(want, sizeof want, "coefficient value %lld (cell %lld, point %lld) is 2e+15",
+           (long long)bad, (long long)(bad / per_cell), (long long)(bad % per_cell));
+  read_fails(all, path, TPMG_ERROR_ARGUMENT, lowest, want, "coefficient value out of range");
+}
+
 /* ---- failures on some ranks ---------------------------------------------- */
 
 static void read_failures(tpmg_context *all) {
@@ -434,6 +655,9 @@ int main(int argc, char **argv) {
   tpmg_context *all = mref_context_create(1);
   for (int c = 0; c < (int)(sizeof cases / sizeof cases[0]); ++c)
     round_trip(one, all, &cases[c], c);
+  for (int c = 0; c < (int)(sizeof coefficient_cases / sizeof coefficient_cases[0]); ++c)
+    coefficient_round_trip(one, all, &coefficient_cases[c], c);
+  coefficient_failure(all);
   read_failures(all);
   write_failures(all);
   if (one)
@@ -448,7 +672,10 @@ int main(int argc, char **argv) {
         "case0-vector.one", "case0-vector.all", "case0-none.one", "case0-none.all",
         "case1-vector.one", "case1-vector.all", "case1-none.one", "case1-none.all",
         "case2-vector.one", "case2-vector.all", "case2-none.one", "case2-none.all",
-        "nan-middle",       "truncated",        "nan-write",      "b-on-some"};
+        "nan-middle",       "truncated",        "nan-write",      "b-on-some",
+        "coef0.one",        "coef0.all",        "coef0.again",    "coef1.one",
+        "coef1.all",        "coef1.again",      "coef2.one",      "coef2.all",
+        "coef2.again",      "coef-bad"};
     remove_directory(directory, files, (int)(sizeof files / sizeof files[0]));
   }
   int code = mref_exit_code("t753-mpi-setup");

@@ -457,7 +457,9 @@ typedef enum {
  *    variants are refused (TPMG_ERROR_UNSUPPORTED) on such a grid.
  *  Memory: every level keeps a value per cell of this rank's box in both
  *  precisions; the finest level with QUADRATURE (k+1)^dim per cell. During
- *  the call every rank holds the whole finest level's cell means once.
+ *  the call every rank holds the whole finest level's cell means once. The
+ *  finest level's values in double are the given ones, bit for bit, so
+ *  tpmg_setup_write writes them from there: no other copy is kept.
  *  @return TPMG_ERROR_ARGUMENT for a bad layout, NULL values, a value out of
  *  range (naming the rank, the cell and the value), a grid already in use or
  *  with a coefficient. Every rank returns the same status. A backend without
@@ -465,6 +467,14 @@ typedef enum {
  *  (TPMG_ERROR_UNSUPPORTED at their creation), as for any level it lacks. */
 tpmg_status tpmg_grid_set_coefficient(tpmg_grid *grid, tpmg_coefficient_layout layout,
                                       const double *values);
+
+/** Whether the grid has a variable coefficient (tpmg_grid_set_coefficient),
+ *  and its layout.
+ *  @param[out] has    1 with a coefficient, 0 without
+ *  @param[out] layout its layout where *has is 1 (else unchanged); may be NULL
+ *  @return TPMG_ERROR_ARGUMENT for a NULL grid or has */
+tpmg_status tpmg_grid_get_coefficient(const tpmg_grid *grid, int *has,
+                                      tpmg_coefficient_layout *layout);
 
 /** The coordinates of the quadrature points of QGauss(k+1) on the cell of
  *  indices cell[0..dim-1] of the finest level (global indices): points[q * 3 +
@@ -951,36 +961,49 @@ const char *tpmg_precision_name(tpmg_precision value);
 /* Setup files                                                               */
 /* ------------------------------------------------------------------------ */
 
-/* A setup file holds one problem: the grid's options, the test problem (tpmg_rhs)
- * and optionally the finest level's right-hand side vector, so that a problem
- * built elsewhere (by a deal.II program through the bridge) can be solved by
- * `tpmg-poisson --setup FILE` with the same result. The format: a text header
- * ("tpmg-setup 1", then the lines dim, degree, level, cells, box, rhs, vector
- * and "end"), then the vector as binary little-endian doubles; doc/design.md
- * gives the details. Problems with a file (one that cannot be opened, read or
- * written, or whose contents are malformed) return TPMG_ERROR_ARGUMENT with a
- * message naming the file and what is wrong.
+/* A setup file holds one problem: the grid's options, the test problem (tpmg_rhs),
+ * optionally the finest level's right-hand side vector and the grid's variable
+ * coefficient (tpmg_grid_set_coefficient), so that a problem built elsewhere
+ * (by a deal.II program through the bridge) can be solved by `tpmg-poisson
+ * --setup FILE` with the same result. The format: a text header ("tpmg-setup
+ * V", then the lines dim, degree, level, cells, box, rhs, reaction (if not 0),
+ * vector, coefficient (if the grid has one) and "end"), then the vector and
+ * the coefficient's values as binary little-endian doubles; doc/design.md
+ * gives the details. V is the lowest format version that holds the problem:
+ * 1, 2 with a reaction, 3 with a coefficient; every version is read.
+ * Problems with a file (one that cannot be opened, read or written, or whose
+ * contents are malformed) return TPMG_ERROR_ARGUMENT with a message naming the
+ * file and what is wrong.
  *
  * On a context of P > 1 ranks both calls are collective, and the file is the
  * same, byte for byte, whatever P: it holds the whole fine level in its
  * lexicographic order. Each rank passes and receives the part of the vector
  * that its level vectors hold (tpmg_grid_level_layout of the fine level: the
  * planes [first, first + count), count * plane doubles, tpmg_grid_level_size's
- * n_dofs). A failure on one rank only (a file that one rank cannot open, a
- * non-finite entry on one rank's part) fails the call on every rank with the
- * same status and the message of the lowest failing rank, prefixed "rank R of
- * P: ". */
+ * n_dofs); the coefficient travels with the grid. A failure on one rank only
+ * (a file that one rank cannot open, a non-finite entry on one rank's part)
+ * fails the call on every rank with the same status and the message of the
+ * lowest failing rank, prefixed "rank R of P: ". */
 
 /** Write a setup file: the grid's options (dim, degree, fine level, coarse
- *  cells, box, reaction), the test problem and, optionally, the fine level's
- *  right-hand side vector. Doubles are written exactly (the box as 17
- *  significant digits, the vector in binary). An existing file is replaced; if
- *  writing fails part way, the partial file is removed.
- *  @param[in] grid the grid; only its options are written
+ *  cells, box, reaction), the test problem, optionally the fine level's
+ *  right-hand side vector, and the grid's variable coefficient if it has one.
+ *  Doubles are written exactly (the box as 17 significant digits, the vector
+ *  and the coefficient in binary). An existing file is replaced; if writing
+ *  fails part way, the partial file is removed.
+ *  The coefficient is the values given to tpmg_grid_set_coefficient, in its
+ *  layout, bit for bit: read back from the grid's own copy of the finest
+ *  level (its backend memory, in blocks), so a grid keeps nothing extra for
+ *  this call; the call takes a block of 65536 doubles (512 KiB) of host memory
+ *  on each rank that holds a part of the coefficient, or receives the other
+ *  ranks' parts (rank 0).
+ *  @param[in] grid the grid: its options and its coefficient are written
  *  @param[in] rhs  the test problem (TPMG_RHS_ONE, TPMG_RHS_SINE or
  *                  TPMG_RHS_ONES): its exact solution is the reference of the L2
  *                  error (SINE only), and when the file holds no vector its
- *                  right-hand side, made by tpmg_problem_rhs, is the one solved
+ *                  right-hand side, made by tpmg_problem_rhs, is the one solved;
+ *                  with a coefficient, where tpmg_problem_rhs refuses
+ *                  TPMG_RHS_SINE, SINE needs b
  *  @param[in] b    NULL, or the fine level's right-hand side: n_dofs doubles in
  *                  host memory (whatever the context's backend), in the level's
  *                  lexicographic order with the Dirichlet entries holding g,
@@ -1004,24 +1027,31 @@ const char *tpmg_precision_name(tpmg_precision value);
  *                  other ranks' path is only checked for being non-empty.
  *  @return TPMG_ERROR_ARGUMENT for a NULL grid or path, an unknown rhs, a
  *  non-finite entry of b (naming its index, and with P ranks its index in the
- *  whole fine level), a file that cannot be written (naming the path and the
- *  system's reason), or ranks that disagree on rhs or on whether b is NULL;
- *  TPMG_ERROR_MEMORY if rank 0 cannot allocate its receive block. With P ranks
- *  every rank returns the same status (see above). */
+ *  whole fine level), TPMG_RHS_SINE without b on a grid with a coefficient, a
+ *  file that cannot be written (naming the path and the system's reason), or
+ *  ranks that disagree on rhs or on whether b is NULL; TPMG_ERROR_MEMORY if a
+ *  rank cannot allocate its block. With P ranks every rank returns the same
+ *  status (see above). */
 tpmg_status tpmg_setup_write(const tpmg_grid *grid, tpmg_rhs rhs, const double *b,
                              const char *path);
 
 /** Read a setup file written by tpmg_setup_write (or by hand in its format)
- *  and create its grid. The header is checked line by line (magic and version,
- *  every key exactly once, values of the right form and count), the grid
- *  options by tpmg_grid_create, and the vector for its length (that of the
- *  fine level), for missing or extra bytes and for non-finite entries. The
- *  vector is checked even when b is NULL.
+ *  and create its grid, with the file's coefficient set
+ *  (tpmg_grid_set_coefficient) if it holds one. The header is checked line by
+ *  line (magic and version, every key exactly once, values of the right form
+ *  and count), the grid options by tpmg_grid_create, the vector for its length
+ *  (that of the fine level) and for non-finite entries, the coefficient for
+ *  its length (the fine level's cells, times (k+1)^dim for QUADRATURE) and
+ *  for values that are not finite or outside [TPMG_MIN_COEFFICIENT,
+ *  TPMG_MAX_COEFFICIENT] (naming the value's index, cell and point), and the
+ *  file for missing or extra bytes. The vector is checked even when b is
+ *  NULL. A file with a coefficient and rhs sine must hold the vector.
  *  With P ranks every rank opens and reads the file itself (a file system
  *  that every rank sees alike is assumed): the header, then only the planes
- *  that its level vectors hold (together the whole vector: every entry is
- *  still checked); the rank whose planes end the vector checks the file's end.
- *  The ranks agree on the header before creating the grid.
+ *  that its level vectors hold and the coefficient of the cells it owns
+ *  (together the whole file: every entry is still checked); the rank whose
+ *  part ends the file checks the file's end. The ranks agree on the header
+ *  before creating the grid.
  *  @param[in]  ctx  the context the grid is created on
  *  @param[in]  path the file to read (by every rank); a regular file (a
  *                   directory, a device or a pipe is refused, without waiting
@@ -1038,9 +1068,10 @@ tpmg_status tpmg_setup_write(const tpmg_grid *grid, tpmg_rhs rhs, const double *
  *                   vector as is
  *  @return TPMG_ERROR_ARGUMENT for a NULL argument, a file that cannot be read
  *  or is malformed (the message names the path, the line and the value);
- *  TPMG_ERROR_UNSUPPORTED for another version of the format; any status of
- *  tpmg_grid_create (its message after the path); TPMG_ERROR_MEMORY if the
- *  vector cannot be allocated. With P ranks every rank returns the same
+ *  TPMG_ERROR_UNSUPPORTED for a format version it does not read (0, or above
+ *  3); any status of tpmg_grid_create and tpmg_grid_set_coefficient (its message after the
+ *  path); TPMG_ERROR_MEMORY if the vector or the coefficient cannot be
+ *  allocated. With P ranks every rank returns the same
  *  status (see above), also TPMG_ERROR_ARGUMENT where the ranks read headers
  *  that differ. On failure nothing is allocated, *grid is NULL, *b is NULL
  *  (where b is not NULL) and *rhs is unchanged. */

@@ -301,6 +301,33 @@ tpmg_status tpmg_grid_set_coefficient(tpmg_grid *grid, tpmg_coefficient_layout l
   return status;
 }
 
+tpmg_status tpmg_grid_get_coefficient(const tpmg_grid *grid, int *has,
+                                      tpmg_coefficient_layout *layout) {
+  if (!grid)
+    return TPMG_ERROR_ARGUMENT;
+  TPMG_CHECK(grid->ctx, has, TPMG_ERROR_ARGUMENT, "has is NULL");
+  *has = grid->levels[grid->n_levels - 1].coefficient[0] != NULL;
+  if (*has && layout)
+    *layout = grid->coefficient_layout;
+  return TPMG_SUCCESS;
+}
+
+void tpmg_coefficient_owned(const tpmg_grid *grid, const void **values, tpmg_index *n) {
+  const int L = grid->n_levels - 1;
+  const tpmg_part *part = &grid->part[L];
+  *values = NULL;
+  *n = 0;
+  if (!grid->levels[L].coefficient[0])
+    return;
+  const int quadrature = grid->coefficient_layout == TPMG_COEFFICIENT_QUADRATURE;
+  const tpmg_index layer = plane_cells(&grid->levels[L]) * (quadrature ? points_per_cell(grid) : 1);
+  const tpmg_index below = part->cell_first - part->first / grid->options.degree;
+  const char *block =
+      quadrature ? grid->quadrature_block[TPMG_DOUBLE] : grid->coefficient_block[L][TPMG_DOUBLE];
+  *values = block + (size_t)(below * layer) * sizeof(double);
+  *n = (part->cell_end - part->cell_first) * layer;
+}
+
 tpmg_status tpmg_grid_quadrature_points(const tpmg_grid *grid, const tpmg_index cell[3],
                                         double *points) {
   if (!grid) return TPMG_ERROR_ARGUMENT;

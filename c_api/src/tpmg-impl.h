@@ -127,6 +127,13 @@ struct tpmg_grid {
 tpmg_status tpmg_grid_level_data(tpmg_grid *grid, int l);
 /* Free what tpmg_grid_set_coefficient allocated (tpmg-coefficient.c). */
 void tpmg_coefficient_free(tpmg_grid *grid);
+/* This rank's owned values as given to tpmg_grid_set_coefficient, bit for bit,
+ * in backend memory (the owned cells of the finest box's double block:
+ * QUADRATURE keeps the values themselves, CELLS a cell's mean of its one
+ * value, which is that value): *n doubles from *values, in the caller's
+ * order. *values = NULL and *n = 0 on a grid without a coefficient. For
+ * tpmg_setup_write, which writes them. */
+void tpmg_coefficient_owned(const tpmg_grid *grid, const void **values, tpmg_index *n);
 
 /* Validated access for the object files, the one place where a user's level
  * number (0 = the coarse mesh as given) becomes an index into grid->levels:

@@ -1,9 +1,10 @@
 /* Setup files: one problem (grid options, manufactured problem, optionally the
- * finest level's right-hand side) written by one program and read by another,
- * e.g. made by a deal.II program and solved by tpmg-poisson on a machine
- * without deal.II. A text header of "key value" lines, then the vector as
- * binary little-endian doubles, so that it comes back bit for bit. The format
- * is described in doc/design.md ("Setup files"). */
+ * finest level's right-hand side and its variable coefficient) written by one
+ * program and read by another, e.g. made by a deal.II program and solved by
+ * tpmg-poisson on a machine without deal.II. A text header of "key value"
+ * lines, then the vector and the coefficient as binary little-endian doubles,
+ * so that they come back bit for bit. The format is described in
+ * doc/design.md ("Setup files"). */
 #define _XOPEN_SOURCE 700 /* POSIX 2008 with realpath: fileno, fstat, fdopen, fsync, strdup */
 
 #include <errno.h>
@@ -19,9 +20,11 @@
 #include "tpmg-impl.h"
 
 #define SETUP_MAGIC "tpmg-setup"
-/* Version 2 adds the key 'reaction' (tpmg_grid_options.reaction); a problem
- * without one is written as version 1, which older readers take. */
-#define SETUP_VERSION 2
+/* Version 2 adds the key 'reaction' (tpmg_grid_options.reaction), version 3
+ * the key 'coefficient' (tpmg_grid_set_coefficient's values after the
+ * vector); a file is written in the lowest version that holds its problem,
+ * which older readers take. */
+#define SETUP_VERSION 3
 #define SETUP_LINE_MAX 256 /* characters of a header line, without its newline */
 #define SETUP_TOKENS_MAX 8 /* a key and up to 6 values, one more to detect excess */
 #define SETUP_CHUNK 1024   /* doubles per read or write through a buffer */
@@ -35,11 +38,25 @@ enum {
   KEY_BOX,
   KEY_RHS,
   KEY_VECTOR,
-  KEY_REACTION, /* optional, version 2 on */
+  KEY_REACTION,    /* optional, version 2 on */
+  KEY_COEFFICIENT, /* optional, version 3 on */
   N_KEYS
 };
-static const char *const key_names[N_KEYS] = {"dim", "degree", "level",  "cells",
-                                              "box", "rhs",    "vector", "reaction"};
+static const char *const key_names[N_KEYS] = {"dim", "degree", "level",    "cells",      "box",
+                                              "rhs", "vector", "reaction", "coefficient"};
+/* The layouts' names on the 'coefficient' line, by tpmg_coefficient_layout. */
+static const char *const layout_names[2] = {"cells", "quadrature"};
+
+/* The values of a coefficient of `layout` on the whole finest level. */
+static tpmg_index coefficient_count(const tpmg_grid *grid, tpmg_coefficient_layout layout) {
+  const tpmg_level *fine = &grid->global[grid->n_levels - 1];
+  tpmg_index n = 1, per_cell = 1;
+  for (int d = 0; d < grid->options.dim; ++d) {
+    n *= fine->cells[d];
+    per_cell *= layout == TPMG_COEFFICIENT_QUADRATURE ? grid->options.degree + 1 : 1;
+  }
+  return n * per_cell;
+}
 
 static int host_is_little_endian(void) {
   const uint16_t one = 1;
@@ -86,7 +103,7 @@ typedef struct {
   int replaces;    /* the target exists (and is a regular file) */
   char *target;    /* the path, or the file its symbolic link names (malloc) */
   char *temporary; /* the file written, renamed onto target when complete (malloc) */
-  double *block;
+  double *block;   /* SETUP_BLOCK doubles: another rank's block, or backend data on the host */
 } setup_writer;
 
 /* Rank 0: refuse a target that exists and is no regular file (opening a pipe
@@ -145,6 +162,11 @@ static tpmg_status check_write(const tpmg_grid *grid, tpmg_rhs rhs, const double
              path ? "empty" : "NULL");
   TPMG_CHECK(ctx, tpmg_rhs_name(rhs), TPMG_ERROR_ARGUMENT,
              "setup file '%s': unknown right-hand side %d", path, (int)rhs);
+  /* a reader could not make this right-hand side: tpmg_problem_rhs refuses it */
+  TPMG_CHECK(ctx, b || rhs != TPMG_RHS_SINE || !grid->levels[L].coefficient[0], TPMG_ERROR_ARGUMENT,
+             "setup file '%s': rhs sine on a grid with a variable coefficient needs the "
+             "right-hand side vector b (tpmg_problem_rhs makes none there), b is NULL",
+             path);
   if (!b)
     return TPMG_SUCCESS;
   /* the owned entries only: ghosts are scratch and not written */
@@ -172,8 +194,14 @@ static tpmg_status write_header(const tpmg_grid *grid, tpmg_rhs rhs, int with_ve
   TPMG_CALL(open_writer(grid->ctx, path, w));
   w->ok = 1;
   /* %.17g gives every double back exactly through strtod */
-  fprintf(w->f, "%s %d\ndim %d\ndegree %d\nlevel %d\ncells", SETUP_MAGIC,
-          o->reaction != 0.0 ? SETUP_VERSION : 1, o->dim, o->degree, o->fine_level);
+  const int coefficient = grid->levels[grid->n_levels - 1].coefficient[0] != NULL;
+  int version = 1; /* the lowest that holds the problem */
+  if (o->reaction != 0.0)
+    version = 2;
+  if (coefficient)
+    version = 3;
+  fprintf(w->f, "%s %d\ndim %d\ndegree %d\nlevel %d\ncells", SETUP_MAGIC, version, o->dim,
+          o->degree, o->fine_level);
   for (int d = 0; d < o->dim; ++d)
     fprintf(w->f, " %d", o->cells[d]);
   fprintf(w->f, "\nbox");
@@ -183,9 +211,13 @@ static tpmg_status write_header(const tpmg_grid *grid, tpmg_rhs rhs, int with_ve
   if (o->reaction != 0.0)
     fprintf(w->f, "reaction %.17g\n", o->reaction);
   if (with_vector)
-    fprintf(w->f, "vector %lld\nend\n", (long long)grid->global[grid->n_levels - 1].n_dofs);
+    fprintf(w->f, "vector %lld\n", (long long)grid->global[grid->n_levels - 1].n_dofs);
   else
-    fprintf(w->f, "vector none\nend\n");
+    fprintf(w->f, "vector none\n");
+  if (coefficient)
+    fprintf(w->f, "coefficient %s %lld\n", layout_names[grid->coefficient_layout],
+            (long long)coefficient_count(grid, grid->coefficient_layout));
+  fprintf(w->f, "end\n");
   if (ferror(w->f)) {
     w->ok = 0;
     w->error = errno;
@@ -201,35 +233,59 @@ static void write_doubles(setup_writer *w, tpmg_index n, const double *x) {
   }
 }
 
-/* The owned planes of every rank in rank order, i.e. the whole fine level in
- * lexicographic order: rank 0 writes its own, then receives each other rank's
- * in blocks of SETUP_BLOCK doubles and writes them, so that it never holds
- * more than one block of another rank's. After an I/O error rank 0 keeps
- * receiving, so that no rank waits forever. */
-static tpmg_status write_gathered(const tpmg_grid *grid, const double *b, setup_writer *w) {
+/* The next `count` doubles of this rank's part for writing or sending: in
+ * place where the part is host memory; else downloaded from backend memory
+ * into w->block. A failed download is kept in *status and the block still
+ * goes out (so that no rank waits forever for it); the write fails later. */
+static const double *part_block(const tpmg_grid *grid, const void *part, int backend,
+                                tpmg_index start, tpmg_index count, setup_writer *w,
+                                tpmg_status *status) {
+  const double *src = (const double *)part + start;
+  if (!backend)
+    return src;
+  tpmg_status s =
+      grid->ctx->ops->download(grid->ctx, w->block, src, (size_t)count * sizeof(double));
+  if (s != TPMG_SUCCESS && *status == TPMG_SUCCESS)
+    *status = s;
+  return w->block;
+}
+
+/* Every rank's n doubles of `part` in rank order (the vector's owned planes:
+ * the whole fine level in lexicographic order; the coefficient's owned
+ * cells: the whole level's values in order): rank 0 writes its own, then
+ * receives each other rank's in blocks of SETUP_BLOCK doubles and writes
+ * them, so that it never holds more than one block of another rank's. `part`
+ * is host memory, or backend memory (backend != 0) that goes out in blocks
+ * through w->block. After an I/O error rank 0 keeps receiving, so that no
+ * rank waits forever. `whole`: the finest level is not distributed (every
+ * rank holds all of it), rank 0 writes it alone. */
+static tpmg_status write_gathered(const tpmg_grid *grid, tpmg_index n, const void *part,
+                                  int backend, setup_writer *w) {
   tpmg_context *ctx = grid->ctx;
-  int L = grid->n_levels - 1;
-  const tpmg_part *part = &grid->part[L];
-  tpmg_index offset, n;
-  tpmg_partition_owned(grid, L, &offset, &n);
-  if (!part->distributed || ctx->size == 1) {
-    if (ctx->rank == 0)
-      write_doubles(w, n, b + offset);
+  const int whole = !grid->part[grid->n_levels - 1].distributed || ctx->size == 1;
+  tpmg_status status = TPMG_SUCCESS;
+  if (ctx->rank != 0 && whole)
     return TPMG_SUCCESS;
-  }
-  if (ctx->rank != 0) {
+  if (ctx->rank == 0 && !backend) {
+    write_doubles(w, n, part);
+  } else if (ctx->rank == 0) {
+    for (tpmg_index start = 0; start < n; start += SETUP_BLOCK) {
+      tpmg_index count = n - start < SETUP_BLOCK ? n - start : SETUP_BLOCK;
+      write_doubles(w, count, part_block(grid, part, backend, start, count, w, &status));
+    }
+  } else {
     tpmg_message m = {0, &n, sizeof n, NULL, 0};
     TPMG_CALL(tpmg_comm_host_messages(ctx, 1, &m));
     for (tpmg_index start = 0; start < n; start += SETUP_BLOCK) {
       tpmg_index count = n - start < SETUP_BLOCK ? n - start : SETUP_BLOCK;
-      m = (tpmg_message){0, b + offset + start, (size_t)count * sizeof(double), NULL, 0};
+      m = (tpmg_message){0, part_block(grid, part, backend, start, count, w, &status),
+                         (size_t)count * sizeof(double), NULL, 0};
       TPMG_CALL(tpmg_comm_host_messages(ctx, 1, &m));
     }
-    return TPMG_SUCCESS;
+    return status;
   }
-  write_doubles(w, n, b + offset);
-  for (int q = 1; q < ctx->size; ++q) {
-    tpmg_index n_q = 0; /* the count of q's owned entries */
+  for (int q = 1; q < ctx->size && !whole; ++q) {
+    tpmg_index n_q = 0; /* the count of q's doubles */
     tpmg_message m = {q, NULL, 0, &n_q, sizeof n_q};
     TPMG_CALL(tpmg_comm_host_messages(ctx, 1, &m));
     for (tpmg_index start = 0; start < n_q; start += SETUP_BLOCK) {
@@ -239,7 +295,7 @@ static tpmg_status write_gathered(const tpmg_grid *grid, const double *b, setup_
       write_doubles(w, count, w->block);
     }
   }
-  return TPMG_SUCCESS;
+  return status;
 }
 
 tpmg_status tpmg_setup_write(const tpmg_grid *grid, tpmg_rhs rhs, const double *b,
@@ -247,29 +303,45 @@ tpmg_status tpmg_setup_write(const tpmg_grid *grid, tpmg_rhs rhs, const double *
   if (!grid)
     return TPMG_ERROR_ARGUMENT;
   tpmg_context *ctx = grid->ctx;
-  const tpmg_part *part = &grid->part[grid->n_levels - 1];
+  const int L = grid->n_levels - 1;
+  const int gathered = grid->part[L].distributed && ctx->size > 1;
   TPMG_CALL(tpmg_comm_agree(ctx, check_write(grid, rhs, b, path)));
   /* rank 0 writes its rhs and expects planes from every rank if it has a b */
   int same[2] = {(int)rhs, b != NULL};
   TPMG_CALL(tpmg_comm_same(ctx, same, sizeof same,
                            "tpmg_setup_write: the right-hand side and whether b is NULL"));
+  tpmg_index offset, n, n_coefficient;
+  tpmg_partition_owned(grid, L, &offset, &n);
+  const void *coefficient;
+  tpmg_coefficient_owned(grid, &coefficient, &n_coefficient);
 
   setup_writer w = {NULL, 0, 0, 0, NULL, NULL, NULL};
   tpmg_status status = TPMG_SUCCESS;
-  if (ctx->rank == 0) {
-    if (b && part->distributed && ctx->size > 1) {
-      w.block = malloc(sizeof(double) * SETUP_BLOCK);
-      if (!w.block)
-        status = tpmg_error_set(ctx, TPMG_ERROR_MEMORY, __FILE__, __LINE__,
-                                "setup file '%s': allocating a block of %d doubles failed", path,
-                                SETUP_BLOCK);
-    }
-    if (status == TPMG_SUCCESS)
-      status = write_header(grid, rhs, b != NULL, path, &w);
+  /* the block: rank 0 receives other ranks' blocks in it; every rank that
+   * writes or sends its coefficient takes it from backend memory through it */
+  if ((ctx->rank == 0 && ((b && gathered) || coefficient)) || (gathered && coefficient)) {
+    w.block = malloc(sizeof(double) * SETUP_BLOCK);
+    if (!w.block)
+      status = tpmg_error_set(ctx, TPMG_ERROR_MEMORY, __FILE__, __LINE__,
+                              "setup file '%s': allocating a block of %d doubles failed", path,
+                              SETUP_BLOCK);
   }
+  if (ctx->rank == 0 && status == TPMG_SUCCESS)
+    status = write_header(grid, rhs, b != NULL, path, &w);
   status = tpmg_comm_agree(ctx, status);
-  if (status == TPMG_SUCCESS && b)
-    status = write_gathered(grid, b, &w);
+  int agreed = status != TPMG_SUCCESS; /* a failure every rank reports alike already */
+  if (!agreed) {
+    if (b)
+      status = write_gathered(grid, n, b + offset, 0, &w);
+    if (coefficient) { /* every rank takes part whatever failed before: none waits forever */
+      tpmg_status s = write_gathered(grid, n_coefficient, coefficient, 1, &w);
+      if (status == TPMG_SUCCESS)
+        status = s;
+    }
+    /* before rank 0 replaces the file with it */
+    status = tpmg_comm_agree(ctx, status);
+    agreed = status != TPMG_SUCCESS;
+  }
   if (ctx->rank == 0 && w.f) {
     /* on the disk before it replaces the old file */
     if (w.ok && (fflush(w.f) != 0 || fsync(fileno(w.f)) != 0)) {
@@ -294,7 +366,7 @@ tpmg_status tpmg_setup_write(const tpmg_grid *grid, tpmg_rhs rhs, const double *
   free(w.target);
   free(w.temporary);
   free(w.block);
-  return tpmg_comm_agree(ctx, status);
+  return agreed ? status : tpmg_comm_agree(ctx, status);
 }
 
 /* ---- reading ----------------------------------------------------------- */
@@ -476,12 +548,13 @@ static tpmg_status read_header(setup_reader *r) {
     if (key == N_KEYS)
       return SETUP_FAIL(r, TPMG_ERROR_ARGUMENT,
                         "line %d: unknown key '%.40s' (the keys are dim, degree, level, cells, "
-                        "box, rhs, vector, reaction, and 'end' closes the header)",
+                        "box, rhs, vector, reaction, coefficient, and 'end' closes the header)",
                         r->line, r->tokens[0]);
-    if (key == KEY_REACTION && version < 2)
+    const int needs = key == KEY_COEFFICIENT ? 3 : key == KEY_REACTION ? 2 : 1;
+    if (version < needs)
       return SETUP_FAIL(r, TPMG_ERROR_ARGUMENT,
-                        "line %d: the key 'reaction' needs format version 2, the file says %lld",
-                        r->line, version);
+                        "line %d: the key '%s' needs format version %d, the file says %lld",
+                        r->line, key_names[key], needs, version);
     if (r->key_line[key])
       return SETUP_FAIL(r, TPMG_ERROR_ARGUMENT, "line %d: duplicate key '%s' (first on line %d)",
                         r->line, key_names[key], r->key_line[key]);
@@ -489,15 +562,16 @@ static tpmg_status read_header(setup_reader *r) {
     memcpy(r->values[key], line, sizeof line);
   }
   for (int key = 0; key < N_KEYS; ++key)
-    if (!r->key_line[key] && key != KEY_REACTION)
+    if (!r->key_line[key] && key != KEY_REACTION && key != KEY_COEFFICIENT)
       return SETUP_FAIL(r, TPMG_ERROR_ARGUMENT, "missing key '%s' (the header ends at line %d)",
                         key_names[key], r->line);
   return TPMG_SUCCESS;
 }
 
-/* The grid options, the problem and the announced vector length (-1: none). */
+/* The grid options, the problem, the announced vector length (-1: none), the
+ * coefficient's layout (-1: none) and its number of values. */
 static tpmg_status parse_header(setup_reader *r, tpmg_grid_options *o, tpmg_rhs *rhs,
-                                long long *n_vector) {
+                                long long *n_vector, int *layout, long long *n_coefficient) {
   *o = tpmg_grid_options_default();
   TPMG_CALL(key_int(r, KEY_DIM, &o->dim));
   if (o->dim != 2 && o->dim != 3)
@@ -536,53 +610,99 @@ static tpmg_status parse_header(setup_reader *r, tpmg_grid_options *o, tpmg_rhs 
                         r->key_line[KEY_REACTION], r->tokens[1]);
   }
 
+  *layout = -1;
+  *n_coefficient = 0;
+  if (r->key_line[KEY_COEFFICIENT]) {
+    TPMG_CALL(
+        key_values(r, KEY_COEFFICIENT, 2, "'cells' or 'quadrature' and the number of values"));
+    int l = 0;
+    while (l < 2 && strcmp(r->tokens[1], layout_names[l]) != 0)
+      ++l;
+    if (l == 2)
+      return SETUP_FAIL(r, TPMG_ERROR_ARGUMENT,
+                        "line %d: coefficient '%s': expected 'cells' or 'quadrature'",
+                        r->key_line[KEY_COEFFICIENT], r->tokens[1]);
+    if (!parse_integer(r->tokens[2], 0, INT64_MAX, n_coefficient))
+      return SETUP_FAIL(r, TPMG_ERROR_ARGUMENT,
+                        "line %d: coefficient %s '%s': expected the number of values",
+                        r->key_line[KEY_COEFFICIENT], layout_names[l], r->tokens[2]);
+    *layout = l;
+  }
+
   TPMG_CALL(key_values(r, KEY_VECTOR, 1, "'none' or the number of entries"));
   *n_vector = -1;
   if (strcmp(r->tokens[1], "none") != 0 && !parse_integer(r->tokens[1], 0, INT64_MAX, n_vector))
     return SETUP_FAIL(r, TPMG_ERROR_ARGUMENT,
                       "line %d: vector '%s': expected 'none' or the number of entries",
                       r->key_line[KEY_VECTOR], r->tokens[1]);
+  /* tpmg_problem_rhs makes no right-hand side for it (as tpmg_setup_write refuses it) */
+  if (*layout >= 0 && *rhs == TPMG_RHS_SINE && *n_vector < 0)
+    return SETUP_FAIL(r, TPMG_ERROR_ARGUMENT,
+                      "line %d: rhs sine with a coefficient (line %d) needs the right-hand side "
+                      "vector, but line %d says 'vector none'",
+                      r->key_line[KEY_RHS], r->key_line[KEY_COEFFICIENT], r->key_line[KEY_VECTOR]);
   return TPMG_SUCCESS;
 }
 
-/* The n doubles of the vector from entry `first` on (the file positioned
- * there), into b if not NULL, else only checked; then, if they end the vector
- * of `total` entries (total = 0: 'vector none'), the end of the file. */
-static tpmg_status read_vector(setup_reader *r, tpmg_index first, tpmg_index n, tpmg_index total,
-                               double *b) {
+/* The n doubles of a block, the vector (key KEY_VECTOR) or the coefficient
+ * (KEY_COEFFICIENT, per_cell values per cell), from its entry `first` on (the
+ * file positioned there), into dst if not NULL, else only checked: the
+ * vector's entries finite, the coefficient's values finite and within
+ * [TPMG_MIN_COEFFICIENT, TPMG_MAX_COEFFICIENT]. `total`: the block's
+ * length, `before`: the bytes after the 'end' line before it (messages). */
+static tpmg_status read_block(setup_reader *r, int key, int per_cell, tpmg_index first,
+                              tpmg_index n, tpmg_index total, long long before, double *dst) {
   double chunk[SETUP_CHUNK];
-  int swap = !host_is_little_endian();
+  const int swap = !host_is_little_endian(), vector = key == KEY_VECTOR;
   for (tpmg_index start = 0; start < n; start += SETUP_CHUNK) {
     size_t count = (size_t)(n - start < SETUP_CHUNK ? n - start : SETUP_CHUNK);
-    double *dst = b ? b + start : chunk;
-    size_t got = fread(dst, 1, count * sizeof(double), r->f);
+    double *x = dst ? dst + start : chunk;
+    size_t got = fread(x, 1, count * sizeof(double), r->f);
     if (got != count * sizeof(double)) {
       if (ferror(r->f))
-        return SETUP_FAIL(r, TPMG_ERROR_ARGUMENT, "reading the vector failed: %s",
+        return SETUP_FAIL(r, TPMG_ERROR_ARGUMENT, "reading the %s failed: %s", key_names[key],
                           strerror(errno));
       return SETUP_FAIL(r, TPMG_ERROR_ARGUMENT,
-                        "the vector is truncated: line %d announces %lld doubles (%lld bytes), "
-                        "but only %lld bytes follow the 'end' line",
-                        r->key_line[KEY_VECTOR], (long long)total, (long long)total * 8,
-                        (long long)(first + start) * 8 + (long long)got);
+                        "the %s is truncated: line %d announces %lld %s (%lld bytes), but only "
+                        "%lld bytes follow %s",
+                        key_names[key], r->key_line[key], (long long)total,
+                        vector ? "doubles" : "values", (long long)total * 8,
+                        (long long)(first + start) * 8 + (long long)got,
+                        before > 0 ? "the vector" : "the 'end' line");
     }
-    if (swap) swap_bytes(count, dst);
-    for (size_t i = 0; i < count; ++i)
-      if (!isfinite(dst[i]))
+    if (swap)
+      swap_bytes(count, x);
+    for (size_t i = 0; i < count; ++i) {
+      const long long index = (long long)(first + start) + (long long)i;
+      if (vector && !isfinite(x[i]))
         return SETUP_FAIL(r, TPMG_ERROR_ARGUMENT,
-                          "vector entry %lld is %g: the entries must be finite",
-                          (long long)(first + start + (tpmg_index)i), dst[i]);
+                          "vector entry %lld is %g: the entries must be finite", index, x[i]);
+      if (!vector && !(x[i] >= TPMG_MIN_COEFFICIENT && x[i] <= TPMG_MAX_COEFFICIENT))
+        return SETUP_FAIL(r, TPMG_ERROR_ARGUMENT,
+                          "coefficient value %lld (cell %lld, point %lld) is %g: the values must "
+                          "be finite and within [%g, %g]",
+                          index, index / per_cell, index % per_cell, x[i], TPMG_MIN_COEFFICIENT,
+                          TPMG_MAX_COEFFICIENT);
+    }
   }
-  if (first + n < total)
-    return TPMG_SUCCESS;
+  return TPMG_SUCCESS;
+}
+
+/* The file ends after the last block (the file positioned there). */
+static tpmg_status check_end(setup_reader *r, long long n_vector, int layout,
+                             long long n_coefficient) {
   if (getc(r->f) != EOF) {
-    if (total == 0)
+    if (layout >= 0)
+      return SETUP_FAIL(r, TPMG_ERROR_ARGUMENT,
+                        "extra data after the coefficient's %lld values (announced on line %d)",
+                        n_coefficient, r->key_line[KEY_COEFFICIENT]);
+    if (n_vector < 0)
       return SETUP_FAIL(r, TPMG_ERROR_ARGUMENT,
                         "extra data after the 'end' line, but line %d says 'vector none'",
                         r->key_line[KEY_VECTOR]);
     return SETUP_FAIL(r, TPMG_ERROR_ARGUMENT,
-                      "extra data after the vector's %lld doubles (announced on line %d)",
-                      (long long)total, r->key_line[KEY_VECTOR]);
+                      "extra data after the vector's %lld doubles (announced on line %d)", n_vector,
+                      r->key_line[KEY_VECTOR]);
   }
   if (ferror(r->f))
     return SETUP_FAIL(r, TPMG_ERROR_ARGUMENT, "reading the file's end failed: %s",
@@ -590,10 +710,20 @@ static tpmg_status read_vector(setup_reader *r, tpmg_index first, tpmg_index n, 
   return TPMG_SUCCESS;
 }
 
+/* Seek to the byte `offset` after the 'end' line (at `position`). */
+static tpmg_status seek(setup_reader *r, off_t position, long long offset, const char *what) {
+  if (position < 0 || fseeko(r->f, position + (off_t)offset, SEEK_SET) != 0)
+    return SETUP_FAIL(r, TPMG_ERROR_ARGUMENT, "cannot seek to this rank's part of the %s: %s", what,
+                      strerror(errno));
+  return TPMG_SUCCESS;
+}
+
 /* After the header: this rank's planes of the vector, checked, into *vector
- * (allocated here) if b is wanted. */
-static tpmg_status read_part(setup_reader *r, const tpmg_grid *g, long long n_vector, int want,
-                             double **vector) {
+ * (allocated here) if b is wanted; this rank's owned cells' coefficient
+ * values (layout >= 0), checked, into *values (allocated here); the file's
+ * end by the rank whose part ends the data. */
+static tpmg_status read_data(setup_reader *r, const tpmg_grid *g, long long n_vector, int layout,
+                             long long n_coefficient, int want, double **vector, double **values) {
   int L = g->n_levels - 1;
   const tpmg_part *part = &g->part[L];
   tpmg_index n = g->global[L].n_dofs;
@@ -601,32 +731,67 @@ static tpmg_status read_part(setup_reader *r, const tpmg_grid *g, long long n_ve
     return SETUP_FAIL(r, TPMG_ERROR_ARGUMENT,
                       "line %d: vector %lld: the grid's fine level %d has %lld DoFs",
                       r->key_line[KEY_VECTOR], n_vector, g->options.fine_level, (long long)n);
-  if (n_vector < 0)
-    return read_vector(r, 0, 0, 0, NULL);
-  /* the file must hold the vector before it is allocated: a short file may
-   * announce a vector of gigabytes */
+  const tpmg_coefficient_layout l = (tpmg_coefficient_layout)layout;
+  const long long per_cell =
+      layout >= 0 ? coefficient_count(g, l) / coefficient_count(g, TPMG_COEFFICIENT_CELLS) : 1;
+  if (layout >= 0 && n_coefficient != (long long)coefficient_count(g, l))
+    return SETUP_FAIL(r, TPMG_ERROR_ARGUMENT,
+                      "line %d: coefficient %s %lld: the grid's fine level %d has %lld cells, "
+                      "%lld value%s each: %lld values",
+                      r->key_line[KEY_COEFFICIENT], layout_names[layout], n_coefficient,
+                      g->options.fine_level,
+                      (long long)coefficient_count(g, TPMG_COEFFICIENT_CELLS), per_cell,
+                      per_cell == 1 ? "" : "s", (long long)coefficient_count(g, l));
+  /* the file must hold the data before they are allocated: a short file may
+   * announce gigabytes */
+  const long long vector_bytes = n_vector > 0 ? n_vector * 8 : 0;
+  const long long coefficient_bytes = layout >= 0 ? n_coefficient * 8 : 0;
   struct stat info;
   off_t position = ftello(r->f);
-  if (fstat(fileno(r->f), &info) == 0 && position >= 0 && S_ISREG(info.st_mode) &&
-      (long long)info.st_size - position < (long long)n * 8)
-    return SETUP_FAIL(r, TPMG_ERROR_ARGUMENT,
-                      "the vector is truncated: line %d announces %lld doubles (%lld bytes), "
-                      "but only %lld bytes follow the 'end' line",
-                      r->key_line[KEY_VECTOR], (long long)n, (long long)n * 8,
-                      (long long)info.st_size - position);
-  /* this rank's planes, ghosts included (the whole vector on one process) */
-  tpmg_index first = part->first * part->plane, count = part->count * part->plane;
-  if (want) {
-    *vector = malloc(sizeof(double) * (size_t)count);
-    if (!*vector)
-      return SETUP_FAIL(r, TPMG_ERROR_MEMORY, "allocating the vector of %lld doubles failed",
-                        (long long)count);
+  if (fstat(fileno(r->f), &info) == 0 && position >= 0 && S_ISREG(info.st_mode)) {
+    const long long after = (long long)info.st_size - position;
+    if (after < vector_bytes)
+      return SETUP_FAIL(r, TPMG_ERROR_ARGUMENT,
+                        "the vector is truncated: line %d announces %lld doubles (%lld bytes), "
+                        "but only %lld bytes follow the 'end' line",
+                        r->key_line[KEY_VECTOR], (long long)n, (long long)n * 8, after);
+    if (after - vector_bytes < coefficient_bytes)
+      return SETUP_FAIL(r, TPMG_ERROR_ARGUMENT,
+                        "the coefficient is truncated: line %d announces %lld values (%lld "
+                        "bytes), but only %lld bytes follow %s",
+                        r->key_line[KEY_COEFFICIENT], n_coefficient, coefficient_bytes,
+                        after - vector_bytes, n_vector > 0 ? "the vector" : "the 'end' line");
   }
-  if (first > 0 && (position < 0 || fseeko(r->f, position + (off_t)first * 8, SEEK_SET) != 0))
-    return SETUP_FAIL(r, TPMG_ERROR_ARGUMENT,
-                      "cannot seek to this rank's part of the vector (entry %lld): %s",
-                      (long long)first, strerror(errno));
-  return read_vector(r, first, count, n, *vector);
+  int last = 1; /* this rank's part ends the data: it checks the file's end */
+  if (n_vector >= 0) {
+    /* this rank's planes, ghosts included (the whole vector on one process) */
+    tpmg_index first = part->first * part->plane, count = part->count * part->plane;
+    if (want) {
+      *vector = malloc(sizeof(double) * (size_t)count);
+      if (!*vector)
+        return SETUP_FAIL(r, TPMG_ERROR_MEMORY, "allocating the vector of %lld doubles failed",
+                          (long long)count);
+    }
+    if (first > 0)
+      TPMG_CALL(seek(r, position, (long long)first * 8, "vector"));
+    TPMG_CALL(read_block(r, KEY_VECTOR, 1, first, count, n, 0, *vector));
+    last = first + count == n;
+  }
+  if (layout >= 0) {
+    /* this rank's owned cells, as tpmg_grid_set_coefficient takes them */
+    const tpmg_index layer = coefficient_count(g, l) / part->cells;
+    const tpmg_index first = part->cell_first * layer;
+    const tpmg_index count = (part->cell_end - part->cell_first) * layer;
+    *values = malloc(sizeof(double) * (size_t)(count > 0 ? count : 1));
+    if (!*values)
+      return SETUP_FAIL(r, TPMG_ERROR_MEMORY, "allocating the coefficient's %lld values failed",
+                        (long long)count);
+    TPMG_CALL(seek(r, position, vector_bytes + (long long)first * 8, "coefficient"));
+    TPMG_CALL(read_block(r, KEY_COEFFICIENT, (int)per_cell, first, count, n_coefficient,
+                         vector_bytes, *values));
+    last = part->cell_end == part->cells;
+  }
+  return last ? check_end(r, n_vector, layout, n_coefficient) : TPMG_SUCCESS;
 }
 
 /* Open r->path for reading: a regular file only. Opened without blocking
@@ -672,8 +837,9 @@ tpmg_status tpmg_setup_read(tpmg_context *ctx, const char *path, tpmg_grid **gri
   double *vector = NULL;
   tpmg_grid_options options = tpmg_grid_options_default();
   tpmg_rhs problem = TPMG_RHS_ONE;
-  long long n_vector = -1;
-  int grid_made = 0;
+  long long n_vector = -1, n_coefficient = 0;
+  int layout = -1;
+  double *values = NULL;
   if (r) {
     r->ctx = ctx;
     r->path = path;
@@ -681,13 +847,13 @@ tpmg_status tpmg_setup_read(tpmg_context *ctx, const char *path, tpmg_grid **gri
     if (status == TPMG_SUCCESS)
       status = read_header(r);
     if (status == TPMG_SUCCESS)
-      status = parse_header(r, &options, &problem, &n_vector);
+      status = parse_header(r, &options, &problem, &n_vector, &layout, &n_coefficient);
   }
   status = tpmg_comm_agree(ctx, status);
   if (status != TPMG_SUCCESS) goto done;
   /* the grid options are compared by tpmg_grid_create, the rest here */
-  long long rest[2] = {(long long)problem, n_vector};
-  status = tpmg_comm_same(ctx, rest, sizeof rest, "the header's rhs and vector lines");
+  long long rest[4] = {(long long)problem, n_vector, layout, n_coefficient};
+  status = tpmg_comm_same(ctx, rest, sizeof rest, "the header's rhs, vector and coefficient lines");
   if (status != TPMG_SUCCESS) {
     char reason[sizeof ctx->error];
     memcpy(reason, ctx->error, sizeof reason);
@@ -704,16 +870,23 @@ tpmg_status tpmg_setup_read(tpmg_context *ctx, const char *path, tpmg_grid **gri
     status = SETUP_FAIL(r, status, "the grid it describes is not valid: %s", reason);
     goto done;
   }
-  grid_made = 1;
-  status = read_part(r, g, n_vector, b != NULL, &vector);
+  /* the steps after the grid may fail on some ranks only */
+  status = tpmg_comm_agree(
+      ctx, read_data(r, g, n_vector, layout, n_coefficient, b != NULL, &vector, &values));
+  if (status == TPMG_SUCCESS && layout >= 0) {
+    status = tpmg_grid_set_coefficient(g, (tpmg_coefficient_layout)layout, values);
+    if (status != TPMG_SUCCESS) {
+      char reason[sizeof ctx->error];
+      memcpy(reason, ctx->error, sizeof reason);
+      status = SETUP_FAIL(r, status, "setting the grid's coefficient failed: %s", reason);
+    }
+  }
 
 done:
   if (r && r->f)
     fclose(r->f);
   free(r);
-  /* the steps after the grid may fail on some ranks only */
-  if (grid_made)
-    status = tpmg_comm_agree(ctx, status);
+  free(values);
   if (status != TPMG_SUCCESS) {
     free(vector);
     tpmg_grid_destroy(&g);
