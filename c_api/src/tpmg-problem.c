@@ -343,8 +343,8 @@ done:
 }
 
 /* b_I = int f φ_I by Gauss quadrature of k+2 points per direction, cell by
- * cell (the cells of a layer along the last direction in parallel, even
- * layers first, then odd ones, so that no two threads add to one entry). */
+ * cell (the layers along the last direction in parallel, even layers first,
+ * then odd ones, so that no two threads add to one entry). */
 static void load_function(const problem_geometry *g, tpmg_problem_function f, void *data,
                           int n_threads, double *b) {
   const tpmg_level *lvl = g->lvl;
@@ -359,8 +359,10 @@ static void load_function(const problem_geometry *g, tpmg_problem_function f, vo
   const int nz = dim == 3 ? n : 1, qz = dim == 3 ? nq : 1;
   const tpmg_index first = g->part->first / k, end = (g->part->first + g->part->count - 1) / k;
   const tpmg_index c1_end = dim == 3 ? lvl->cells[1] : 1;
+  /* one thread per layer: cells of one layer share DoFs, layers of one
+   * parity do not */
   for (int parity = 0; parity < 2; ++parity)
-#pragma omp parallel for collapse(2) schedule(static) num_threads(n_threads)
+#pragma omp parallel for schedule(static) num_threads(n_threads)
     for (tpmg_index cs = first + parity; cs < end; cs += 2)
       for (tpmg_index c1 = 0; c1 < c1_end; ++c1)
         for (tpmg_index c0 = 0; c0 < lvl->cells[0]; ++c0) {
