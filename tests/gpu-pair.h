@@ -12,6 +12,11 @@ typedef struct {
   tpmg_context *ctx[2]; /* 0: CPU, 1: CUDA */
   tpmg_grid *grid[2];
   tpmg_precision p;
+  /* the tolerance in float times this (0: 1): where the two backends round
+   * differently ordered sums through several steps (a smoothing step with a
+   * coefficient at the quadrature points: the CPU's collocation kernel and
+   * the CUDA kernel's values and gradients, then 2^dim colours) */
+  double float_slack;
 } gpu_pair;
 
 /* The CUDA backend's names: the plain one (the fastest kernels) and each

@@ -152,7 +152,7 @@ static void check_bricks(tpmg_context *cpu, tpmg_precision p, int dim, int k, in
                          uint64_t *seed) {
   const double c = 31.0;
   gpu_pair pr = {
-      {cpu, NULL}, {ref_grid_create_reaction(cpu, dim, k, level, cells, box, c), NULL}, p};
+      {cpu, NULL}, {ref_grid_create_reaction(cpu, dim, k, level, cells, box, c), NULL}, p, 1.0};
   for (int v = 0; v < n_names; v++) {
     pr.ctx[1] = backend_ctx[v];
     pr.grid[1] = ref_grid_create_reaction(backend_ctx[v], dim, k, level, cells, box, c);
@@ -217,7 +217,7 @@ static void check_coefficient(tpmg_context *cpu, int dim, int k, tpmg_coefficien
     gpu_pair pr = {{cpu, backend_ctx[v]},
                    {cpu_grid, ref_grid_create_reaction(backend_ctx[v], dim, k, levels,
                                                        cells[dim - 2], box, c)},
-                   TPMG_DOUBLE};
+                   TPMG_DOUBLE, 1.0};
     REF_CALL(pr.ctx[1], tpmg_grid_set_coefficient(pr.grid[1], layout, a));
     for (int p = 0; p < 2; p++) {
       pr.p = (tpmg_precision)p;
@@ -255,7 +255,7 @@ int main(int argc, char **argv) {
       const int levels = dim == 2 ? 3 : (k <= 3 ? 3 : 2);
       const double c = (k + dim) % 2 ? 0.0 : 123.0;
       gpu_pair pr = {
-          {cpu, NULL}, {ref_grid_create_reaction(cpu, dim, k, levels, cells, box, c), NULL}, 0};
+          {cpu, NULL}, {ref_grid_create_reaction(cpu, dim, k, levels, cells, box, c), NULL}, 0, 1.0};
       for (int v = 0; v < n_names; v++) {
         pr.ctx[1] = backend_ctx[v];
         pr.grid[1] = ref_grid_create_reaction(backend_ctx[v], dim, k, levels, cells, box, c);
