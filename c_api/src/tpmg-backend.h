@@ -112,11 +112,13 @@ typedef struct {
   /* A variable coefficient a (tpmg_grid_set_coefficient), backend memory per
    * precision, NULL where a = 1. coefficient: a per cell of this level's box
    * (cells[0] x cells[1] x cells[2], lexicographic, x fastest; on a coarser
-   * level than the finest the mean of its children's). quadrature: on the
-   * finest level given as TPMG_COEFFICIENT_QUADRATURE only, (k+1)^dim values
-   * per cell of the box, a at the Gauss points of QGauss(k+1) (lexicographic,
-   * x fastest), the cells as above; the operator then uses these, and
-   * coefficient (the cells' Gauss-weighted means) serves the smoother.
+   * level than the finest the mean of its children's means). quadrature: on
+   * the finest level given as TPMG_COEFFICIENT_QUADRATURE only, (k+1)^dim
+   * values per cell of the box, a at the Gauss points of QGauss(k+1)
+   * (lexicographic, x fastest), the cells as above; the operator then uses
+   * these, and coefficient, each cell's largest point value (so that the
+   * smoother's bound below holds: a_h(u,u) <= max_q a_q |u|_1^2 on the cell),
+   * serves the smoother only.
    *   laplace: dst = sum_K (a_K A^K + c M^K) src (QUADRATURE: A^K with a at
    *     the quadrature points), Dirichlet entries as without coefficient;
    *   patch_solve: the patch's surrogate, a replaced by abar, the mean of

@@ -208,17 +208,27 @@ static tpmg_status set_levels(tpmg_grid *grid, tpmg_coefficient_layout layout,
   for (int l = 0; l <= L && status == TPMG_SUCCESS; ++l) {
     tpmg_level *lvl = &grid->levels[l];
     const tpmg_index first = grid->part[l].first / k, n = plane_cells(lvl) * lvl->cells[dim - 1];
+    const double *cell_values = whole[l] + first * plane_cells(lvl);
     if (l == L && layout == TPMG_COEFFICIENT_QUADRATURE) {
       status = box_quadrature(grid, values, quadrature);
       if (status == TPMG_SUCCESS)
         status = upload(grid, quadrature, (size_t)(n * points_per_cell(grid)), host_float,
                         "the coefficient at the quadrature points", grid->quadrature_block,
                         grid->quadrature_bytes);
+      /* the smoother's per-cell values: each cell's largest point value, in
+       * place of the first point's (tpmg_level.coefficient) */
+      const int per_cell = points_per_cell(grid);
+      for (tpmg_index c = 0; c < n; ++c) {
+        double top = quadrature[c * per_cell];
+        for (int q = 1; q < per_cell; ++q)
+          top = fmax(top, quadrature[c * per_cell + q]);
+        quadrature[c] = top;
+      }
+      cell_values = quadrature;
     }
     if (status == TPMG_SUCCESS)
-      status = upload(grid, whole[l] + first * plane_cells(lvl), (size_t)n, host_float,
-                      "the coefficient per cell", grid->coefficient_block[l],
-                      grid->coefficient_bytes[l]);
+      status = upload(grid, cell_values, (size_t)n, host_float, "the coefficient per cell",
+                      grid->coefficient_block[l], grid->coefficient_bytes[l]);
   }
   free(host_float);
   free(quadrature);
