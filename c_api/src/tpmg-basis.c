@@ -106,7 +106,7 @@ void tpmg_basis_cell_matrices(int degree, double *mass, double *stiffness) {
   }
 }
 
-static int cholesky(int n, double *a) {
+int tpmg_basis_cholesky(int n, double *a) {
   for (int j = 0; j < n; ++j) {
     double d = a[j * n + j];
     for (int p = 0; p < j; ++p) d -= a[j * n + p] * a[j * n + p];
@@ -132,7 +132,7 @@ double tpmg_basis_generalized_eigen(int n, const double *K, const double *M, dou
   double result = -1.0;
   if (!L || !C || !Q || !order) goto done;
   memcpy(L, M, bytes);
-  if (cholesky(n, L)) goto done;
+  if (tpmg_basis_cholesky(n, L)) goto done;
 
   /* C = L^{-1} (L^{-1} K)^T, by forward substitution on columns */
   for (int pass = 0; pass < 2; ++pass) {

@@ -18,6 +18,9 @@ double tpmg_basis_lagrange(int n, const double *nodes, int i, double x);
 double tpmg_basis_lagrange_derivative(int n, const double *nodes, int i, double x);
 /* reference cell mass and stiffness on [0,1], (k+1)^2 row-major, exact */
 void tpmg_basis_cell_matrices(int degree, double *mass, double *stiffness);
+/* A = L L^T in place (L in the lower triangle), n x n row-major; 0, or 1 if A
+ * is not positive definite */
+int tpmg_basis_cholesky(int n, double *a);
 /* the generalized symmetric eigenproblem K S = M S Lambda, M positive definite,
  * n x n row-major, by Cholesky and cyclic Jacobi; S^T M S = I, eigenvalues
  * ascending. Returns the largest residual ||K s - lambda M s||_inf / (||K||_inf ||s||_inf),

@@ -512,25 +512,7 @@ static void assemble(const tpmg_coarse *c, const double *coefficient, double *A)
       }
 }
 
-/* A = L L^T in place (the lower triangle), n x n row-major; 0 if A is not
- * positive definite. */
-static int cholesky(tpmg_index n, double *A) {
-  for (tpmg_index j = 0; j < n; ++j) {
-    double d = A[j * n + j];
-    for (tpmg_index p = 0; p < j; ++p) d -= A[j * n + p] * A[j * n + p];
-    if (!(d > 0.0)) return 0;
-    d = sqrt(d);
-    A[j * n + j] = d;
-    for (tpmg_index i = j + 1; i < n; ++i) {
-      double s = A[i * n + j];
-      for (tpmg_index p = 0; p < j; ++p) s -= A[i * n + p] * A[j * n + p];
-      A[i * n + j] = s / d;
-    }
-  }
-  return 1;
-}
-
-/* t = A^{-1} t with the factor L of cholesky. */
+/* t = A^{-1} t with the factor L of tpmg_basis_cholesky. */
 static void cholesky_solve(tpmg_index n, const double *L, double *t) {
   for (tpmg_index i = 0; i < n; ++i) {
     double s = t[i];
@@ -571,7 +553,7 @@ static tpmg_status build_inverse(tpmg_context *ctx, tpmg_coarse *c, const double
     goto done;
   if (coefficient) {
     assemble(c, coefficient, matrix);
-    if (!cholesky(n_interior, matrix)) {
+    if (tpmg_basis_cholesky((int)n_interior, matrix)) {
       status = tpmg_error_set(ctx, TPMG_ERROR_NUMERICAL, __FILE__, __LINE__,
                               "coarse solver on level %d: the assembled matrix is not positive "
                               "definite in double",
