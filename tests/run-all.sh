@@ -5,7 +5,9 @@
 #   3. an AddressSanitizer + UndefinedBehaviorSanitizer build (CPU backend only,
 #      without the deal.II bridge: deal.II itself is not built with sanitizers)
 #      in build-sanitize/ and its tests, except those labelled gpu, slow or
-#      valgrind (valgrind does not run sanitized programs);
+#      valgrind (valgrind does not run sanitized programs), t751 with
+#      TPMG_TEST_SAMPLE=1 (each solver in one arithmetic per case: step 2
+#      runs them all);
 #   4. the fuzz targets (tests/fuzz/: the setup file reader and the programs'
 #      option parser), built with clang, libFuzzer and the sanitizers in
 #      build-fuzz/, each run for TPMG_FUZZ_SECONDS (default 60) from the seed
@@ -72,8 +74,8 @@ if step "Sanitizers: configure and build (build-sanitize/)" \
   bash -c "cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTPMG_SANITIZE=ON \
              -DTPMG_ENABLE_CUDA=OFF -DTPMG_ENABLE_BRIDGE=OFF \
              && cmake --build build-sanitize -j$jobs"; then
-  step "Sanitizers: tests (without labels gpu, slow, valgrind)" \
-    ctest --test-dir build-sanitize --output-on-failure -j"$jobs" -LE '^(gpu|slow|valgrind)$'
+  step "Sanitizers: tests (without labels gpu, slow, valgrind; t751 sampled)" \
+    env TPMG_TEST_SAMPLE=1 ctest --test-dir build-sanitize --output-on-failure -j"$jobs" -LE '^(gpu|slow|valgrind)$'
 fi
 
 if step "Fuzzing: configure and build (build-fuzz/, clang)" \
