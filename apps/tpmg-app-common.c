@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -308,16 +309,19 @@ int app_problem_option(int argc, char **argv, int *i, app_problem *p) {
       p->coefficient = APP_COEFFICIENT_ONE;
     } else if (strcmp(text, "step37") == 0) {
       p->coefficient = APP_COEFFICIENT_STEP37;
-    } else if (strncmp(text, "checkerboard:", 13) == 0) {
-      p->coefficient = APP_COEFFICIENT_CHECKERBOARD;
+    } else if (strncmp(text, "checkerboard:", 13) == 0 || strncmp(text, "random:", 7) == 0) {
+      const int board = text[0] == 'c';
+      const char *number = strchr(text, ':') + 1;
+      p->coefficient = board ? APP_COEFFICIENT_CHECKERBOARD : APP_COEFFICIENT_RANDOM;
       char *end = NULL;
-      p->checkerboard = strtod(text + 13, &end);
-      if (end == text + 13 || *end != '\0' || !isfinite(p->checkerboard) ||
-          p->checkerboard < TPMG_MIN_COEFFICIENT || p->checkerboard > TPMG_MAX_COEFFICIENT)
-        app_usage_error("%s %s: C of checkerboard:C must be a number in [%g, %g]", name, text,
-                        TPMG_MIN_COEFFICIENT, TPMG_MAX_COEFFICIENT);
+      p->contrast = strtod(number, &end);
+      if (end == number || *end != '\0' || !isfinite(p->contrast) ||
+          p->contrast < TPMG_MIN_COEFFICIENT || p->contrast > TPMG_MAX_COEFFICIENT)
+        app_usage_error("%s %s: C of %s:C must be a number in [%g, %g]", name, text,
+                        board ? "checkerboard" : "random", TPMG_MIN_COEFFICIENT,
+                        TPMG_MAX_COEFFICIENT);
     } else {
-      app_usage_error("%s %s: must be one, step37 or checkerboard:C", name, text);
+      app_usage_error("%s %s: must be one, step37, checkerboard:C or random:C", name, text);
     }
     break;
   default:
@@ -339,9 +343,11 @@ void app_problem_finish(app_problem *p, double target_dofs) {
       app_usage_error("--box %s: needs a_%d < b_%d", p->box_text, d, d);
   if (p->dim == 2)
     p->cells[2] = 1;
-  if (p->coefficient == APP_COEFFICIENT_CHECKERBOARD && p->rhs == TPMG_RHS_SINE)
-    app_usage_error("--coefficient checkerboard: u = prod sin(pi x_d) solves no problem with a "
-                    "discontinuous coefficient; take --rhs one or ones");
+  if ((p->coefficient == APP_COEFFICIENT_CHECKERBOARD || p->coefficient == APP_COEFFICIENT_RANDOM) &&
+      p->rhs == TPMG_RHS_SINE)
+    app_usage_error("--coefficient %s: u = prod sin(pi x_d) solves no problem with a "
+                    "discontinuous coefficient; take --rhs one or ones",
+                    p->coefficient == APP_COEFFICIENT_RANDOM ? "random" : "checkerboard");
   /* a coarse mesh of any size, as long as level 1's vectors can be indexed
    * (the library's bound on the finest level, tpmg_grid_create) */
   double coarse_dofs = app_level_dofs(p->dim, p->degree, p->cells, 0);
@@ -382,8 +388,9 @@ tpmg_grid_options app_problem_grid_options(const app_problem *p) {
 }
 
 const char *app_problem_coefficient_name(const app_problem *p, char *text, size_t size) {
-  if (p->coefficient == APP_COEFFICIENT_CHECKERBOARD)
-    snprintf(text, size, "checkerboard:%g", p->checkerboard);
+  if (p->coefficient == APP_COEFFICIENT_CHECKERBOARD || p->coefficient == APP_COEFFICIENT_RANDOM)
+    snprintf(text, size, "%s:%g",
+             p->coefficient == APP_COEFFICIENT_RANDOM ? "random" : "checkerboard", p->contrast);
   else
     snprintf(text, size, "%s", p->coefficient == APP_COEFFICIENT_STEP37 ? "step37" : "one");
   return text;
@@ -405,6 +412,16 @@ static double sin_pi(double x) {
   return fmod(n, 2.0) == 0.0 ? s : -s;
 }
 
+/* random:C's value of the cell of global index e: C^u, u in [0, 1) from the
+ * 53 high bits of splitmix64(e) (Steele, Lea and Flood 2014) */
+static double random_cell(double contrast, uint64_t e) {
+  uint64_t z = e + 0x9e3779b97f4a7c15u;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+  z ^= z >> 31;
+  return pow(contrast, (double)(z >> 11) * 0x1p-53);
+}
+
 static double step37(const double *x) {
   return 1.0 / (0.05 + 2.0 * (x[0] * x[0] + x[1] * x[1] + x[2] * x[2]));
 }
@@ -417,9 +434,9 @@ tpmg_status app_problem_set_coefficient(const app_problem *p, tpmg_grid *grid) {
   APP_TRY(tpmg_grid_get_options(grid, &o));
   APP_TRY(tpmg_grid_level_layout(grid, o.fine_level, &layout));
   const int k = o.degree, dim = o.dim;
-  tpmg_index cells[3] = {1, 1, 1};
+  tpmg_index cells[3] = {1, 1, 1}, fine[3] = {1, 1, 1}; /* this rank's, the whole level's */
   for (int d = 0; d < dim; ++d)
-    cells[d] = ((tpmg_index)o.cells[d]) << o.fine_level;
+    cells[d] = fine[d] = ((tpmg_index)o.cells[d]) << o.fine_level;
   cells[dim - 1] = layout.cell_end - layout.cell_first;
   const int quadrature = p->coefficient == APP_COEFFICIENT_STEP37;
   const int per_cell = quadrature ? (dim == 3 ? (k + 1) * (k + 1) * (k + 1) : (k + 1) * (k + 1)) : 1;
@@ -436,12 +453,15 @@ tpmg_status app_problem_set_coefficient(const app_problem *p, tpmg_grid *grid) {
       status = tpmg_grid_quadrature_points(grid, cell, points);
       for (int q = 0; q < per_cell; ++q)
         values[e * per_cell + q] = step37(points + 3 * q);
+    } else if (p->coefficient == APP_COEFFICIENT_RANDOM) {
+      const uint64_t global = (uint64_t)cell[0] + (uint64_t)fine[0] * ((uint64_t)cell[1] + (uint64_t)fine[1] * (uint64_t)cell[2]);
+      values[e] = random_cell(p->contrast, global);
     } else {
       /* the part of the cell's centre: 4 equal parts per direction */
       int sum = 0;
       for (int d = 0; d < dim; ++d)
-        sum += (int)floor(4.0 * ((double)cell[d] + 0.5) / (double)(((tpmg_index)o.cells[d]) << o.fine_level));
-      values[e] = sum % 2 ? p->checkerboard : 1.0;
+        sum += (int)floor(4.0 * ((double)cell[d] + 0.5) / (double)fine[d]);
+      values[e] = sum % 2 ? p->contrast : 1.0;
     }
   }
   if (status == TPMG_SUCCESS)

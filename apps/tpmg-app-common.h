@@ -122,8 +122,17 @@ const char *app_parse_backend(const char *name, const char *text);
  *                 parts whose index sum is odd, 1 on the others, given per
  *                 cell (TPMG_COEFFICIENT_CELLS) by its value at the cell's
  *                 centre: exact where the parts' faces are cell faces (at least
- *                 4 cells per direction on the finest level, a multiple of 4). */
-typedef enum { APP_COEFFICIENT_ONE = 0, APP_COEFFICIENT_STEP37, APP_COEFFICIENT_CHECKERBOARD } app_coefficient;
+ *                 4 cells per direction on the finest level, a multiple of 4);
+ *   random:C      a rough coefficient, per cell: a = C^u with u uniform in
+ *                 [0, 1) from a hash of the cell's global index (the same on
+ *                 every partition), so the values spread log-uniformly
+ *                 between 1 and C, independently from cell to cell. */
+typedef enum {
+  APP_COEFFICIENT_ONE = 0,
+  APP_COEFFICIENT_STEP37,
+  APP_COEFFICIENT_CHECKERBOARD,
+  APP_COEFFICIENT_RANDOM
+} app_coefficient;
 
 typedef struct {
   int dim, degree;
@@ -135,7 +144,7 @@ typedef struct {
   tpmg_rhs rhs; /* default TPMG_RHS_SINE */
   double reaction; /* --reaction: c of -Δu + c u, default 0 */
   app_coefficient coefficient; /* --coefficient, default APP_COEFFICIENT_ONE */
-  double checkerboard;         /* C of --coefficient checkerboard:C */
+  double contrast;             /* C of --coefficient checkerboard:C or random:C */
   const char *cells_text, *box_text; /* as given, for messages */
   const char *first;                 /* the first problem option given ("--dim"), or NULL */
 } app_problem;
@@ -155,7 +164,8 @@ void app_problem_finish(app_problem *p, double target_dofs);
 /* The library's grid options for the problem. */
 tpmg_grid_options app_problem_grid_options(const app_problem *p);
 
-/* "one", "step37" or "checkerboard:C" for p's coefficient, into text (size bytes). */
+/* "one", "step37", "checkerboard:C" or "random:C" for p's coefficient, into text
+ * (size bytes). */
 const char *app_problem_coefficient_name(const app_problem *p, char *text, size_t size);
 
 /* Give the grid p's coefficient (nothing for one): tpmg_grid_set_coefficient

@@ -79,9 +79,10 @@ static void print_help(void) {
          "  --box a0,b0,a1,b1,...  with them: the domain (default: unit lengths)\n"
          "  --reaction c           every grid's operator -Laplace + c, 0 <= c <= 1e30\n"
          "                         (default 0)\n"
-         "  --coefficient one|step37|checkerboard:C  the building blocks' a of -div(a grad)\n"
-         "                         (tpmg-poisson's; default one): step37 at the quadrature\n"
-         "                         points, checkerboard per cell; smoothers global only\n"
+         "  --coefficient one|step37|checkerboard:C|random:C  the building blocks' a of\n"
+         "                         -div(a grad) (tpmg-poisson's; default one): step37 at the\n"
+         "                         quadrature points, the others per cell; smoothers global\n"
+         "                         only\n"
          "  --whole-level-dofs n   under mpirun: levels of at most n DoFs kept whole on every\n"
          "                         rank; -1: the backend's choice (default)\n"
          "  --overlap 0|1          under mpirun: the smoothers' exchanges overlapped (1,\n"
@@ -167,7 +168,7 @@ static options parse_options(int argc, char **argv) {
       app_problem given = app_problem_default();
       app_problem_option(argc, argv, &i, &given);
       o.mesh.coefficient = given.coefficient;
-      o.mesh.checkerboard = given.checkerboard;
+      o.mesh.contrast = given.contrast;
     } else if (app_option_is(arg, "--reaction")) {
       o.mesh.reaction = app_parse_closed_interval(
           "--reaction", app_option_value(argc, argv, &i, "--reaction"), 0.0, TPMG_MAX_REACTION);

@@ -465,8 +465,8 @@ __device__ __forceinline__ double scaled_quotient(double w, double s, double d) 
 
 /* The local solves on a level with a variable coefficient a
  * (tpmg_level::coefficient) solve each patch's surrogate, a replaced by abar
- * (tpmg-backend.h: the mean over the patch's 2^dim cells, at least half the
- * largest): x_I += S (abar Λ + c)^{-1} S^T r_I,
+ * (tpmg-backend.h: the mean over the patch's 2^dim cells, at least
+ * TPMG_SURROGATE_FLOOR times the largest): x_I += S (abar Λ + c)^{-1} S^T r_I,
  * with the eigenvalue sums Λ free of the reaction c on such levels (the
  * level's eigenvalues hold none, level_constants' shift is zero). The local
  * solves take the denominator of their quotients from one of these:
@@ -491,7 +491,8 @@ template <int W, typename T> struct surrogate {
 /* abar of the patch whose closed window starts at global point start_d per
  * direction (cells start_d / k and start_d / k + 1): the mean of its cells'
  * values, summed in a fixed order (x fastest, as the CPU's surrogate), or
- * half the largest if that is more: 2^dim (cached) loads. */
+ * TPMG_SURROGATE_FLOOR times the largest if that is more: 2^dim (cached)
+ * loads. */
 template <int dim, int k, typename T>
 __device__ __forceinline__ T patch_mean(const tpmg_level &lvl, const tpmg_index *start) {
   const T *a = static_cast<const T *>(lvl.coefficient[precision_of<T>::value]);
@@ -507,8 +508,8 @@ __device__ __forceinline__ T patch_mean(const tpmg_level &lvl, const tpmg_index 
         sum += v;
         top = v > top ? v : top;
       }
-  const T mean = sum * T(dim == 3 ? 0.125 : 0.25), half = T(0.5) * top;
-  return mean > half ? mean : half;
+  const T mean = sum * T(dim == 3 ? 0.125 : 0.25), least = T(TPMG_SURROGATE_FLOOR) * top;
+  return mean > least ? mean : least;
 }
 
 /* The surrogate of the W lines of a block-linear stage (stage_lines' patches),

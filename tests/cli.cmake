@@ -453,7 +453,7 @@ else()
   tpmg_cli_usage(bench-reaction-negative tpmg-bench "--reaction -1: expected a number in"
                  --reaction -1)
   tpmg_cli_usage(poisson-coefficient-name tpmg-poisson
-                 "--coefficient two: must be one, step37 or checkerboard:C" --coefficient two)
+                 "--coefficient two: must be one, step37, checkerboard:C or random:C" --coefficient two)
   tpmg_cli_usage(poisson-coefficient-zero tpmg-poisson
                  "--coefficient checkerboard:0: C of checkerboard:C must be a number in"
                  --coefficient checkerboard:0)
@@ -463,6 +463,12 @@ else()
   tpmg_cli_usage(poisson-coefficient-empty tpmg-poisson
                  "--coefficient checkerboard:: C of checkerboard:C must be a number in"
                  --coefficient checkerboard:)
+  tpmg_cli_usage(poisson-coefficient-random-zero tpmg-poisson
+                 "--coefficient random:0: C of random:C must be a number in"
+                 --coefficient random:0)
+  tpmg_cli_usage(poisson-coefficient-random-sine tpmg-poisson
+                 "--coefficient random: u = prod sin.pi x_d. solves no problem"
+                 --coefficient random:10)
   tpmg_cli_usage(poisson-coefficient-sine tpmg-poisson
                  "--coefficient checkerboard: u = prod sin.pi x_d. solves no problem"
                  --coefficient checkerboard:10)
@@ -587,6 +593,9 @@ else()
                 ARGS --setup ${seeds}/valid-2d-coefficient.tpmg --json
                 CHECKS "dim == 2" "n_dofs == 9" "rhs == ones" "smoother == global"
                        "coefficient == file:quadrature" "converged == true")
+  tpmg_cli_test(poisson-coefficient-random tpmg-poisson MODE json
+                ARGS --dim 2 --degree 2 --level 4 --coefficient random:10 --rhs one --json
+                CHECKS "coefficient == random:10" "smoother == global" "converged == true")
 
   # --backend cuda: a clear usage error without a GPU, a converged solve with one.
   tpmg_cli_test(poisson-backend-cuda tpmg-poisson MODE cuda

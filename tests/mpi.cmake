@@ -91,6 +91,8 @@ tpmg_mpi_cli(mpi-poisson-step37-3d-np2 2 same
              "-DARGS=--degree|2|--level|3|--coefficient|step37|--threads|1")
 tpmg_mpi_cli(mpi-poisson-checkerboard-np4 4 same
              "-DARGS=--degree|3|--level|3|--coefficient|checkerboard:1e3|--rhs|one|--threads|1")
+tpmg_mpi_cli(mpi-poisson-random-np3 3 same
+             "-DARGS=--dim|2|--degree|3|--level|4|--cells|1,3|--coefficient|random:100|--rhs|one|--threads|1")
 tpmg_mpi_cli(mpi-poisson-no-overlap-np3 3 same
              "-DARGS=--degree|2|--level|3|--cells|1,1,3|--box|0,1,0,1,0,3|--overlap|0|--threads|1")
 tpmg_mpi_cli(mpi-poisson-split-np4 4 error "-DARGS=--dim|2|--level|1|--threads|1" -DEXIT=1

@@ -623,14 +623,30 @@ int ref_patch_interior(const ref_mesh *m, const int64_t v[3], int64_t *idx) {
   return cnt;
 }
 
-void ref_smoother_step(const ref_mesh *m, const ref_csr *A, int reverse, const double *b,
-                       double *x) {
+/* abar of the patch around vertex v (ref_smoother_step_surrogate) */
+static double surrogate_abar(const ref_mesh *m, const double *cell_values, const int64_t v[3]) {
+  double sum = 0.0, top = 0.0;
+  for (int e = 0; e < (1 << m->dim); ++e) {
+    int64_t c[3] = {v[0] - 1 + (e & 1), v[1] - 1 + ((e >> 1) & 1), m->dim == 3 ? v[2] - 1 + (e >> 2) : 0};
+    double a = cell_values[c[0] + m->cells[0] * (c[1] + m->cells[1] * c[2])];
+    sum += a;
+    top = a > top ? a : top;
+  }
+  double mean = sum / (double)(1 << m->dim), least = 2.0 / 3.0 * top;
+  return mean > least ? mean : least;
+}
+
+/* ref_smoother_step (S NULL: the patch matrices from A) and
+ * ref_smoother_step_surrogate */
+static void smoother_step(const ref_mesh *m, const ref_csr *A, const ref_csr *S, const ref_csr *L,
+                          const double *cell_values, int reverse, const double *b, double *x) {
   int64_t n = m->n_dofs;
   int n_colours = 1 << m->dim, np = 1;
   for (int d = 0; d < m->dim; d++)
     np *= 2 * m->degree - 1;
   double *x0 = ref_malloc(sizeof(double) * (size_t)n), *r = ref_malloc(sizeof(double) * (size_t)n);
   double *Aj = ref_malloc(sizeof(double) * (size_t)np * np), *rj = ref_malloc(sizeof(double) * np);
+  double *Lj = ref_malloc(sizeof(double) * (size_t)np * np);
   int64_t *idx = ref_malloc(sizeof(int64_t) * np);
   int64_t nv[3];
   for (int d = 0; d < 3; d++) nv[d] = d < m->dim ? m->cells[d] - 1 : 1;
@@ -647,7 +663,13 @@ void ref_smoother_step(const ref_mesh *m, const ref_csr *A, int reverse, const d
           for (int d = 0; d < m->dim; d++) c |= (int)(((v[d] - 1) & 1) << d);
           if (c != colour) continue;
           int cnt = ref_patch_interior(m, v, idx);
-          ref_csr_submatrix(A, cnt, idx, Aj);
+          ref_csr_submatrix(S ? S : A, cnt, idx, Aj);
+          if (S) {
+            const double abar = surrogate_abar(m, cell_values, v);
+            ref_csr_submatrix(L, cnt, idx, Lj);
+            for (int a = 0; a < cnt * cnt; a++)
+              Aj[a] = abar * Aj[a] + (Lj[a] - Aj[a]);
+          }
           if (ref_cholesky(cnt, Aj)) {
             fprintf(stderr, "reference: patch matrix not SPD\n");
             exit(2);
@@ -659,9 +681,21 @@ void ref_smoother_step(const ref_mesh *m, const ref_csr *A, int reverse, const d
   }
   free(idx);
   free(rj);
+  free(Lj);
   free(Aj);
   free(r);
   free(x0);
+}
+
+void ref_smoother_step(const ref_mesh *m, const ref_csr *A, int reverse, const double *b,
+                       double *x) {
+  smoother_step(m, A, NULL, NULL, NULL, reverse, b, x);
+}
+
+void ref_smoother_step_surrogate(const ref_mesh *m, const ref_csr *A, const ref_csr *S,
+                                 const ref_csr *L, const double *cell_values, int reverse,
+                                 const double *b, double *x) {
+  smoother_step(m, A, S, L, cell_values, reverse, b, x);
 }
 
 /* ---- transfer ----------------------------------------------------------- */

@@ -187,6 +187,16 @@ int ref_patch_interior(const ref_mesh *m, const int64_t v[3], int64_t *idx);
  * patch of colour c, x_I += A_j^{-1} r_I. */
 void ref_smoother_step(const ref_mesh *m, const ref_csr *A, int reverse, const double *b,
                        double *x);
+/* The same step with a variable coefficient, as the smoother does it
+ * (tpmg-backend.h): the residual from A, the exact operator, and each patch
+ * solved with the surrogate abar S + (L - S) (S: the unit coefficient's
+ * stiffness matrix, L: that plus c M, both assembled), abar the mean of the
+ * patch's 2^dim cell values (cell_values, this level's cells lexicographic;
+ * summed x fastest) or TPMG_SURROGATE_FLOOR = 2/3 times their largest,
+ * whichever is larger. */
+void ref_smoother_step_surrogate(const ref_mesh *m, const ref_csr *A, const ref_csr *S,
+                                 const ref_csr *L, const double *cell_values, int reverse,
+                                 const double *b, double *x);
 
 /* ---- transfer ----------------------------------------------------------- */
 

@@ -450,8 +450,8 @@ typedef enum {
  *    coarse solver's creation);
  *  - the patch smoother solves a separable surrogate: each patch's local
  *    problem with a replaced by one value, its mean over the patch's 2^dim
- *    cells or half their largest value if that is more (so that no local
- *    solve corrects by twice the exact one or more; a cell's value is its
+ *    cells or 2/3 of their largest value if that is more (so that every local
+ *    correction stays below 3/2 of the exact one; a cell's value is its
  *    largest quadrature point value with QUADRATURE), by fast diagonalization
  *    (exact where a is constant on the patch); its residual is the exact
  *    operator's, which only TPMG_SMOOTHER_GLOBAL computes so far: the other

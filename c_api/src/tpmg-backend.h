@@ -97,6 +97,16 @@ typedef struct {
   double gauss_gradients[(TPMG_MAX_DEGREE_2D + 1) * (TPMG_MAX_DEGREE_2D + 1)];
 } tpmg_unit_data;
 
+/* The smoother's surrogate with a variable coefficient (tpmg_level's
+ * patch_solve) takes abar >= TPMG_SURROGATE_FLOOR a_max, a_max the patch's
+ * largest cell value: then Ã = abar L + c M >= (2/3) A_I, so a local
+ * correction is below 3/2 the exact one (the local error propagation
+ * I - Ã^-1 A_I has its eigenvalues in [-1/2, 1)). A floor of 1/2 is reached
+ * on the cell-interior functions (k >= 2) of the patch's largest cell, whose
+ * error it flips instead of reducing: V-cycles diverged on 2D Q4 with a per
+ * cell log-uniform in [1, 10] (doc/benchmarks.md). */
+#define TPMG_SURROGATE_FLOOR (2.0 / 3.0)
+
 /* One level of the hierarchy. In 2D, n[2] = cells[2] = 1 and h[2] = 1. */
 typedef struct {
   int dim;
@@ -122,8 +132,9 @@ typedef struct {
    *   laplace: dst = sum_K (a_K A^K + c M^K) src (QUADRATURE: A^K with a at
    *     the quadrature points), Dirichlet entries as without coefficient;
    *   patch_solve: the patch's surrogate, a replaced by abar, the mean of
-   *     coefficient over the patch's 2^dim cells or half their largest value,
-   *     whichever is larger (summed x fastest, then y, z; mean = sum / 2^dim):
+   *     coefficient over the patch's 2^dim cells or TPMG_SURROGATE_FLOOR times
+   *     their largest value, whichever is larger (summed x fastest, then y, z;
+   *     mean = sum / 2^dim):
    *     x_I += S (abar Lambda + c)^-1 S^T r_I with Lambda the sums of the 1D
    *     eigenvalues (no c in them);
    *   patch_fused, patch_residual: never called (the core refuses every

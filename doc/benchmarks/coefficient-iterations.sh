@@ -4,7 +4,9 @@
 # plain V-cycles in double (the V-cycle's own contraction), all with the
 # global smoother (the only one with a coefficient), on the unit square/cube:
 # a = 1 and step-37's a with u = prod sin(pi x_d); the checkerboards (4 parts
-# per direction, a = C on every other) with f = 1. Output: one line per case.
+# per direction, a = C on every other) and the rough random:C (per cell) with
+# f = 1. TPMG_COEFFICIENTS sets the coefficients (default: one, step37 and
+# three checkerboards). Output: one line per case.
 #   bash doc/benchmarks/coefficient-iterations.sh build/bin/tpmg-poisson [CASES]
 bin=${1:?usage: coefficient-iterations.sh PATH/TO/tpmg-poisson [dim:k:L ...]}
 shift
@@ -13,9 +15,9 @@ export OMP_WAIT_POLICY=passive
 echo "dim k L coefficient default gmres_double vcycle_double l2_error_default"
 for case in $cases; do
   IFS=: read -r dim k L <<< "$case"
-  for a in one step37 checkerboard:10 checkerboard:1e3 checkerboard:1e6; do
+  for a in ${TPMG_COEFFICIENTS:-one step37 checkerboard:10 checkerboard:1e3 checkerboard:1e6}; do
     rhs=sine
-    [[ $a == checkerboard* ]] && rhs=one
+    [[ $a == checkerboard* || $a == random* ]] && rhs=one
     line=""
     l2=-
     for solver in "fmg-gmres mixed" "gmres double" "vcycle double"; do

@@ -127,9 +127,9 @@ TPMG_CPU_INLINE void TPMG_CPU_NAME(patch_solve)(const TPMG_CPU_NAME(patch_data) 
       sum += v;
       top = v > top ? v : top;
     }
-    /* abar (tpmg-backend.h): the mean, at least half the largest */
-    const T mean = sum * (T)(dim == 3 ? 0.125 : 0.25), half = (T)0.5 * top;
-    const T abar = mean > half ? mean : half, reaction = (T)lvl->reaction;
+    /* abar (tpmg-backend.h): the mean, at least the floor times the largest */
+    const T mean = sum * (T)(dim == 3 ? 0.125 : 0.25), least = (T)TPMG_SURROGATE_FLOOR * top;
+    const T abar = mean > least ? mean : least, reaction = (T)lvl->reaction;
     for (int i = 0; i < n_local; ++i)
       y[i] /= abar * data->eigenvalue_sums[i] + reaction;
   } else {
