@@ -13,7 +13,8 @@
  *   CoarseSolver under SolverCG on step-37's problem (f = 1, u = 0 on the
  *   boundary, system operator deal.II's): converged within a bound, in the
  *   iterations of the same solve on one rank (every rank repeats it on
- *   MPI_COMM_SELF), to the same solution; solve_on_gpu() (CPU backend)
+ *   MPI_COMM_SELF), with step-37's edge matrices (MGInterfaceOperator on
+ *   tpmg's LaplaceOperator), to the same solution; solve_on_gpu() (CPU backend)
  *   converged to it too;
  * - bad input: a coefficient after an object exists, twice, non-positive,
  *   a table or vector of the wrong size, a smoother variant other than
@@ -388,6 +389,15 @@ namespace
     transfer.build(problem.dof_handler, hierarchy.get_level_partitioners());
     Multigrid<VectorType> mg(
       mg_matrix, coarse, transfer, smoother, smoother, 0, max_level);
+    // step-37's edge matrices, on tpmg's operators: zero without hanging
+    // nodes (LaplaceOperator::vmult_interface_down/up)
+    MGLevelObject<MatrixFreeOperators::MGInterfaceOperator<
+      tpmg::dealii::LaplaceOperator<dim, double>>>
+      mg_interface_matrices(0, max_level);
+    for (unsigned int level = 0; level <= max_level; ++level)
+      mg_interface_matrices[level].initialize(mg_matrices[level]);
+    mg::Matrix<VectorType> mg_interface(mg_interface_matrices);
+    mg.set_edge_matrices(mg_interface, mg_interface);
     PreconditionMG<dim, VectorType, MGTransferMatrixFree<dim, double>>
       preconditioner(problem.dof_handler, mg, transfer);
 

@@ -122,6 +122,19 @@ namespace tpmg::dealii
     void
     Tvmult_add(VectorType &dst, const VectorType &src) const;
 
+    /**
+     * The coupling across the refinement edge of a level, for deal.II's
+     * MatrixFreeOperators::MGInterfaceOperator (step-37's edge matrices,
+     * Multigrid::set_edge_matrices()): zero, since tpmg's meshes are refined
+     * globally and have no refinement edge. dst = 0.
+     */
+    void
+    vmult_interface_down(VectorType &dst, const VectorType &src) const;
+
+    /** The transpose of vmult_interface_down(): dst = 0. */
+    void
+    vmult_interface_up(VectorType &dst, const VectorType &src) const;
+
     /** Initialize @p vector with the level's layout
      * (Hierarchy::get_partitioner()). */
     void
