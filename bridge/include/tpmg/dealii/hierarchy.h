@@ -158,8 +158,8 @@ namespace tpmg::dealii
      * matrix_free.get_cell_iterator(b, l). The values are copied into tpmg's
      * cell order and (lexicographic) point order. Every cell tpmg owns on
      * this rank must be one of @p matrix_free's locally owned cells, i.e. the
-     * partition must be tpmg's (ExcUnsupported otherwise). Otherwise as
-     * set_coefficient(const Function<dim> &).
+     * partition must be tpmg's (ExcHierarchyMismatch on every rank
+     * otherwise). Otherwise as set_coefficient(const Function<dim> &).
      */
     template <typename Number>
     void
@@ -172,7 +172,8 @@ namespace tpmg::dealii
      * Set a coefficient constant on each finest cell (TPMG_COEFFICIENT_CELLS):
      * @p coefficient indexed by the active cells' active_cell_index(), of
      * size triangulation.n_active_cells(); the entries of the cells tpmg owns
-     * on this rank are read. Otherwise as
+     * on this rank are read, which must be locally owned in deal.II
+     * (ExcHierarchyMismatch on every rank otherwise). Otherwise as
      * set_coefficient(const Function<dim> &).
      */
     template <typename Number>
