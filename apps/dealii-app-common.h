@@ -56,7 +56,7 @@ namespace DealiiApp
     unsigned int        max_iterations = 100;
     unsigned int        restart        = 30;
     const char         *backend        = "cpu";
-    unsigned int        threads        = 0; // 0: OpenMP's and TBB's defaults
+    unsigned int        threads        = 0; // 0: deal.II's (TBB's) default, for tpmg too
     bool                json           = false;
   };
 

@@ -181,7 +181,7 @@ namespace DealiiPoisson
       "  --backend NAME              where tpmg's parts run: cpu, cuda, cuda/VARIANT\n"
       "                              (default cpu)\n"
       "  --threads n                 threads, 1..1024: OpenMP threads of tpmg and TBB threads\n"
-      "                              of deal.II (default: their defaults)\n"
+      "                              of deal.II (default: deal.II's, for both)\n"
       "  --vtu FILE                  write the solution as a VTU file\n"
       "  --write-setup FILE          write the problem as a tpmg setup file, for\n"
       "                              `tpmg-poisson --setup FILE`\n"

@@ -1,4 +1,4 @@
-# Tests of the deal.II programs dealii-poisson and dealii-compare (ctest label
+# Tests of the deal.II programs dealii-poisson, dealii-compare and dealii-step37 (ctest label
 # `bridge`), added where the bridge is built.
 #
 # Like cli.cmake this file has two roles. Included from tests/CMakeLists.txt it
@@ -579,6 +579,33 @@ else()
                        CHECKS "tpmg-in-dealii.iterations == tpmg-cpu.iterations"
                        CSV ${out}/bridge-compare.csv ROWS 2)
 
+  # dealii-step37: step-37's problem three ways on one rank, every method
+  # converged to the same solution (|x - x_A| / |x_A|, the solvers' 1e-12
+  # times the condition number) in few iterations; its own usage errors.
+  tpmg_bridge_app_test(dealii-step37-2d dealii-step37 MODE json
+                       ARGS --dim 2 --level 5 --threads 1 --json
+                       CHECKS "degree == 2" "tolerance == 1e-12"
+                              "dealii.converged == true" "dealii.iterations <= 12"
+                              "multigrid.converged == true" "multigrid.iterations <= 12"
+                              "solve.converged == true" "solve.iterations <= 12"
+                              "multigrid.difference < 1e-10" "solve.difference < 1e-10")
+  tpmg_bridge_app_test(dealii-step37-3d dealii-step37 MODE json
+                       ARGS --dim 3 --level 3 --threads 1 --json
+                       CHECKS "dealii.converged == true" "dealii.iterations <= 12"
+                              "multigrid.converged == true" "multigrid.iterations <= 12"
+                              "solve.converged == true" "solve.iterations <= 12"
+                              "multigrid.difference < 1e-10" "solve.difference < 1e-10")
+  tpmg_bridge_app_test(dealii-step37-2d-q3 dealii-step37 MODE json
+                       ARGS --dim 2 --degree 3 --level 4 --threads 1 --json
+                       CHECKS "degree == 3" "dealii.converged == true"
+                              "multigrid.converged == true" "solve.converged == true"
+                              "multigrid.difference < 1e-10" "solve.difference < 1e-10")
+  tpmg_bridge_app_test(dealii-step37-solver-gmres dealii-step37 MODE usage
+                       EXPECT "--solver gmres: step-37 solves with CG" ARGS --solver gmres)
+  tpmg_bridge_app_test(dealii-step37-box dealii-step37 MODE usage
+                       EXPECT "--box: step-37's domain is the unit square or cube"
+                       ARGS --dim 2 --box 0,2,0,1)
+
   # dealii-poisson on P MPI ranks (labels bridge and mpi): the one-rank
   # iterations and L2 error, on meshes whose coarse level tpmg distributes
   # (--cells 2,12: 3D 1,2,6) and keeps whole (2,8: its hidden level below has
@@ -707,6 +734,18 @@ else()
                                       "dealii-block-sor.iterations == null"
                                SAME ${same} CLOSE ${close})
     endforeach()
+    # dealii-step37 on 2 ranks: on tpmg's slabs every method converges; on
+    # one coarse cell p4est's partition is not tpmg's: (A) runs, (B) and (C)
+    # say why not
+    tpmg_bridge_mpi_app_test(dealii-step37-np2 2 MODE json PROGRAM dealii-step37
+                             ARGS --dim 2 --level 4 --cells 2,4 --threads 1 --json
+                             CHECKS "dealii.converged == true" "multigrid.converged == true"
+                                    "solve.converged == true" "multigrid.difference < 1e-10"
+                                    "solve.difference < 1e-10")
+    tpmg_bridge_mpi_app_test(dealii-step37-np2-not-slabs 2 MODE json PROGRAM dealii-step37
+                             ARGS --dim 2 --level 4 --threads 1 --json
+                             CHECKS "dealii.converged == true" "multigrid.run == false"
+                                    "solve.run == false")
     # a mesh p4est does not cut into slabs: refused by every rank; a failure
     # of one rank (rank 0 cannot write the CSV file) ends every rank with it
     tpmg_bridge_mpi_app_test(dealii-compare-np2-refused 2 MODE ranks PROGRAM dealii-compare

@@ -1,4 +1,6 @@
 /* The deal.II bridge of tpmg: the context. */
+#include <deal.II/base/multithread_info.h>
+
 #include <tpmg/dealii/context.h>
 
 #include <string>
@@ -37,7 +39,9 @@ namespace tpmg::dealii
     {
       tpmg_context_options options = tpmg_context_options_default();
       options.backend              = backend.c_str();
-      options.n_threads            = static_cast<int>(n_threads);
+      // 0: as many threads as deal.II's own loops use
+      options.n_threads = static_cast<int>(
+        n_threads > 0 ? n_threads : ::dealii::MultithreadInfo::n_threads());
       options.device               = device;
       options.mpi_comm             = communicator;
       return options;

@@ -13,7 +13,7 @@ namespace tpmg::dealii
     /**
      * The finest-level grid of @p hierarchy in @p context: the hierarchy's own
      * where it lives in that context, else a new one (returned in @p own, to
-     * be destroyed by the caller) with the same description.
+     * be destroyed by the caller) with the same description and coefficient.
      */
     template <int dim>
     tpmg_grid *
@@ -30,10 +30,7 @@ namespace tpmg::dealii
                     ": create it with the triangulation's communicator"));
       if (hierarchy.get_context().get() == context.get())
         return hierarchy.get_grid();
-      context.check(tpmg_grid_create(context.get(),
-                                     &hierarchy.get_grid_options(),
-                                     own),
-                    "tpmg_grid_create");
+      *own = hierarchy.create_grid_copy(context);
       return *own;
     }
   } // namespace
@@ -67,6 +64,16 @@ namespace tpmg::dealii
                     ExcTpmgError("tpmg_multigrid_create", status, message));
       }
   }
+
+
+
+  template <int dim>
+  GpuPreconditioner<dim>::GpuPreconditioner(const Hierarchy<dim> &hierarchy,
+                                            Context              &context)
+    : GpuPreconditioner(hierarchy,
+                        context,
+                        default_multigrid_options(hierarchy))
+  {}
 
 
 
@@ -187,8 +194,54 @@ namespace tpmg::dealii
 
 
 
+  template <int dim>
+  tpmg_multigrid_options
+  default_multigrid_options(const Hierarchy<dim> &hierarchy)
+  {
+    tpmg_multigrid_options options = tpmg_multigrid_options_default();
+    if (hierarchy.has_coefficient())
+      options.smoother = TPMG_SMOOTHER_GLOBAL;
+    return options;
+  }
+
+
+
+  template <int dim>
+  tpmg_solver_options
+  default_solver_options(const Hierarchy<dim> &hierarchy)
+  {
+    tpmg_solver_options options = tpmg_solver_options_default();
+    if (hierarchy.has_coefficient())
+      options.smoother = TPMG_SMOOTHER_GLOBAL;
+    return options;
+  }
+
+
+
+  template <int dim, typename MemorySpace>
+  tpmg_solver_result
+  solve_on_gpu(
+    const Hierarchy<dim>                                          &hierarchy,
+    Context                                                       &context,
+    const LinearAlgebra::distributed::Vector<double, MemorySpace> &rhs,
+    LinearAlgebra::distributed::Vector<double, MemorySpace>       &solution)
+  {
+    return solve_on_gpu(
+      hierarchy, context, rhs, solution, default_solver_options(hierarchy));
+  }
+
+
+
   template class GpuPreconditioner<2>;
   template class GpuPreconditioner<3>;
+  template tpmg_multigrid_options
+  default_multigrid_options(const Hierarchy<2> &);
+  template tpmg_multigrid_options
+  default_multigrid_options(const Hierarchy<3> &);
+  template tpmg_solver_options
+  default_solver_options(const Hierarchy<2> &);
+  template tpmg_solver_options
+  default_solver_options(const Hierarchy<3> &);
 
 #define TPMG_DEALII_INSTANTIATE(dim, MemorySpace)                           \
   template void GpuPreconditioner<dim>::vmult<MemorySpace>(                 \
@@ -199,7 +252,12 @@ namespace tpmg::dealii
     Context &,                                                              \
     const LinearAlgebra::distributed::Vector<double, MemorySpace> &,        \
     LinearAlgebra::distributed::Vector<double, MemorySpace> &,              \
-    const tpmg_solver_options &);
+    const tpmg_solver_options &);                                           \
+  template tpmg_solver_result solve_on_gpu<dim, MemorySpace>(               \
+    const Hierarchy<dim> &,                                                 \
+    Context &,                                                              \
+    const LinearAlgebra::distributed::Vector<double, MemorySpace> &,        \
+    LinearAlgebra::distributed::Vector<double, MemorySpace> &);
 
   TPMG_DEALII_INSTANTIATE(2, ::dealii::MemorySpace::Host)
   TPMG_DEALII_INSTANTIATE(3, ::dealii::MemorySpace::Host)

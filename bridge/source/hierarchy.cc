@@ -1,11 +1,14 @@
 /* The deal.II bridge of tpmg: the level hierarchy. */
 #include <deal.II/base/index_set.h>
+#include <deal.II/base/quadrature_lib.h>
 
 #include <deal.II/dofs/dof_tools.h>
 
 #include <deal.II/fe/fe_q.h>
 
 #include <deal.II/lac/full_matrix.h>
+
+#include <deal.II/matrix_free/matrix_free.h>
 
 #include <tpmg/dealii/hierarchy.h>
 #include <tpmg/dealii/renumbering.h>
@@ -98,6 +101,9 @@ namespace tpmg::dealii
     , coarse_level(min_level)
     , grid_options(tpmg_grid_options_default())
     , grid(nullptr)
+    , coefficient_set(false)
+    , coefficient_layout(TPMG_COEFFICIENT_CELLS)
+    , copied(false)
   {
     AssertThrow(min_level < mesh.n_refinements,
                 ExcUnsupported(
@@ -456,6 +462,262 @@ namespace tpmg::dealii
 
 
   template <int dim>
+  std::size_t
+  Hierarchy<dim>::n_owned_cells() const
+  {
+    const tpmg_level_layout layout = get_layout();
+    std::size_t             n      = layout.cell_end - layout.cell_first;
+    for (unsigned int d = 0; d + 1 < dim; ++d)
+      n *= static_cast<std::size_t>(grid_options.cells[d])
+           << grid_options.fine_level;
+    return n;
+  }
+
+
+
+  template <int dim>
+  std::size_t
+  Hierarchy<dim>::coefficient_index(
+    const typename Triangulation<dim>::cell_iterator &cell) const
+  {
+    const tpmg_level_layout layout = get_layout();
+    const Point<dim>        center = cell->center();
+    std::size_t             index = 0, stride = 1;
+    for (unsigned int d = 0; d < dim; ++d)
+      {
+        const tpmg_index n = static_cast<tpmg_index>(grid_options.cells[d])
+                             << grid_options.fine_level;
+        const double h = (mesh.upper[d] - mesh.lower[d]) / n;
+        tpmg_index   i =
+          static_cast<tpmg_index>(std::floor((center[d] - mesh.lower[d]) / h));
+        i = std::min<tpmg_index>(std::max<tpmg_index>(i, 0), n - 1);
+        if (d + 1 == dim)
+          {
+            if (i < layout.cell_first || i >= layout.cell_end)
+              return numbers::invalid_unsigned_int;
+            i -= layout.cell_first;
+          }
+        index += stride * i;
+        stride *= n;
+      }
+    return index;
+  }
+
+
+
+  template <int dim>
+  void
+  Hierarchy<dim>::set_coefficient_values(const tpmg_coefficient_layout layout,
+                                         std::vector<double>         &&values)
+  {
+    AssertThrow(!coefficient_set,
+                ExcUnsupported("Hierarchy::set_coefficient() on a hierarchy "
+                               "that has a coefficient: set it once"));
+    AssertThrow(!copied,
+                ExcUnsupported(
+                  "Hierarchy::set_coefficient() after a GpuPreconditioner or "
+                  "solve_on_gpu() copied the hierarchy's grid: set the "
+                  "coefficient before any object is made from the hierarchy"));
+    // tpmg refuses a grid in use and values out of range, naming the rank,
+    // the cell and the value
+    const tpmg_status status =
+      tpmg_grid_set_coefficient(grid, layout, values.data());
+    AssertThrow(status == TPMG_SUCCESS,
+                ExcTpmgError("tpmg_grid_set_coefficient",
+                             status,
+                             tpmg_context_last_error(context->get())));
+    coefficient_set    = true;
+    coefficient_layout = layout;
+    coefficient_values = std::move(values);
+  }
+
+
+
+  template <int dim>
+  void
+  Hierarchy<dim>::set_coefficient(const Function<dim> &coefficient)
+  {
+    AssertThrow(coefficient.n_components == 1,
+                ExcUnsupported("a coefficient Function of " +
+                               std::to_string(coefficient.n_components) +
+                               " components: tpmg takes a scalar one"));
+    const tpmg_level_layout layout = get_layout();
+    const unsigned int      n_q    = Utilities::pow(mesh.degree + 1, dim);
+    tpmg_index              n[3]   = {1, 1, 1};
+    for (unsigned int d = 0; d < dim; ++d)
+      n[d] = static_cast<tpmg_index>(grid_options.cells[d])
+             << grid_options.fine_level;
+    n[dim - 1] = layout.cell_end - layout.cell_first;
+    std::vector<double> values(n_owned_cells() * n_q);
+    std::vector<double> points(3 * n_q);
+    std::size_t         position = 0;
+    for (tpmg_index k = 0; k < n[2]; ++k)
+      for (tpmg_index j = 0; j < n[1]; ++j)
+        for (tpmg_index i = 0; i < n[0]; ++i)
+          {
+            tpmg_index cell[3] = {i, j, k};
+            cell[dim - 1] += layout.cell_first;
+            context->check(tpmg_grid_quadrature_points(grid,
+                                                       cell,
+                                                       points.data()),
+                           "tpmg_grid_quadrature_points");
+            for (unsigned int q = 0; q < n_q; ++q)
+              {
+                Point<dim> p;
+                for (unsigned int d = 0; d < dim; ++d)
+                  p[d] = points[3 * q + d];
+                values[position++] = coefficient.value(p);
+              }
+          }
+    set_coefficient_values(TPMG_COEFFICIENT_QUADRATURE, std::move(values));
+  }
+
+
+
+  template <int dim>
+  template <typename Number>
+  void
+  Hierarchy<dim>::set_coefficient(
+    const MatrixFree<dim, Number>           &matrix_free,
+    const Table<2, VectorizedArray<Number>> &coefficient)
+  {
+    const unsigned int n_q = Utilities::pow(mesh.degree + 1, dim);
+    AssertThrow(&matrix_free.get_dof_handler().get_triangulation() ==
+                    &dof_handler->get_triangulation() &&
+                  matrix_free.get_mg_level() == numbers::invalid_unsigned_int,
+                ExcUnsupported(
+                  "a MatrixFree object of another triangulation or of a "
+                  "multigrid level: the coefficient table must be the one "
+                  "of the active cells of the hierarchy's DoFHandler"));
+    const Quadrature<dim> &quadrature = matrix_free.get_quadrature();
+    const QGauss<dim>      gauss(mesh.degree + 1);
+    bool                   same = quadrature.size() == gauss.size();
+    for (unsigned int q = 0; same && q < gauss.size(); ++q)
+      same = quadrature.point(q).distance(gauss.point(q)) < 1e-12;
+    AssertThrow(same,
+                ExcUnsupported(
+                  "a MatrixFree object with a quadrature of " +
+                  std::to_string(quadrature.size()) +
+                  " points that is not QGauss<dim>(" +
+                  std::to_string(mesh.degree + 1) +
+                  "), where tpmg takes the coefficient at the points of "
+                  "QGauss(k+1), k = " +
+                  std::to_string(mesh.degree)));
+    AssertThrow(coefficient.size(0) == matrix_free.n_cell_batches() &&
+                  coefficient.size(1) == n_q,
+                ExcUnsupported("a coefficient table of " +
+                               std::to_string(coefficient.size(0)) + " x " +
+                               std::to_string(coefficient.size(1)) +
+                               " entries for a MatrixFree object of " +
+                               std::to_string(matrix_free.n_cell_batches()) +
+                               " cell batches and " + std::to_string(n_q) +
+                               " quadrature points per cell"));
+
+    // deal.II's points of a cell of the standard orientation
+    // (check_supported()) are QGauss<dim>'s tensor product, x fastest: tpmg's
+    std::vector<double> values(n_owned_cells() * n_q, 0.0);
+    std::vector<bool>   seen(n_owned_cells(), false);
+    std::string         difference;
+    for (unsigned int batch = 0; batch < matrix_free.n_cell_batches(); ++batch)
+      for (unsigned int lane = 0;
+           lane < matrix_free.n_active_entries_per_cell_batch(batch);
+           ++lane)
+        {
+          const std::size_t index =
+            coefficient_index(matrix_free.get_cell_iterator(batch, lane));
+          if (index == numbers::invalid_unsigned_int)
+            continue;
+          seen[index] = true;
+          for (unsigned int q = 0; q < n_q; ++q)
+            values[index * n_q + q] = coefficient(batch, q)[lane];
+        }
+    const std::size_t n_missing = std::count(seen.begin(), seen.end(), false);
+    if (n_missing > 0)
+      difference = std::to_string(n_missing) + " of the " +
+                   std::to_string(seen.size()) +
+                   " finest cells tpmg owns on this rank are not among the "
+                   "MatrixFree object's cells: the partition is not tpmg's";
+    internal::agree_on_mismatch(get_communicator(), difference);
+    set_coefficient_values(TPMG_COEFFICIENT_QUADRATURE, std::move(values));
+  }
+
+
+
+  template <int dim>
+  template <typename Number>
+  void
+  Hierarchy<dim>::set_coefficient(const Vector<Number> &coefficient)
+  {
+    const Triangulation<dim> &tria = dof_handler->get_triangulation();
+    AssertThrow(coefficient.size() == tria.n_active_cells(),
+                ExcUnsupported(
+                  "a coefficient vector of " +
+                  std::to_string(coefficient.size()) + " entries for " +
+                  std::to_string(tria.n_active_cells()) +
+                  " active cells: index it by active_cell_index()"));
+    std::vector<double> values(n_owned_cells(), 0.0);
+    std::vector<bool>   seen(values.size(), false);
+    for (const auto &cell : tria.active_cell_iterators())
+      if (cell->is_locally_owned())
+        {
+          const std::size_t index = coefficient_index(cell);
+          if (index == numbers::invalid_unsigned_int)
+            continue;
+          seen[index]   = true;
+          values[index] = coefficient[cell->active_cell_index()];
+        }
+    std::string       difference;
+    const std::size_t n_missing = std::count(seen.begin(), seen.end(), false);
+    if (n_missing > 0)
+      difference = std::to_string(n_missing) + " of the " +
+                   std::to_string(seen.size()) +
+                   " finest cells tpmg owns on this rank are not locally "
+                   "owned in deal.II: the partition is not tpmg's";
+    internal::agree_on_mismatch(get_communicator(), difference);
+    set_coefficient_values(TPMG_COEFFICIENT_CELLS, std::move(values));
+  }
+
+
+
+  template <int dim>
+  bool
+  Hierarchy<dim>::has_coefficient() const
+  {
+    return coefficient_set;
+  }
+
+
+
+  template <int dim>
+  tpmg_grid *
+  Hierarchy<dim>::create_grid_copy(Context &other) const
+  {
+    tpmg_grid *copy = nullptr;
+    other.check(tpmg_grid_create(other.get(), &grid_options, &copy),
+                "tpmg_grid_create");
+    if (coefficient_set)
+      {
+        const tpmg_status status =
+          tpmg_grid_set_coefficient(copy,
+                                    coefficient_layout,
+                                    coefficient_values.data());
+        if (status != TPMG_SUCCESS)
+          {
+            const std::string message = tpmg_context_last_error(other.get());
+            tpmg_grid_destroy(&copy);
+            AssertThrow(false,
+                        ExcTpmgError("tpmg_grid_set_coefficient",
+                                     status,
+                                     message));
+          }
+      }
+    copied = true;
+    return copy;
+  }
+
+
+
+  template <int dim>
   tpmg_grid *
   Hierarchy<dim>::get_grid() const
   {
@@ -605,4 +867,16 @@ namespace tpmg::dealii
 
   template class Hierarchy<2>;
   template class Hierarchy<3>;
+
+#define TPMG_DEALII_INSTANTIATE(dim, Number)             \
+  template void Hierarchy<dim>::set_coefficient<Number>( \
+    const MatrixFree<dim, Number> &,                     \
+    const Table<2, VectorizedArray<Number>> &);          \
+  template void Hierarchy<dim>::set_coefficient<Number>(const Vector<Number> &);
+
+  TPMG_DEALII_INSTANTIATE(2, double)
+  TPMG_DEALII_INSTANTIATE(2, float)
+  TPMG_DEALII_INSTANTIATE(3, double)
+  TPMG_DEALII_INSTANTIATE(3, float)
+#undef TPMG_DEALII_INSTANTIATE
 } // namespace tpmg::dealii

@@ -159,6 +159,29 @@ namespace tpmg::dealii
 
   template <int dim, typename Number, typename MemorySpace>
   void
+  LaplaceOperator<dim, Number, MemorySpace>::vmult_interface_down(
+    VectorType &dst,
+    const VectorType &) const
+  {
+    // a globally refined mesh has no refinement edge: no coupling
+    dst = Number(0);
+  }
+
+
+
+  template <int dim, typename Number, typename MemorySpace>
+  void
+  LaplaceOperator<dim, Number, MemorySpace>::vmult_interface_up(
+    VectorType &dst,
+    const VectorType &) const
+  {
+    dst = Number(0);
+  }
+
+
+
+  template <int dim, typename Number, typename MemorySpace>
+  void
   LaplaceOperator<dim, Number, MemorySpace>::initialize_dof_vector(
     VectorType &vector) const
   {

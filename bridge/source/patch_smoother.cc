@@ -46,7 +46,16 @@ namespace tpmg::dealii
     this->data                    = data;
     Context              &context = hierarchy.get_context();
     tpmg_smoother_options options = tpmg_smoother_options_default();
-    options.variant               = data.variant;
+    options.variant = data.variant.value_or(
+      hierarchy.has_coefficient() ? TPMG_SMOOTHER_GLOBAL : TPMG_SMOOTHER_FUSED);
+    AssertThrow(!hierarchy.has_coefficient() ||
+                  options.variant == TPMG_SMOOTHER_GLOBAL,
+                ExcUnsupported(
+                  std::string("PatchSmoother with the variant ") +
+                  tpmg_smoother_variant_name(options.variant) +
+                  " on a Hierarchy with a coefficient: tpmg computes the "
+                  "residual of the operator with a coefficient only in the "
+                  "variant global; leave AdditionalData::variant unset"));
     const int fine                = hierarchy.tpmg_level(hierarchy.max_level());
     smoothers.assign(fine + 1, nullptr);
     // level 0 is the coarse level: solved, not smoothed

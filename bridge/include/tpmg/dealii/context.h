@@ -84,7 +84,9 @@ namespace tpmg::dealii
     /**
      * Create a context on the backend named @p backend ("cpu", "cuda",
      * "cuda/VARIANT": tpmg_context_options) with @p n_threads CPU threads
-     * (0: OpenMP's default) and GPU @p device.
+     * (0: deal.II's MultithreadInfo::n_threads(), the threads of deal.II's
+     * own parallel loops, which MPI_InitFinalize's max_num_threads and the
+     * environment variable DEAL_II_NUM_THREADS set) and GPU @p device.
      */
     explicit Context(const std::string &backend,
                      const unsigned int n_threads = 0,
@@ -93,10 +95,10 @@ namespace tpmg::dealii
     /**
      * Create a context spanning the ranks of @p communicator (collective;
      * tpmg duplicates it), on the backend @p backend with @p n_threads CPU
-     * threads per rank (0: OpenMP's default) and GPU @p device. Give it the
-     * communicator of the Triangulation whose Hierarchy it will hold; on a
-     * communicator of one rank (or without MPI initialized) it is the
-     * context of this process alone.
+     * threads per rank (0: MultithreadInfo::n_threads(), as above) and GPU
+     * @p device. Give it the communicator of the Triangulation whose
+     * Hierarchy it will hold; on a communicator of one rank (or without MPI
+     * initialized) it is the context of this process alone.
      */
     Context(const MPI_Comm     communicator,
             const std::string &backend,

@@ -39,7 +39,8 @@ namespace tpmg::dealii
    * give the symmetric V-cycle, for CG; for GMRES set
    * tpmg_multigrid_options::symmetric = 0, which contracts faster (what
    * tpmg's own GMRES uses). The result is zero on Dirichlet DoFs, as tpmg's
-   * V-cycle.
+   * V-cycle. The coefficient of the Hierarchy (Hierarchy::set_coefficient())
+   * is the V-cycle's, also on a grid of its own.
    */
   template <int dim>
   class GpuPreconditioner : public internal::EnableObserverPointer
@@ -49,10 +50,16 @@ namespace tpmg::dealii
      * A V-cycle on the levels of @p hierarchy in @p context's backend, with
      * @p options (precision, smoother variant, symmetric).
      */
-    GpuPreconditioner(
-      const Hierarchy<dim>         &hierarchy,
-      Context                      &context,
-      const tpmg_multigrid_options &options = tpmg_multigrid_options_default());
+    GpuPreconditioner(const Hierarchy<dim>         &hierarchy,
+                      Context                      &context,
+                      const tpmg_multigrid_options &options);
+
+    /**
+     * A V-cycle with default_multigrid_options(@p hierarchy): tpmg's
+     * defaults, the smoother TPMG_SMOOTHER_GLOBAL where the hierarchy has a
+     * coefficient (the only variant tpmg takes there).
+     */
+    GpuPreconditioner(const Hierarchy<dim> &hierarchy, Context &context);
 
     ~GpuPreconditioner() override;
 
@@ -107,7 +114,39 @@ namespace tpmg::dealii
     const ::dealii::LinearAlgebra::distributed::Vector<double, MemorySpace>
                                                                       &rhs,
     ::dealii::LinearAlgebra::distributed::Vector<double, MemorySpace> &solution,
-    const tpmg_solver_options &options = tpmg_solver_options_default());
+    const tpmg_solver_options                                         &options);
+
+  /**
+   * solve_on_gpu() with default_solver_options(@p hierarchy): tpmg's
+   * defaults, the smoother TPMG_SMOOTHER_GLOBAL where the hierarchy has a
+   * coefficient.
+   */
+  template <int dim, typename MemorySpace = ::dealii::MemorySpace::Host>
+  tpmg_solver_result
+  solve_on_gpu(
+    const Hierarchy<dim> &hierarchy,
+    Context              &context,
+    const ::dealii::LinearAlgebra::distributed::Vector<double, MemorySpace>
+      &rhs,
+    ::dealii::LinearAlgebra::distributed::Vector<double, MemorySpace>
+      &solution);
+
+  /**
+   * tpmg_multigrid_options_default() with the smoother TPMG_SMOOTHER_GLOBAL
+   * where @p hierarchy has a coefficient (tpmg refuses the other variants
+   * there): start from these to change an option.
+   */
+  template <int dim>
+  tpmg_multigrid_options
+  default_multigrid_options(const Hierarchy<dim> &hierarchy);
+
+  /**
+   * tpmg_solver_options_default() with the smoother TPMG_SMOOTHER_GLOBAL
+   * where @p hierarchy has a coefficient.
+   */
+  template <int dim>
+  tpmg_solver_options
+  default_solver_options(const Hierarchy<dim> &hierarchy);
 } // namespace tpmg::dealii
 
 #endif

@@ -2,14 +2,18 @@
 #ifndef tpmg_dealii_hierarchy_h
 #define tpmg_dealii_hierarchy_h
 
+#include <deal.II/base/function.h>
 #include <deal.II/base/mpi.h>
 #include <deal.II/base/numbers.h>
 #include <deal.II/base/partitioner.h>
+#include <deal.II/base/table.h>
 #include <deal.II/base/types.h>
+#include <deal.II/base/vectorization.h>
 
 #include <deal.II/dofs/dof_handler.h>
 
 #include <deal.II/lac/la_parallel_vector.h>
+#include <deal.II/lac/vector.h>
 
 #include <deal.II/multigrid/mg_constrained_dofs.h>
 
@@ -20,6 +24,12 @@
 #include <memory>
 #include <string>
 #include <vector>
+
+DEAL_II_NAMESPACE_OPEN
+// declared here so that this header does not pull in matrix_free.h
+template <int dim, typename Number, typename VectorizedArrayType>
+class MatrixFree;
+DEAL_II_NAMESPACE_CLOSE
 
 namespace tpmg::dealii
 {
@@ -37,6 +47,18 @@ namespace tpmg::dealii
    * LaplaceOperator, PatchSmoother, CoarseSolver work on this object's grid,
    * in its Context. GpuPreconditioner and solve_on_gpu() make their own grid
    * with the same description in the context they are given.
+   *
+   * A variable coefficient a of -∇·(a∇u) + c u (step-37's problem) is given
+   * by one of the set_coefficient() functions after the constructor and
+   * before any object is made from this hierarchy; without one, a = 1. The
+   * hierarchy owns the coefficient (tpmg's grid holds a copy of the values;
+   * the hierarchy keeps a second copy where GpuPreconditioner or
+   * solve_on_gpu() make a grid of their own), and every object made from it
+   * then uses it: LaplaceOperator (exact on the finest level; coarser levels
+   * rediscretized with cell means, see tpmg_grid_set_coefficient),
+   * PatchSmoother (TPMG_SMOOTHER_GLOBAL, the only variant tpmg takes with a
+   * coefficient), CoarseSolver, GpuPreconditioner and solve_on_gpu().
+   * check_level_operator() compares tpmg's operator with the user's.
    *
    * Keep the DoFHandler and the Context alive while this object lives, and do
    * not renumber or refine in between.
@@ -112,9 +134,71 @@ namespace tpmg::dealii
                 const ::dealii::LinearAlgebra::distributed::Vector<double>
                   *right_hand_side = nullptr) const;
 
-    /** The tpmg grid; owned by this object. */
+    /**
+     * Set the coefficient a of -∇·(a∇u) + c u to @p coefficient, evaluated
+     * at the points of QGauss(k+1) of every finest cell this rank owns in
+     * tpmg's partition (tpmg_grid_quadrature_points: the tensor-product
+     * points, x fastest, as deal.II's QGauss<dim>(k+1) orders them), and
+     * pass the values to tpmg_grid_set_coefficient (TPMG_COEFFICIENT_
+     * QUADRATURE). Collective. Throws ExcUnsupported if an object was made
+     * from this hierarchy already or a coefficient was set, and
+     * ExcTpmgError (naming the cell and value) for a value that is not
+     * finite and positive (within TPMG_MIN_COEFFICIENT, TPMG_MAX_COEFFICIENT).
+     * @p coefficient is only used during the call.
+     */
+    void
+    set_coefficient(const ::dealii::Function<dim> &coefficient);
+
+    /**
+     * Set the coefficient from step-37's storage: @p coefficient(batch, q)
+     * the value at quadrature point q of the cells of cell batch @p batch of
+     * @p matrix_free (whose active cells must be this hierarchy's
+     * DoFHandler's, level numbers::invalid_unsigned_int, and whose
+     * quadrature must be QGauss<dim>(k+1)); lane l of batch b is the cell
+     * matrix_free.get_cell_iterator(b, l). The values are copied into tpmg's
+     * cell order and (lexicographic) point order. Every cell tpmg owns on
+     * this rank must be one of @p matrix_free's locally owned cells, i.e. the
+     * partition must be tpmg's (ExcHierarchyMismatch on every rank
+     * otherwise). Otherwise as set_coefficient(const Function<dim> &).
+     */
+    template <typename Number>
+    void
+    set_coefficient(
+      const ::dealii::MatrixFree<dim, Number, ::dealii::VectorizedArray<Number>>
+                                                                  &matrix_free,
+      const ::dealii::Table<2, ::dealii::VectorizedArray<Number>> &coefficient);
+
+    /**
+     * Set a coefficient constant on each finest cell (TPMG_COEFFICIENT_CELLS):
+     * @p coefficient indexed by the active cells' active_cell_index(), of
+     * size triangulation.n_active_cells(); the entries of the cells tpmg owns
+     * on this rank are read, which must be locally owned in deal.II
+     * (ExcHierarchyMismatch on every rank otherwise). Otherwise as
+     * set_coefficient(const Function<dim> &).
+     */
+    template <typename Number>
+    void
+    set_coefficient(const ::dealii::Vector<Number> &coefficient);
+
+    /** Whether a coefficient was set. */
+    bool
+    has_coefficient() const;
+
+    /**
+     * The tpmg grid; owned by this object. Creating a tpmg object from it
+     * fixes the coefficient (tpmg_grid_set_coefficient refuses later calls).
+     */
     tpmg_grid *
     get_grid() const;
+
+    /**
+     * A new grid of the same description and coefficient in @p context (of
+     * the same ranks), owned by the caller (tpmg_grid_destroy), for objects
+     * that work in another context (GpuPreconditioner, solve_on_gpu()).
+     * The coefficient cannot be set any more afterwards.
+     */
+    tpmg_grid *
+    create_grid_copy(Context &context) const;
 
     /** The options the tpmg grid was made with. */
     const tpmg_grid_options &
@@ -187,6 +271,27 @@ namespace tpmg::dealii
     get_level_partitioners() const;
 
   private:
+    /**
+     * Check that a coefficient may be set, then pass @p values (this rank's
+     * owned finest cells in tpmg's order) to tpmg and keep them.
+     */
+    void
+    set_coefficient_values(const tpmg_coefficient_layout layout,
+                           std::vector<double>         &&values);
+
+    /**
+     * tpmg's global lattice index of the finest cell @p cell in the
+     * coefficient array of this rank (numbers::invalid_unsigned_int where
+     * tpmg does not own the cell on this rank).
+     */
+    std::size_t
+    coefficient_index(
+      const typename ::dealii::Triangulation<dim>::cell_iterator &cell) const;
+
+    /** The number of finest cells tpmg owns on this rank. */
+    std::size_t
+    n_owned_cells() const;
+
     /** cross_check() on this rank's owned DoFs of every level. */
     void
     cross_check_levels(const ::dealii::MGConstrainedDoFs &mg_constrained_dofs,
@@ -198,10 +303,14 @@ namespace tpmg::dealii
 
     internal::ObserverPointer<const ::dealii::DoFHandler<dim>> dof_handler;
     internal::ObserverPointer<Context>                         context;
-    MeshDescription<dim>                                    mesh;
-    unsigned int                                            coarse_level;
-    tpmg_grid_options                                       grid_options;
-    tpmg_grid                                              *grid;
+    MeshDescription<dim>                                       mesh;
+    unsigned int                                               coarse_level;
+    tpmg_grid_options                                          grid_options;
+    tpmg_grid                                                 *grid;
+    bool                                                       coefficient_set;
+    tpmg_coefficient_layout coefficient_layout;
+    std::vector<double>     coefficient_values;
+    mutable bool            copied;
     std::shared_ptr<const ::dealii::Utilities::MPI::Partitioner>
       active_partitioner;
     std::vector<std::shared_ptr<const ::dealii::Utilities::MPI::Partitioner>>

@@ -12,8 +12,12 @@
 #include <tpmg.h>
 #include <tpmg/dealii/hierarchy.h>
 
+#include <cmath>
 #include <cstddef>
 #include <memory>
+#include <random>
+#include <sstream>
+#include <string>
 
 namespace tpmg::dealii
 {
@@ -29,7 +33,11 @@ namespace tpmg::dealii
    * lexicographic numbering.
    *
    * Rows and columns of interior DoFs are those of the finite element Laplace
-   * matrix, plus c times the mass matrix where the Hierarchy has a reaction c;
+   * matrix (of -∇·(a∇u) where the Hierarchy has a coefficient a: exact on the
+   * finest level, a at the points of QGauss(k+1) as step-37's MatrixFree
+   * operator; coarser levels rediscretized with each cell's mean of a, see
+   * tpmg_grid_set_coefficient), plus c times the mass matrix where the
+   * Hierarchy has a reaction c;
    * a Dirichlet row is an identity row and Dirichlet columns are
    * eliminated: (A u)_B = u_B, and u_B does not enter (A u)_I. This is what
    * deal.II's MatrixFreeOperators::LaplaceOperator does on a level with the
@@ -114,6 +122,19 @@ namespace tpmg::dealii
     void
     Tvmult_add(VectorType &dst, const VectorType &src) const;
 
+    /**
+     * The coupling across the refinement edge of a level, for deal.II's
+     * MatrixFreeOperators::MGInterfaceOperator (step-37's edge matrices,
+     * Multigrid::set_edge_matrices()): zero, since tpmg's meshes are refined
+     * globally and have no refinement edge. dst = 0.
+     */
+    void
+    vmult_interface_down(VectorType &dst, const VectorType &src) const;
+
+    /** The transpose of vmult_interface_down(): dst = 0. */
+    void
+    vmult_interface_up(VectorType &dst, const VectorType &src) const;
+
     /** Initialize @p vector with the level's layout
      * (Hierarchy::get_partitioner()). */
     void
@@ -155,6 +176,113 @@ namespace tpmg::dealii
     mutable VectorType                                    tmp;
     mutable std::unique_ptr<internal::Staging>            staging;
   };
+
+
+
+  /**
+   * Compare tpmg's operator of deal.II level @p level of @p hierarchy
+   * (numbers::invalid_unsigned_int: the active DoFs) with the user's
+   * operator @p user_operator of that level (anything with vmult() and
+   * initialize_dof_vector() on LinearAlgebra::distributed::Vector<
+   * OperatorType::value_type>, e.g. step-37's LaplaceOperator or deal.II's
+   * MatrixFreeOperators::LaplaceOperator): both are applied to one random
+   * vector that vanishes on Dirichlet DoFs, and the results are compared on
+   * the interior rows (Dirichlet rows are treated in several ways). Throws
+   * ExcHierarchyMismatch on every rank, naming the relative difference and
+   * what tpmg applies, where it exceeds @p tolerance (default: 1e-10 in
+   * double, 1e-4 in float).
+   *
+   * tpmg's smoother and coarse solver work with tpmg's operator, so call
+   * this on the finest level to check that a coefficient and reaction were
+   * passed (Hierarchy::set_coefficient(), the reaction of the Hierarchy's
+   * constructor). On coarser levels with a coefficient tpmg rediscretizes
+   * with cell means of a, which differs from an operator that evaluates a at
+   * the level's quadrature points by O(h) relative: a difference there is
+   * expected. Collective.
+   */
+  template <int dim, typename OperatorType>
+  void
+  check_level_operator(const Hierarchy<dim> &hierarchy,
+                       const unsigned int    level,
+                       const OperatorType   &user_operator,
+                       double                tolerance = -1.)
+  {
+    using Number = typename OperatorType::value_type;
+    using Vector = ::dealii::LinearAlgebra::distributed::Vector<Number>;
+    if (tolerance < 0)
+      tolerance = sizeof(Number) == sizeof(float) ? 1e-4 : 1e-10;
+    LaplaceOperator<dim, Number> tpmg_operator(hierarchy, level);
+    Vector                       x, y, x_user, y_user;
+    tpmg_operator.initialize_dof_vector(x);
+    tpmg_operator.initialize_dof_vector(y);
+    user_operator.initialize_dof_vector(x_user);
+    user_operator.initialize_dof_vector(y_user);
+    const tpmg_level_layout layout = hierarchy.get_layout(level);
+    const int               D      = hierarchy.get_grid_options().dim;
+    AssertThrow(x_user.locally_owned_size() == x.locally_owned_size(),
+                ExcHierarchyMismatch(
+                  "check_level_operator: the user's operator has " +
+                  std::to_string(x_user.locally_owned_size()) +
+                  " locally owned entries, tpmg's " +
+                  std::to_string(x.locally_owned_size())));
+    const auto interior = [&](const std::size_t i) {
+      const ::dealii::types::global_dof_index global =
+        x.get_partitioner()->local_to_global(i);
+      ::dealii::types::global_dof_index rest = global;
+      for (int d = 0; d < D; ++d)
+        {
+          const ::dealii::types::global_dof_index p = rest % layout.n_global[d];
+          rest /= layout.n_global[d];
+          if (p == 0 || p + 1 == static_cast<::dealii::types::global_dof_index>(
+                                   layout.n_global[d]))
+            return false;
+        }
+      return true;
+    };
+    std::mt19937                           random(1234);
+    std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+    for (std::size_t i = 0; i < x.locally_owned_size(); ++i)
+      {
+        const double value = interior(i) ? uniform(random) : 0.0;
+        x.local_element(i) = x_user.local_element(i) = value;
+      }
+    tpmg_operator.vmult(y, x);
+    user_operator.vmult(y_user, x_user);
+    double difference = 0, norm = 0;
+    for (std::size_t i = 0; i < y.locally_owned_size(); ++i)
+      if (interior(i))
+        {
+          const double d = double(y.local_element(i)) - y_user.local_element(i);
+          difference += d * d;
+          norm += double(y_user.local_element(i)) * y_user.local_element(i);
+        }
+    const MPI_Comm comm = hierarchy.get_communicator();
+    difference = std::sqrt(::dealii::Utilities::MPI::sum(difference, comm));
+    norm       = std::sqrt(::dealii::Utilities::MPI::sum(norm, comm));
+    const double relative = difference / std::max(norm, 1e-300);
+    if (!(relative <= tolerance))
+      {
+        std::ostringstream message;
+        message << "tpmg applies -∇·(a∇u)"
+                << (hierarchy.get_grid_options().reaction != 0. ?
+                      " + c u with c = " +
+                        std::to_string(hierarchy.get_grid_options().reaction) :
+                      std::string())
+                << " with "
+                << (hierarchy.has_coefficient() ?
+                      "the coefficient a of Hierarchy::set_coefficient()" :
+                      "a = 1 (no coefficient given)")
+                << " on "
+                << (level == ::dealii::numbers::invalid_unsigned_int ?
+                      std::string("the active DoFs") :
+                      "level " + std::to_string(level))
+                << "; your level operator differs by " << relative
+                << " (relative, on a random vector; tolerance " << tolerance
+                << "): pass its coefficient with Hierarchy::set_coefficient() "
+                   "and its reaction to the Hierarchy's constructor";
+        AssertThrow(false, ExcHierarchyMismatch(message.str()));
+      }
+  }
 } // namespace tpmg::dealii
 
 #endif

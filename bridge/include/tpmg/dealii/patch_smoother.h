@@ -13,6 +13,7 @@
 #include <tpmg/dealii/hierarchy.h>
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 namespace tpmg::dealii
@@ -48,6 +49,13 @@ namespace tpmg::dealii
    * right-hand side that is zero on constrained DoFs and x = 0, as in
    * step-37).
    *
+   * With a coefficient a (Hierarchy::set_coefficient()) each patch solves a
+   * separable surrogate (a replaced by one value per patch) and the
+   * residual is that of tpmg's level operator (tpmg_grid_set_coefficient):
+   * on the finest level the exact one, on coarser levels rediscretized with
+   * cell means, which may differ from the user's level operators (deal.II's
+   * Multigrid computes its residuals with those).
+   *
    * Instantiated for host vectors (MemorySpace::Host), the memory deal.II's
    * Multigrid and MGTransferMatrixFree work in; with a CUDA Context their
    * values are staged through device buffers. For whole solves on device
@@ -67,8 +75,13 @@ namespace tpmg::dealii
     /** Options of the smoother. */
     struct AdditionalData
     {
-      /** How the patch residuals are computed (paper Table 4). */
-      tpmg_smoother_variant variant = TPMG_SMOOTHER_FUSED;
+      /**
+       * How the patch residuals are computed (paper Table 4). Unset (the
+       * default): TPMG_SMOOTHER_FUSED, or TPMG_SMOOTHER_GLOBAL where the
+       * Hierarchy has a coefficient (Hierarchy::set_coefficient()), the only
+       * variant tpmg takes there (initialize() refuses the others).
+       */
+      std::optional<tpmg_smoother_variant> variant;
 
       /** Smoothing steps per call of apply() or smooth(). */
       unsigned int n_steps = 1;

@@ -60,7 +60,9 @@ namespace tpmg::dealii
    * (doc/comparison.md).
    *
    * The matrix is -Laplace with unit coefficient plus AdditionalData::reaction
-   * times the mass matrix (tpmg's operator), assembled
+   * times the mass matrix (tpmg's operator without a coefficient: it does not
+   * take Hierarchy::set_coefficient()'s, so with a variable coefficient use
+   * CoarseSolver, or accept a coarse solve of another operator), assembled
    * cell by cell in deal.II's level numbering with Gauss quadrature of k+1
    * points, for any mesh and scalar element; a cell that is a translate of
    * the one before (FEValues' CellSimilarity) reuses its cell matrix. The
