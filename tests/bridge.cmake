@@ -45,15 +45,15 @@ if(TPMG_HAVE_MPI AND MPIEXEC_EXECUTABLE)
 
   # step-37's coefficient (Hierarchy::set_coefficient) on 1 and 2 ranks: the
   # operator against deal.II's, the solve against the one-rank solve
-  add_executable(t905-bridge-coefficient
-                 ${CMAKE_CURRENT_SOURCE_DIR}/bridge/t905-bridge-coefficient.cc)
-  target_link_libraries(t905-bridge-coefficient PRIVATE tpmg::dealii)
+  add_executable(t906-bridge-coefficient
+                 ${CMAKE_CURRENT_SOURCE_DIR}/bridge/t906-bridge-coefficient.cc)
+  target_link_libraries(t906-bridge-coefficient PRIVATE tpmg::dealii)
   foreach(ranks 1 2)
-    add_test(NAME t905-bridge-coefficient-np${ranks}
+    add_test(NAME t906-bridge-coefficient-np${ranks}
              COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${ranks}
                      ${tpmg_bridge_mpiexec_flags}
-                     $<TARGET_FILE:t905-bridge-coefficient>)
-    set_tests_properties(t905-bridge-coefficient-np${ranks} PROPERTIES
+                     $<TARGET_FILE:t906-bridge-coefficient>)
+    set_tests_properties(t906-bridge-coefficient-np${ranks} PROPERTIES
                          LABELS "bridge;mpi" TIMEOUT 600 PROCESSORS ${ranks}
                          ENVIRONMENT "OMP_WAIT_POLICY=PASSIVE;OMP_NUM_THREADS=1")
   endforeach()
