@@ -42,6 +42,19 @@ namespace tpmg::dealii::internal
       return static_cast<int>(n);
     }
 
+    /** @p buffer as room for @p n values of Number, grown where needed
+     * (kept between calls: no allocation per call). */
+    template <typename Number>
+    Number *
+    room(std::vector<double> &buffer, const std::size_t n)
+    {
+      const std::size_t n_doubles =
+        (n * sizeof(Number) + sizeof(double) - 1) / sizeof(double);
+      if (buffer.size() < n_doubles)
+        buffer.resize(n_doubles);
+      return reinterpret_cast<Number *>(buffer.data());
+    }
+
     // the tags of the two directions
     constexpr int tag_to_tpmg = 31, tag_to_dealii = 32;
   } // namespace
@@ -297,19 +310,20 @@ namespace tpmg::dealii::internal
     if (whole)
       {
         // every rank's entries of vector a after its entries of a - 1
-        std::vector<Number> own(v * n_own), gathered(v * n_target);
+        Number *own      = room<Number>(send_buffer, v * n_own);
+        Number *gathered = room<Number>(receive_buffer, v * n_target);
         for (std::size_t a = 0; a < v; ++a)
-          std::copy(dealii[a], dealii[a] + n_own, own.data() + a * n_own);
+          std::copy(dealii[a], dealii[a] + n_own, own + a * n_own);
         std::vector<int> v_counts(counts), v_offsets(offsets);
         for (std::size_t r = 0; r < counts.size(); ++r)
           {
             v_counts[r]  = as_int(v * counts[r]);
             v_offsets[r] = as_int(v * offsets[r]);
           }
-        check_mpi(MPI_Allgatherv(own.data(),
+        check_mpi(MPI_Allgatherv(own,
                                  as_int(v * n_own),
                                  mpi_type<Number>(),
-                                 gathered.data(),
+                                 gathered,
                                  v_counts.data(),
                                  v_offsets.data(),
                                  mpi_type<Number>(),
@@ -324,14 +338,14 @@ namespace tpmg::dealii::internal
 
     // distributed: a piece of n entries travels as the n entries of each
     // vector in turn
-    std::vector<Number>      received(v * receive_positions.size());
-    std::vector<Number>      packed;
+    Number *received = room<Number>(receive_buffer, v * receive_positions.size());
+    Number *packed   = nullptr;
     std::vector<MPI_Request> requests;
     requests.reserve(send_ranks.size() + receive_ranks.size());
     for (std::size_t j = 0; j < receive_ranks.size(); ++j)
       {
         requests.emplace_back();
-        check_mpi(MPI_Irecv(received.data() + v * receive_begin[j],
+        check_mpi(MPI_Irecv(received + v * receive_begin[j],
                             as_int(v * (receive_end[j] - receive_begin[j])),
                             mpi_type<Number>(),
                             receive_ranks[j],
@@ -344,7 +358,7 @@ namespace tpmg::dealii::internal
         std::size_t n_packed = 0;
         for (std::size_t j = 0; j < send_ranks.size(); ++j)
           n_packed += v * (send_end[j] - send_begin[j]);
-        packed.resize(n_packed);
+        packed = room<Number>(send_buffer, n_packed);
       }
     for (std::size_t j = 0, at = 0; j < send_ranks.size(); ++j)
       {
@@ -355,8 +369,8 @@ namespace tpmg::dealii::internal
             for (std::size_t a = 0; a < v; ++a)
               std::copy(dealii[a] + send_begin[j],
                         dealii[a] + send_end[j],
-                        packed.data() + at + a * n);
-            data = packed.data() + at;
+                        packed + at + a * n);
+            data = packed + at;
             at += v * n;
           }
         requests.emplace_back();
@@ -401,8 +415,8 @@ namespace tpmg::dealii::internal
         std::copy(tpmg, tpmg + n_own, dealii);
         return;
       }
-    std::vector<Number> sent(receive_positions.size());
-    for (std::size_t j = 0; j < sent.size(); ++j)
+    Number *sent = room<Number>(send_buffer, receive_positions.size());
+    for (std::size_t j = 0; j < receive_positions.size(); ++j)
       sent[j] = tpmg[receive_positions[j]];
     std::vector<MPI_Request> requests;
     requests.reserve(send_ranks.size() + receive_ranks.size());
@@ -420,7 +434,7 @@ namespace tpmg::dealii::internal
     for (std::size_t j = 0; j < receive_ranks.size(); ++j)
       {
         requests.emplace_back();
-        check_mpi(MPI_Isend(sent.data() + receive_begin[j],
+        check_mpi(MPI_Isend(sent + receive_begin[j],
                             as_int(receive_end[j] - receive_begin[j]),
                             mpi_type<Number>(),
                             receive_ranks[j],

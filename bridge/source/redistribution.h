@@ -37,7 +37,8 @@ namespace tpmg::dealii::internal
    * tpmg's slabs, make_slab_triangulation(); or one rank), is_identity()
    * says so and the bridge keeps its path without exchange.
    *
-   * Values are in host memory.
+   * Values are in host memory. Calls on one object must not overlap (the
+   * message buffers are kept between calls).
    */
   class Redistribution
   {
@@ -144,6 +145,9 @@ namespace tpmg::dealii::internal
      * the index g of each gathered entry. */
     std::vector<int>         counts, offsets;
     std::vector<std::size_t> gathered_positions;
+
+    /** Message buffers, kept between calls (not for concurrent calls). */
+    mutable std::vector<double> send_buffer, receive_buffer;
   };
 } // namespace tpmg::dealii::internal
 
