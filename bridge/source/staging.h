@@ -134,12 +134,15 @@ namespace tpmg::dealii::internal
    * memory: the owned entries are copied in at the layout's offset by
    * tpmg_vector_upload and out by tpmg_vector_download (device vectors on
    * P ranks: tpmg_vector_convert within the device), one copy each way per
-   * call; tpmg makes the ghost planes current itself. Device vectors
-   * with the CPU backend are refused.
+   * call; tpmg makes the ghost planes current itself. Where deal.II's
+   * partition is not tpmg's (VectorLayout::exchanges()), the level's
+   * Redistribution moves the owned entries instead, in host memory (device
+   * vectors are then refused), one round of messages in and one out per
+   * call. Device vectors with the CPU backend are refused.
    *
    * Vectors are read afresh through get_values() at every call: deal.II may
-   * reallocate them in between. Their locally owned entries come first; they
-   * are the rank's owned range of the level in lexicographic order. A vector
+   * reallocate them in between. Their locally owned entries come first, in
+   * increasing lexicographic index (renumber_lexicographic()). A vector
    * written through output() has its ghost entries zeroed
    * (zero_out_ghost_values()): deal.II updates them where it reads them.
    */
