@@ -53,8 +53,6 @@ namespace
     return Utilities::MPI::max(seconds, MPI_COMM_WORLD);
   }
 
-
-
   template <int dim>
   void
   run(const unsigned int               k,
@@ -100,9 +98,9 @@ namespace
       seconds_per_call(n_calls, [&]() { op.vmult(dst, src); });
 
     // the core alone on tpmg's vectors of the same level
-    tpmg_operator *core = nullptr;
-    void          *in = nullptr, *out = nullptr;
-    const int      fine = hierarchy.get_grid_options().fine_level;
+    tpmg_operator   *core = nullptr;
+    void            *in = nullptr, *out = nullptr;
+    const int        fine  = hierarchy.get_grid_options().fine_level;
     const tpmg_index n_box = layout.count * layout.plane;
     context.check(
       tpmg_operator_create(hierarchy.get_grid(), fine, TPMG_DOUBLE, &core),
@@ -141,8 +139,6 @@ namespace
                   100 * (bridge - alone) / alone);
   }
 } // namespace
-
-
 
 int
 main(int argc, char **argv)

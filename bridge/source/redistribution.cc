@@ -1,11 +1,11 @@
 /* The deal.II bridge of tpmg, internal: moving a level's values between
  * deal.II's partition and tpmg's. */
+#include "redistribution.h"
+
 #include <deal.II/base/exceptions.h>
 #include <deal.II/base/mpi.h>
 
 #include <tpmg/dealii/exceptions.h>
-
-#include "redistribution.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -35,7 +35,8 @@ namespace tpmg::dealii::internal
     int
     as_int(const std::size_t n)
     {
-      AssertThrow(n <= static_cast<std::size_t>(std::numeric_limits<int>::max()),
+      AssertThrow(n <=
+                    static_cast<std::size_t>(std::numeric_limits<int>::max()),
                   ExcUnsupported("a message of " + std::to_string(n) +
                                  " values between two ranks: more than MPI's "
                                  "int counts"));
@@ -78,8 +79,9 @@ namespace tpmg::dealii::internal
     , n_target(whole ? n_global : tpmg_end - tpmg_first_in)
     , lexicographic(std::move(lexicographic_in))
   {
-    const bool         mpi     = Utilities::MPI::job_supports_mpi();
-    const unsigned int n_ranks = mpi ? Utilities::MPI::n_mpi_processes(comm_in) : 1;
+    const bool         mpi = Utilities::MPI::job_supports_mpi();
+    const unsigned int n_ranks =
+      mpi ? Utilities::MPI::n_mpi_processes(comm_in) : 1;
     for (std::size_t i = 0; i < n_own && identity; ++i)
       identity = lexicographic[i] == dealii_first + i;
     if (!whole)
@@ -88,8 +90,7 @@ namespace tpmg::dealii::internal
       identity = Utilities::MPI::min(identity ? 1u : 0u, comm_in) == 1;
     if (n_ranks == 1)
       {
-        AssertThrow(identity,
-                    ExcMessage("one rank whose DoFs are not tpmg's"));
+        AssertThrow(identity, ExcMessage("one rank whose DoFs are not tpmg's"));
         lexicographic.clear();
         return;
       }
@@ -99,7 +100,7 @@ namespace tpmg::dealii::internal
         return;
       }
     check_mpi(MPI_Comm_dup(comm_in, &comm));
-    const unsigned int rank = Utilities::MPI::this_mpi_process(comm);
+    const unsigned int         rank = Utilities::MPI::this_mpi_process(comm);
     std::vector<std::uint64_t> g(lexicographic.begin(), lexicographic.end());
 
     if (whole)
@@ -114,8 +115,7 @@ namespace tpmg::dealii::internal
           }
         AssertThrow(total == n_global,
                     ExcMessage("the ranks own " + std::to_string(total) +
-                                     " of " + std::to_string(n_global) +
-                                     " DoFs"));
+                               " of " + std::to_string(n_global) + " DoFs"));
         std::vector<std::uint64_t> gathered(total);
         check_mpi(MPI_Allgatherv(g.data(),
                                  as_int(n_own),
@@ -143,12 +143,14 @@ namespace tpmg::dealii::internal
     std::size_t      n_covered = 0;
     for (unsigned int s = 0; s < n_ranks; ++s)
       {
-        const std::size_t begin =
-          std::lower_bound(lexicographic.begin(), lexicographic.end(), firsts[s]) -
-          lexicographic.begin();
-        const std::size_t end =
-          std::lower_bound(lexicographic.begin(), lexicographic.end(), ends[s]) -
-          lexicographic.begin();
+        const std::size_t begin = std::lower_bound(lexicographic.begin(),
+                                                   lexicographic.end(),
+                                                   firsts[s]) -
+                                  lexicographic.begin();
+        const std::size_t end = std::lower_bound(lexicographic.begin(),
+                                                 lexicographic.end(),
+                                                 ends[s]) -
+                                lexicographic.begin();
         n_covered += end - begin;
         if (end == begin)
           continue;
@@ -180,9 +182,9 @@ namespace tpmg::dealii::internal
         }
     AssertThrow(total + own_positions.size() == n_target,
                 ExcMessage("tpmg's " + std::to_string(n_target) +
-                                 " owned DoFs on this rank receive " +
-                                 std::to_string(total + own_positions.size()) +
-                                 " values"));
+                           " owned DoFs on this rank receive " +
+                           std::to_string(total + own_positions.size()) +
+                           " values"));
 
     // once: the indices g of the values each rank will receive
     std::vector<std::uint64_t> received(total);
@@ -226,7 +228,9 @@ namespace tpmg::dealii::internal
 
   Redistribution::~Redistribution()
   {
-    if (comm != MPI_COMM_SELF)
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (comm != MPI_COMM_SELF && !finalized)
       MPI_Comm_free(&comm);
   }
 
@@ -338,8 +342,9 @@ namespace tpmg::dealii::internal
 
     // distributed: a piece of n entries travels as the n entries of each
     // vector in turn
-    Number *received = room<Number>(receive_buffer, v * receive_positions.size());
-    Number *packed   = nullptr;
+    Number *received =
+      room<Number>(receive_buffer, v * receive_positions.size());
+    Number                  *packed = nullptr;
     std::vector<MPI_Request> requests;
     requests.reserve(send_ranks.size() + receive_ranks.size());
     for (std::size_t j = 0; j < receive_ranks.size(); ++j)

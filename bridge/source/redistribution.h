@@ -54,13 +54,13 @@ namespace tpmg::dealii::internal
      * @param[in] whole whether tpmg keeps the level whole on every rank
      * @param[in] n_global the DoFs of the level
      */
-    Redistribution(const MPI_Comm                                comm,
+    Redistribution(const MPI_Comm                                 comm,
                    std::vector<::dealii::types::global_dof_index> lexicographic,
-                   const ::dealii::types::global_dof_index       dealii_first,
-                   const ::dealii::types::global_dof_index       tpmg_first,
-                   const ::dealii::types::global_dof_index       tpmg_end,
-                   const bool                                    whole,
-                   const ::dealii::types::global_dof_index       n_global);
+                   const ::dealii::types::global_dof_index        dealii_first,
+                   const ::dealii::types::global_dof_index        tpmg_first,
+                   const ::dealii::types::global_dof_index        tpmg_end,
+                   const bool                                     whole,
+                   const ::dealii::types::global_dof_index        n_global);
 
     ~Redistribution();
 

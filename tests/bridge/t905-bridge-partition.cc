@@ -129,8 +129,8 @@ namespace
                   fe_values.shape_value(i, q) * fe_values.JxW(q);
           }
       rhs.compress(VectorOperation::add);
-      for (const auto index : mg_constrained_dofs.get_boundary_indices(
-             tria.n_global_levels() - 1))
+      for (const auto index :
+           mg_constrained_dofs.get_boundary_indices(tria.n_global_levels() - 1))
         if (rhs.locally_owned_elements().is_element(index))
           rhs(index) = 0;
     }
@@ -145,13 +145,12 @@ namespace
     lexicographic(const unsigned int level) const
     {
       const bool         active = level == numbers::invalid_unsigned_int;
-      const unsigned int l = active ? tria.n_global_levels() - 1 : level;
-      const unsigned int k = fe.degree;
-      const IndexSet    &owned =
-        active ? dof_handler.locally_owned_dofs() :
-                    dof_handler.locally_owned_mg_dofs(level);
-      Point<dim>   lower, upper;
-      unsigned int n_cells[dim];
+      const unsigned int l      = active ? tria.n_global_levels() - 1 : level;
+      const unsigned int k      = fe.degree;
+      const IndexSet    &owned  = active ? dof_handler.locally_owned_dofs() :
+                                           dof_handler.locally_owned_mg_dofs(level);
+      Point<dim>         lower, upper;
+      unsigned int       n_cells[dim];
       for (unsigned int d = 0; d < dim; ++d)
         {
           lower[d] = 1e300;
@@ -171,7 +170,7 @@ namespace
       const std::vector<Point<1>> nodes = QGaussLobatto<1>(k + 1).get_points();
       std::vector<types::global_dof_index> result(owned.n_elements());
       std::vector<types::global_dof_index> indices(fe.n_dofs_per_cell());
-      const auto number = [&](const auto &cell) {
+      const auto                           number = [&](const auto &cell) {
         if (active)
           cell->get_dof_indices(indices);
         else
@@ -189,7 +188,7 @@ namespace
                 const long c =
                   std::min<long>(std::floor((x - lower[d]) / h + 1e-9),
                                  n_cells[d] - 1);
-                const double t    = (x - lower[d]) / h - c;
+                const double t = (x - lower[d]) / h - c;
                 unsigned int best = 0;
                 for (unsigned int a = 1; a <= k; ++a)
                   if (std::abs(nodes[a][0] - t) < std::abs(nodes[best][0] - t))
@@ -232,8 +231,7 @@ namespace
   {
     double difference = 0;
     for (unsigned int i = 0; i < g.size(); ++i)
-      difference =
-        std::max(difference, std::abs(a.local_element(i) - b(g[i])));
+      difference = std::max(difference, std::abs(a.local_element(i) - b(g[i])));
     return Utilities::MPI::max(difference, MPI_COMM_WORLD) /
            std::max(b.linfty_norm(), 1e-300);
   }
@@ -263,7 +261,7 @@ namespace
                           << ", expected " << expected);
         expected += counts[r];
       }
-    const auto all = Utilities::MPI::all_gather(comm, g);
+    const auto        all = Utilities::MPI::all_gather(comm, g);
     std::vector<bool> seen(owned.size(), false);
     bool              bijection = expected == owned.size();
     for (const auto &part : all)
@@ -345,11 +343,11 @@ namespace
     const auto &hierarchy = *problem.hierarchy;
     for (unsigned int level = 0; level <= hierarchy.max_level() + 1; ++level)
       {
-        const bool active = level > hierarchy.max_level();
-        const unsigned int l  = active ? numbers::invalid_unsigned_int : level;
-        const std::string  at = what + (active ? std::string(", active") :
-                                                 ", level " +
-                                                   std::to_string(level));
+        const bool         active = level > hierarchy.max_level();
+        const unsigned int l = active ? numbers::invalid_unsigned_int : level;
+        const std::string  at =
+          what + (active ? std::string(", active") :
+                           ", level " + std::to_string(level));
         const std::vector<types::global_dof_index> g = problem.lexicographic(l);
         check_numbering(active ?
                           problem.dof_handler.locally_owned_dofs() :
