@@ -9,7 +9,7 @@
  * - tpmg's LaplaceOperator on the active DoFs and on every level equals the
  *   one-rank operator (every rank repeats the problem on MPI_COMM_SELF,
  *   entries compared by lexicographic index) and deal.II's MatrixFree Laplace
- *   on the same ranks, to 1e-12;
+ *   on the same ranks, to 1e-12 (in float: the one-rank operator to 1e-5);
  * - deal.II's Multigrid with tpmg's LaplaceOperator, PatchSmoother and
  *   CoarseSolver under SolverFGMRES and SolverCG, FGMRES with the
  *   GpuPreconditioner, and solve_on_gpu() (CPU backend): the iterations of the
@@ -224,16 +224,18 @@ namespace
 
   /** max over the owned entries of |a_i - b_{g(i)}| / max |b|, the serial
    * vector @p b indexed by the lexicographic index @p g of @p a's entries. */
+  template <typename Vector>
   double
-  difference_by_index(const VectorType                           &a,
-                      const VectorType                           &b,
+  difference_by_index(const Vector                               &a,
+                      const Vector                               &b,
                       const std::vector<types::global_dof_index> &g)
   {
     double difference = 0;
     for (unsigned int i = 0; i < g.size(); ++i)
-      difference = std::max(difference, std::abs(a.local_element(i) - b(g[i])));
+      difference =
+        std::max<double>(difference, std::abs(a.local_element(i) - b(g[i])));
     return Utilities::MPI::max(difference, MPI_COMM_WORLD) /
-           std::max(b.linfty_norm(), 1e-300);
+           std::max<double>(b.linfty_norm(), 1e-300);
   }
 
 
@@ -375,6 +377,27 @@ namespace
                      at << ": tpmg's operator differs from the one-rank "
                            "operator by "
                         << difference << " (relative)");
+        // the same in float (the exchange's float instance)
+        using FloatVector = LinearAlgebra::distributed::Vector<float>;
+        const tpmg::dealii::LaplaceOperator<dim, float> op_float(hierarchy, l),
+          op_float_serial(*serial.hierarchy, l);
+        FloatVector src_float, dst_float, src_float_serial, dst_float_serial;
+        op_float.initialize_dof_vector(src_float);
+        op_float.initialize_dof_vector(dst_float);
+        op_float_serial.initialize_dof_vector(src_float_serial);
+        op_float_serial.initialize_dof_vector(dst_float_serial);
+        for (unsigned int i = 0; i < g.size(); ++i)
+          src_float.local_element(i) = src.local_element(i);
+        for (unsigned int i = 0; i < src_serial.size(); ++i)
+          src_float_serial(i) = src_serial(i);
+        op_float.vmult(dst_float, src_float);
+        op_float_serial.vmult(dst_float_serial, src_float_serial);
+        const double difference_float =
+          difference_by_index(dst_float, dst_float_serial, g);
+        BRIDGE_CHECK(difference_float <= 1e-5,
+                     at << ": tpmg's float operator differs from the one-rank "
+                           "one by "
+                        << difference_float << " (relative)");
         if (active)
           {
             VectorType reference;
