@@ -5,7 +5,8 @@
  *   it keeps whole on every rank (the bridge gathers it);
  * - the renumbering: every level's and the active DoFs lexicographic on
  *   every rank's cells, each rank's owned DoFs one contiguous range, the
- *   ranges in rank order (on tpmg's slabs the bridge moves no values);
+ *   ranges in rank order, and on tpmg's slabs the bridge moves no values
+ *   (internal::Redistribution::is_identity() on every level);
  * - tpmg's LaplaceOperator on distributed vectors against deal.II's
  *   MatrixFree Laplace (FEEvaluation) on the same ranks, to 1e-12;
  * - deal.II's Multigrid with tpmg's LaplaceOperator, PatchSmoother and
@@ -50,6 +51,8 @@
 #include <tpmg/dealii/renumbering.h>
 
 #include "bridge-test.h"
+// internal: whether the bridge moves values between the ranks
+#include "../../bridge/source/redistribution.h"
 
 #include <cmath>
 #include <functional>
@@ -215,6 +218,15 @@ namespace
                         << " of " << owned.size() << " DoFs");
     };
     check_set(problem.dof_handler.locally_owned_dofs(), "active DoFs");
+    // on tpmg's slabs the bridge moves no values (the copies of one rank)
+    BRIDGE_CHECK(problem.hierarchy->get_redistribution()->is_identity(),
+                 what << ": the active DoFs move between the ranks");
+    for (unsigned int level = problem.hierarchy->min_level();
+         level <= problem.hierarchy->max_level();
+         ++level)
+      BRIDGE_CHECK(problem.hierarchy->get_redistribution(level)->is_identity(),
+                   what << ": level " << level
+                        << "'s DoFs move between the ranks");
     BRIDGE_CHECK(tpmg::dealii::is_lexicographic(problem.dof_handler),
                  what << ": active DoFs not lexicographic");
     for (unsigned int level = 0; level <= problem.hierarchy->max_level();

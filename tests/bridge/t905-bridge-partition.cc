@@ -52,6 +52,8 @@
 #include <tpmg/dealii/renumbering.h>
 
 #include "bridge-test.h"
+// internal: whether the bridge moves values between the ranks
+#include "../../bridge/source/redistribution.h"
 
 #include <algorithm>
 #include <cmath>
@@ -67,6 +69,10 @@ namespace
   using VectorType = LinearAlgebra::distributed::Vector<double>;
 
   constexpr double tolerance = 1e-9;
+
+  /** The levels checked whose values move between the ranks: on P > 1
+   * ranks some must (else the exchange went untested). */
+  unsigned int n_moving = 0;
 
   /** The coarse mesh: hyper_cube (empty cells) or subdivided cells. */
   template <int dim>
@@ -358,6 +364,9 @@ namespace
                         at);
         BRIDGE_CHECK(tpmg::dealii::is_lexicographic(problem.dof_handler, l),
                      at << ": is_lexicographic() is false");
+        if (level >= hierarchy.min_level() &&
+            !hierarchy.get_redistribution(l)->is_identity())
+          ++n_moving;
 
         const tpmg::dealii::LaplaceOperator<dim, double> op(hierarchy, l),
           op_serial(*serial.hierarchy, l);
@@ -581,6 +590,9 @@ main(int argc, char **argv)
           check<3>({{}, 3 + extra}, k);
           check<3>({{3, 2, 5}, 1 + extra}, k);
         }
+      BRIDGE_CHECK(P == 1 || n_moving > 0,
+                   "no level's values moved between the ranks: p4est's "
+                   "partition was tpmg's everywhere");
       if (P > 2)
         check_refusal();
     }
