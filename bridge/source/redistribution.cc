@@ -167,8 +167,6 @@ namespace tpmg::dealii::internal
         send_begin.push_back(begin);
         send_end.push_back(end);
       }
-    AssertThrow(n_covered == n_own,
-                ExcMessage("tpmg's ranges do not cover this rank's DoFs"));
     check_mpi(MPI_Alltoall(
       n_send.data(), 1, MPI_INT, n_receive.data(), 1, MPI_INT, comm));
     std::size_t total = 0;
@@ -180,11 +178,15 @@ namespace tpmg::dealii::internal
           total += n_receive[r];
           receive_end.push_back(total);
         }
-    AssertThrow(total + own_positions.size() == n_target,
-                ExcMessage("tpmg's " + std::to_string(n_target) +
-                           " owned DoFs on this rank receive " +
-                           std::to_string(total + own_positions.size()) +
-                           " values"));
+    // internal invariants, thrown on every rank if one rank fails them (no
+    // rank left waiting in the next message)
+    const auto agree = [&](const bool ok, const std::string &what) {
+      const unsigned int first = Utilities::MPI::min(ok ? n_ranks : rank, comm);
+      AssertThrow(first == n_ranks,
+                  ExcMessage("rank " + std::to_string(first) + ": " + what));
+    };
+    agree(n_covered == n_own && total + own_positions.size() == n_target,
+          "deal.II's owned DoFs and tpmg's ranges do not match");
 
     // once: the indices g of the values each rank will receive
     std::vector<std::uint64_t> received(total);
@@ -215,13 +217,14 @@ namespace tpmg::dealii::internal
     check_mpi(
       MPI_Waitall(requests.size(), requests.data(), MPI_STATUSES_IGNORE));
     receive_positions.resize(total);
+    bool inside = true;
     for (std::size_t j = 0; j < total; ++j)
       {
-        AssertThrow(received[j] >= tpmg_first &&
-                      received[j] < tpmg_first + n_target,
-                    ExcMessage("a DoF outside this rank's tpmg range"));
+        inside = inside && received[j] >= tpmg_first &&
+                 received[j] < tpmg_first + n_target;
         receive_positions[j] = received[j] - tpmg_first;
       }
+    agree(inside, "a DoF sent outside the receiving rank's tpmg range");
   }
 
 
