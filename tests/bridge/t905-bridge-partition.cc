@@ -15,7 +15,8 @@
  *   GpuPreconditioner, and solve_on_gpu() (CPU backend): the iterations of the
  *   one-rank solve and the same solution to 1e-9;
  * - a mesh that tpmg cannot partition (too few cells along the last
- *   direction for P ranks) refused with the same message on every rank. */
+ *   direction for P ranks) refused with the same message on every rank, and
+ *   DoFs not renumbered refused on every rank. */
 #include <deal.II/base/mpi.h>
 #include <deal.II/base/quadrature_lib.h>
 
@@ -569,6 +570,31 @@ namespace
                  "the ranks' messages differ: '"
                    << message << "' and rank 0's '" << first << "'");
   }
+
+
+  /** A Hierarchy of DoFs not renumbered: refused on every rank. */
+  void
+  check_not_renumbered()
+  {
+    parallel::distributed::Triangulation<2> tria(MPI_COMM_WORLD);
+    GridGenerator::hyper_cube(tria);
+    tria.refine_global(4);
+    DoFHandler<2> dof_handler(tria);
+    dof_handler.distribute_dofs(FE_Q<2>(2));
+    tpmg::dealii::Context context(MPI_COMM_WORLD, "cpu", 1);
+    std::string           message;
+    try
+      {
+        tpmg::dealii::Hierarchy<2> hierarchy(dof_handler, context);
+      }
+    catch (const tpmg::dealii::ExcHierarchyMismatch &e)
+      {
+        message = e.get_message();
+      }
+    BRIDGE_CHECK(bridge_test::contains(message, "renumber_lexicographic()"),
+                 "expected the refusal of DoFs not renumbered, got '" << message
+                                                                      << "'");
+  }
 } // namespace
 
 
@@ -593,6 +619,7 @@ main(int argc, char **argv)
       BRIDGE_CHECK(P == 1 || n_moving > 0,
                    "no level's values moved between the ranks: p4est's "
                    "partition was tpmg's everywhere");
+      check_not_renumbered();
       if (P > 2)
         check_refusal();
     }
