@@ -23,8 +23,9 @@ foreach(name t900-bridge-numbering t901-bridge-operator t902-bridge-multigrid
 endforeach()
 
 # The bridge on P ranks (labels bridge and mpi), where tpmg is built with MPI:
-# t903 under mpiexec with 1 to 4 ranks (oversubscribed on small machines),
-# against the one-rank solve every rank repeats on MPI_COMM_SELF.
+# t903 (tpmg's slabs) and t905 (p4est's partition) under mpiexec with 1 to 4
+# ranks (oversubscribed on small machines), against the one-rank solve every
+# rank repeats on MPI_COMM_SELF.
 if(TPMG_HAVE_MPI AND MPIEXEC_EXECUTABLE)
   set(tpmg_bridge_mpiexec_flags ${MPIEXEC_PREFLAGS})
   execute_process(COMMAND ${MPIEXEC_EXECUTABLE} --version
@@ -32,15 +33,19 @@ if(TPMG_HAVE_MPI AND MPIEXEC_EXECUTABLE)
   if(tpmg_bridge_mpiexec_version MATCHES "Open MPI|OpenRTE")
     list(APPEND tpmg_bridge_mpiexec_flags --allow-run-as-root --oversubscribe)
   endif()
-  add_executable(t903-bridge-mpi ${CMAKE_CURRENT_SOURCE_DIR}/bridge/t903-bridge-mpi.cc)
-  target_link_libraries(t903-bridge-mpi PRIVATE tpmg::dealii)
-  foreach(ranks 1 2 3 4)
-    add_test(NAME t903-bridge-mpi-np${ranks}
-             COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${ranks}
-                     ${tpmg_bridge_mpiexec_flags} $<TARGET_FILE:t903-bridge-mpi>)
-    set_tests_properties(t903-bridge-mpi-np${ranks} PROPERTIES LABELS "bridge;mpi"
-                         TIMEOUT 600 PROCESSORS ${ranks}
-                         ENVIRONMENT "OMP_WAIT_POLICY=PASSIVE;OMP_NUM_THREADS=1")
+  # t905: p4est's own partition (hyper_cube, 3 x 2 x 5), which the bridge
+  # redistributes to tpmg's slabs
+  foreach(name t903-bridge-mpi t905-bridge-partition)
+    add_executable(${name} ${CMAKE_CURRENT_SOURCE_DIR}/bridge/${name}.cc)
+    target_link_libraries(${name} PRIVATE tpmg::dealii)
+    foreach(ranks 1 2 3 4)
+      add_test(NAME ${name}-np${ranks}
+               COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${ranks}
+                       ${tpmg_bridge_mpiexec_flags} $<TARGET_FILE:${name}>)
+      set_tests_properties(${name}-np${ranks} PROPERTIES LABELS "bridge;mpi"
+                           TIMEOUT 600 PROCESSORS ${ranks}
+                           ENVIRONMENT "OMP_WAIT_POLICY=PASSIVE;OMP_NUM_THREADS=1")
+    endforeach()
   endforeach()
 
   # step-37's coefficient (Hierarchy::set_coefficient) on 1 and 2 ranks: the

@@ -33,6 +33,29 @@ namespace tpmg::dealii
       *own = hierarchy.create_grid_copy(context);
       return *own;
     }
+
+
+
+    /**
+     * The layout of the finest level of @p grid for deal.II's active DoFs:
+     * tpmg's partition of it must be the Hierarchy's, whose redistribution
+     * moves the values.
+     */
+    template <int dim>
+    internal::VectorLayout
+    fine_layout(const Hierarchy<dim>    &hierarchy,
+                const tpmg_level_layout &layout)
+    {
+      const tpmg_level_layout own = hierarchy.get_layout();
+      AssertThrow(own.distributed == layout.distributed &&
+                    own.owned_first == layout.owned_first &&
+                    own.owned_end == layout.owned_end,
+                  ExcUnsupported(
+                    "a Context that partitions the finest level unlike the "
+                    "Hierarchy's (tpmg_context_options::whole_level_dofs): "
+                    "create both with the same options"));
+      return internal::VectorLayout(layout, hierarchy.get_redistribution());
+    }
   } // namespace
 
 
@@ -56,6 +79,20 @@ namespace tpmg::dealii
                              &layout);
     if (status == TPMG_SUCCESS)
       status = tpmg_multigrid_create(grid, &options, &multigrid);
+    if (status == TPMG_SUCCESS)
+      {
+        try
+          {
+            fine_layout(hierarchy, layout);
+          }
+        catch (...)
+          {
+            tpmg_multigrid_destroy(&multigrid);
+            tpmg_grid_destroy(&own_grid);
+            throw;
+          }
+        redistribution = hierarchy.get_redistribution();
+      }
     if (status != TPMG_SUCCESS)
       {
         const std::string message = tpmg_context_last_error(context.get());
@@ -94,7 +131,7 @@ namespace tpmg::dealii
     LinearAlgebra::distributed::Vector<double, MemorySpace>       &dst,
     const LinearAlgebra::distributed::Vector<double, MemorySpace> &src) const
   {
-    const internal::VectorLayout fine(layout);
+    const internal::VectorLayout fine(layout, redistribution);
     const void                  *r = staging->input(0, src, fine);
     void                        *z = staging->output(1, dst, fine, false);
     context->check(tpmg_multigrid_precondition(multigrid, TPMG_DOUBLE, r, z),
@@ -141,14 +178,14 @@ namespace tpmg::dealii
     } resources{ctx};
 
     tpmg_grid *grid = grid_in_context(hierarchy, context, &resources.own_grid);
-    tpmg_level_layout fine_layout;
+    tpmg_level_layout tpmg_fine;
     context.check(
       tpmg_grid_level_layout(grid,
                              hierarchy.get_grid_options().fine_level,
-                             &fine_layout),
+                             &tpmg_fine),
       "tpmg_grid_level_layout");
-    const internal::VectorLayout fine(fine_layout);
-    const tpmg_index             n = fine.n_box;
+    const internal::VectorLayout fine = fine_layout(hierarchy, tpmg_fine);
+    const tpmg_index             n    = fine.n_box;
     if (solution.size() != rhs.size() ||
         solution.locally_owned_size() != rhs.locally_owned_size())
       solution.reinit(rhs, true);

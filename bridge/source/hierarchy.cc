@@ -13,6 +13,8 @@
 #include <tpmg/dealii/hierarchy.h>
 #include <tpmg/dealii/renumbering.h>
 
+#include "redistribution.h"
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -134,46 +136,41 @@ namespace tpmg::dealii
     context.check(tpmg_grid_create(context.get(), &grid_options, &grid),
                   "tpmg_grid_create");
 
-    AssertThrow(internal::is_lexicographic(dof_handler,
-                                           mesh,
-                                           numbers::invalid_unsigned_int),
+    // deal.II's owned DoFs of each level and tpmg's: the moves between them,
+    // set up once; a level whose DoFs are not numbered by
+    // renumber_lexicographic() gets none (cross_check() says so), the active
+    // DoFs are refused
+    const auto add_redistribution = [&](const unsigned int level,
+                                        const IndexSet    &owned) {
+      std::vector<types::global_dof_index> lexicographic =
+        internal::lexicographic_indices(dof_handler, mesh, level);
+      const bool numbered =
+        Utilities::MPI::min(lexicographic.size() == owned.n_elements() ? 1u :
+                                                                         0u,
+                            comm) == 1;
+      if (!numbered)
+        return false;
+      const tpmg_level_layout layout = get_layout(level);
+      redistributions[level] =
+        std::make_shared<const internal::Redistribution>(
+          comm,
+          std::move(lexicographic),
+          owned.n_elements() > 0 ? *owned.begin() : 0,
+          layout.owned_first * layout.plane,
+          layout.owned_end * layout.plane,
+          !layout.distributed && n_ranks > 1,
+          static_cast<types::global_dof_index>(layout.n_global[0]) *
+            layout.n_global[1] * layout.n_global[2]);
+      return true;
+    };
+    AssertThrow(add_redistribution(numbers::invalid_unsigned_int,
+                                   dof_handler.locally_owned_dofs()),
                 ExcHierarchyMismatch(
                   "the active DoFs are not in tpmg's lexicographic order: call "
                   "renumber_lexicographic() after distributing the DoFs"));
-
-    // tpmg's owned planes are deal.II's locally owned DoFs: the bridge's
-    // copies rely on it
-    std::string difference;
-    const auto  compare = [&](const unsigned int level, const IndexSet &owned) {
-      const tpmg_level_layout       layout = get_layout(level);
-      const types::global_dof_index first  = layout.owned_first * layout.plane,
-                                    end    = layout.owned_end * layout.plane;
-      // a level tpmg keeps whole on every rank (one below the first level
-      // with 2P cells along the last direction) takes any contiguous owned
-      // range: the bridge gathers it (internal::VectorLayout)
-      const bool whole = !layout.distributed && n_ranks > 1;
-      if (difference.empty() &&
-          !((whole || owned.n_elements() == end - first) &&
-            (owned.n_elements() == 0 ||
-             (owned.is_contiguous() && (whole || *owned.begin() == first)))))
-        difference = std::string(level == numbers::invalid_unsigned_int ?
-                                   "the active DoFs" :
-                                   "level " + std::to_string(level)) +
-                     ": this rank owns " + std::to_string(owned.n_elements()) +
-                     " DoFs in deal.II" +
-                     (owned.n_elements() > 0 ?
-                         " from " + std::to_string(*owned.begin()) +
-                          (owned.is_contiguous() ? "" : ", not contiguous") :
-                         std::string()) +
-                     ", where tpmg owns the DoFs " + std::to_string(first) +
-                     ".." + std::to_string(end) +
-                     " (exclusive): the partition is not tpmg's";
-    };
-    compare(numbers::invalid_unsigned_int, dof_handler.locally_owned_dofs());
     if (dof_handler.has_level_dofs())
       for (unsigned int level = min_level; level <= mesh.n_refinements; ++level)
-        compare(level, dof_handler.locally_owned_mg_dofs(level));
-    internal::agree_on_mismatch(comm, difference);
+        add_redistribution(level, dof_handler.locally_owned_mg_dofs(level));
 
     active_partitioner  = std::make_shared<const Utilities::MPI::Partitioner>(
       dof_handler.locally_owned_dofs(),
@@ -281,12 +278,13 @@ namespace tpmg::dealii
                       where + "the level DoFs are not in tpmg's lexicographic "
                               "order: call renumber_lexicographic() after "
                               "distribute_mg_dofs()"));
-        // deal.II's owned range: tpmg's where tpmg distributes the level
-        // (checked by the constructor), a part where it keeps it whole
+        // deal.II's owned DoFs and their lexicographic indices
         const IndexSet  &owned = dof_handler->locally_owned_mg_dofs(level);
         const tpmg_index owned_first =
           owned.n_elements() > 0 ? *owned.begin() : 0;
         const tpmg_index owned_end = owned_first + owned.n_elements();
+        const internal::Redistribution &redistribution =
+          *get_redistribution(level);
 
         // Dirichlet DoFs: exactly the DoFs with an index 0 or N_d - 1
         tpmg_index n_interior = 1;
@@ -301,7 +299,8 @@ namespace tpmg::dealii
                 static_cast<tpmg_index>(index) >= owned_end)
               continue;
             ++n_owned_boundary;
-            const auto i = lattice_point(index, n_1d);
+            const auto i = lattice_point(
+              redistribution.lexicographic_index(index - owned_first), n_1d);
             AssertThrow(on_boundary(i, n_1d, dim),
                         ExcHierarchyMismatch(
                           where + "MGConstrainedDoFs has DoF " +
@@ -315,7 +314,8 @@ namespace tpmg::dealii
             n_owned_boundary != n_dofs - n_interior)
           for (tpmg_index index = owned_first; index < owned_end; ++index)
             {
-              const auto i = lattice_point(index, n_1d);
+              const auto i = lattice_point(
+                redistribution.lexicographic_index(index - owned_first), n_1d);
               AssertThrow(!on_boundary(i, n_1d, dim) ||
                             boundary.is_element(index),
                           ExcHierarchyMismatch(
@@ -439,20 +439,23 @@ namespace tpmg::dealii
     if (right_hand_side != nullptr)
       {
         // tpmg takes this rank's box and writes its owned planes
-        const tpmg_level_layout layout = get_layout();
-        const std::size_t       n_owned =
-          (layout.owned_end - layout.owned_first) * layout.plane;
-        AssertThrow(right_hand_side->locally_owned_size() == n_owned,
+        const tpmg_level_layout         layout = get_layout();
+        const internal::Redistribution &redistribution = *get_redistribution();
+        AssertThrow(right_hand_side->locally_owned_size() ==
+                      redistribution.n_dealii(),
                     ExcUnsupported(
                       "a right-hand side with " +
                       std::to_string(right_hand_side->locally_owned_size()) +
-                      " locally owned entries for " + std::to_string(n_owned) +
+                      " locally owned entries for " +
+                      std::to_string(redistribution.n_dealii()) +
                       " active DoFs that this rank owns"));
         box.assign(layout.count * layout.plane, 0.0);
-        std::copy(right_hand_side->begin(),
-                  right_hand_side->begin() + n_owned,
-                  box.begin() +
-                    (layout.owned_first - layout.first) * layout.plane);
+        redistribution.to_tpmg(right_hand_side->begin(),
+                               box.data() +
+                                 (redistribution.is_whole() ?
+                                    0 :
+                                    (layout.owned_first - layout.first) *
+                                      layout.plane));
         b = box.data();
       }
     context->check(tpmg_setup_write(grid, rhs, b, filename.c_str()),
@@ -861,6 +864,29 @@ namespace tpmg::dealii
                                "distribute_mg_dofs() before building the "
                                "Hierarchy"));
     return level_partitioners;
+  }
+
+
+
+  template <int dim>
+  const std::shared_ptr<const internal::Redistribution> &
+  Hierarchy<dim>::get_redistribution(const unsigned int level) const
+  {
+    const auto found = redistributions.find(level);
+    AssertThrow(found != redistributions.end(),
+                ExcHierarchyMismatch(
+                  level == numbers::invalid_unsigned_int ||
+                      (level >= coarse_level && level <= mesh.n_refinements &&
+                       dof_handler->has_level_dofs()) ?
+                    "level " + std::to_string(level) +
+                      ": the level DoFs are not in tpmg's lexicographic "
+                      "order: call renumber_lexicographic() after "
+                      "distribute_mg_dofs()" :
+                    "level " + std::to_string(level) +
+                      " has no level DoFs in the hierarchy's levels " +
+                      std::to_string(coarse_level) + ".." +
+                      std::to_string(mesh.n_refinements)));
+    return found->second;
   }
 
 

@@ -104,8 +104,12 @@ namespace tpmg::dealii
     tpmg_smoother   *smoother = smoothers[hierarchy->tpmg_level(level)];
     const internal::VectorLayout &layout =
       staging->layout_of(*hierarchy, level);
-    const void                  *b = staging->input(0, rhs, layout);
-    void                        *x = staging->output(1, u, layout, !from_zero);
+    // where the values move between the ranks, b and x in one exchange
+    const auto [b, x] =
+      from_zero ?
+        std::pair<const void *, void *>(staging->input(0, rhs, layout),
+                                        staging->output(1, u, layout, false)) :
+        staging->input_output(0, rhs, 1, u, layout);
     if (from_zero)
       context.check(tpmg_vector_set(context.get(),
                                     internal::precision_of<Number>(),

@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <functional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -398,8 +399,10 @@ namespace tpmg::dealii
       /** The lexicographic index of each locally owned DoF, in the order of
        * the locally owned index set (what DoFHandler::renumber_dofs takes). */
       std::vector<types::global_dof_index> new_numbers;
-      /** Whether every DoF of this rank's cells already has its index. */
-      bool is_identity = true;
+      /** Whether the DoFs are numbered as renumber_lexicographic() numbers
+       * them: this rank's owned DoFs contiguous, in increasing lexicographic
+       * order (on one rank: every DoF's index is its lexicographic index). */
+      bool is_tpmg_order = true;
     };
 
 
@@ -467,8 +470,6 @@ namespace tpmg::dealii
             types::global_dof_index index = 0;
             for (int d = dim - 1; d >= 0; --d)
               index = index * n_1d[d] + first[d] + positions[i][d];
-            numbering.is_identity =
-              numbering.is_identity && indices[i] == index;
             if (!owned.is_element(indices[i]))
               continue;
             types::global_dof_index &number =
@@ -493,6 +494,12 @@ namespace tpmg::dealii
           if (cell->is_locally_owned_on_level())
             number_cell(cell);
 
+      numbering.is_tpmg_order =
+        owned.is_contiguous() &&
+        std::adjacent_find(numbering.new_numbers.begin(),
+                           numbering.new_numbers.end(),
+                           std::greater_equal<types::global_dof_index>()) ==
+          numbering.new_numbers.end();
       std::vector<types::global_dof_index> sorted = numbering.new_numbers;
       std::sort(sorted.begin(), sorted.end());
       AssertThrow(std::adjacent_find(sorted.begin(), sorted.end()) ==
@@ -502,6 +509,40 @@ namespace tpmg::dealii
                                  "one lattice point holds"));
       return numbering;
     }
+
+    /**
+     * The new numbers of this rank's owned DoFs from their lexicographic
+     * indices @p lexicographic: the ranks' owned DoFs contiguous in rank
+     * order, each rank's in increasing lexicographic order. Where the
+     * partition is tpmg's slabs, these are the lexicographic indices.
+     * Collective.
+     */
+    std::vector<types::global_dof_index>
+    rank_ordered(const std::vector<types::global_dof_index> &lexicographic,
+                 const MPI_Comm                               comm)
+    {
+      unsigned long long offset = 0;
+      if (Utilities::MPI::job_supports_mpi() &&
+          Utilities::MPI::n_mpi_processes(comm) > 1)
+        {
+          const unsigned long long n_owned = lexicographic.size();
+          const int ierr                   = MPI_Exscan(
+            &n_owned, &offset, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm);
+          AssertThrow(ierr == MPI_SUCCESS, ::dealii::ExcMPI(ierr));
+          if (Utilities::MPI::this_mpi_process(comm) == 0)
+            offset = 0;
+        }
+      std::vector<std::size_t> order(lexicographic.size());
+      for (std::size_t i = 0; i < order.size(); ++i)
+        order[i] = i;
+      std::sort(order.begin(), order.end(), [&](const auto a, const auto b) {
+        return lexicographic[a] < lexicographic[b];
+      });
+      std::vector<types::global_dof_index> numbers(lexicographic.size());
+      for (std::size_t j = 0; j < order.size(); ++j)
+        numbers[order[j]] = offset + j;
+      return numbers;
+    }
   } // namespace
 
 
@@ -510,8 +551,7 @@ namespace tpmg::dealii
   MeshDescription<dim>
   check_supported(const DoFHandler<dim> &dof_handler)
   {
-    const Triangulation<dim> &tria    = dof_handler.get_triangulation();
-    const unsigned int        n_ranks = n_ranks_of(tria);
+    const Triangulation<dim> &tria = dof_handler.get_triangulation();
 
     // the element
     AssertThrow(dof_handler.get_fe_collection().size() == 1,
@@ -615,17 +655,12 @@ namespace tpmg::dealii
                       std::to_string(d)));
         mesh.n_cells[d] = static_cast<unsigned int>(std::lround(n));
       }
-    // the lattice and, on P ranks, the slabs: checked by each rank on its
-    // cells, refused on every rank if one rank finds a difference
+    // the lattice: checked by each rank on its cells, refused on every rank
+    // if one rank finds a difference; any partition of the cells is taken
     const std::vector<std::size_t> n_checked = checked_cells(tria, L);
     check_collectively(communicator_of(tria), [&]() {
       for (unsigned int level = 0; level <= L; ++level)
         check_level_lattice(tria, mesh, level, n_checked[level]);
-      if (n_ranks > 1)
-        check_slabs(tria,
-                    mesh,
-                    Utilities::MPI::this_mpi_process(communicator_of(tria)),
-                    n_ranks);
     });
     return mesh;
   }
@@ -721,6 +756,8 @@ namespace tpmg::dealii
       for (unsigned int level = 0; level + 1 < numberings.size(); ++level)
         numberings[level + 1] = lexicographic_numbers(dof_handler, mesh, level);
     });
+    for (Numbering &numbering : numberings)
+      numbering.new_numbers = rank_ordered(numbering.new_numbers, comm);
     dof_handler.renumber_dofs(numberings[0].new_numbers);
     for (unsigned int level = 0; level + 1 < numberings.size(); ++level)
       dof_handler.renumber_dofs(level, numberings[level + 1].new_numbers);
@@ -740,8 +777,25 @@ namespace tpmg::dealii
       numbering = lexicographic_numbers(dof_handler, mesh, level);
     });
     if (n_ranks_of(dof_handler.get_triangulation()) == 1)
-      return numbering.is_identity;
-    return Utilities::MPI::min(numbering.is_identity ? 1u : 0u, comm) == 1;
+      return numbering.is_tpmg_order;
+    return Utilities::MPI::min(numbering.is_tpmg_order ? 1u : 0u, comm) == 1;
+  }
+
+
+
+  template <int dim>
+  std::vector<types::global_dof_index>
+  internal::lexicographic_indices(const DoFHandler<dim>      &dof_handler,
+                                  const MeshDescription<dim> &mesh,
+                                  const unsigned int          level)
+  {
+    const MPI_Comm comm = communicator_of(dof_handler.get_triangulation());
+    Numbering      numbering;
+    check_collectively(comm, [&]() {
+      numbering = lexicographic_numbers(dof_handler, mesh, level);
+    });
+    return numbering.is_tpmg_order ? std::move(numbering.new_numbers) :
+                                     std::vector<types::global_dof_index>();
   }
 
 
@@ -781,6 +835,14 @@ namespace tpmg::dealii
   is_lexicographic(const DoFHandler<2> &, const unsigned int);
   template bool
   is_lexicographic(const DoFHandler<3> &, const unsigned int);
+  template std::vector<types::global_dof_index>
+  internal::lexicographic_indices(const DoFHandler<2> &,
+                                  const MeshDescription<2> &,
+                                  const unsigned int);
+  template std::vector<types::global_dof_index>
+  internal::lexicographic_indices(const DoFHandler<3> &,
+                                  const MeshDescription<3> &,
+                                  const unsigned int);
   template bool
   internal::is_lexicographic(const DoFHandler<2> &,
                              const MeshDescription<2> &,

@@ -16,10 +16,14 @@
 #include <tpmg/dealii/exceptions.h>
 #include <tpmg/dealii/hierarchy.h>
 
+#include "redistribution.h"
+
 #include <limits>
 #include <map>
+#include <memory>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #if DEAL_II_VERSION_GTE(9, 5, 0)
@@ -63,61 +67,60 @@ namespace tpmg::dealii::internal
   /**
    * How a deal.II vector's locally owned entries sit in a tpmg level vector
    * of this rank (tpmg_grid_level_layout): tpmg's vector holds n_box entries
-   * (the rank's slab and its ghost planes, lexicographic), the owned ones
-   * from entry `offset` on, n_owned of them, in the order of deal.II's owned
-   * range. On one rank n_box = n_owned and offset = 0.
+   * (the rank's slab and its ghost planes, lexicographic), tpmg's owned ones
+   * from entry `offset` on, n_owned of them. On one rank n_box = n_owned and
+   * offset = 0.
+   *
+   * Where deal.II's partition is tpmg's, deal.II's n_dealii owned entries
+   * are tpmg's owned ones in the same order. Otherwise, and on a level that
+   * tpmg keeps whole on every rank while deal.II distributes it (tpmg's
+   * owned part is then the whole level: offset 0, n_owned = n_box), the
+   * values move through the level's Redistribution (exchanges()).
    */
   struct VectorLayout
   {
-    tpmg_index n_box   = 0;
-    tpmg_index offset  = 0;
-    tpmg_index n_owned = 0;
+    tpmg_index n_box    = 0;
+    tpmg_index offset   = 0;
+    tpmg_index n_owned  = 0;
+    tpmg_index n_dealii = 0;
 
-    /**
-     * A level that tpmg keeps whole on every rank while deal.II distributes
-     * it (the coarse levels up to the first one with 2P cells along the
-     * last direction, where that is not the bottom level): the copy in
-     * gathers every rank's owned entries (MPI_Allgatherv over comm, the
-     * ranks' counts at their offsets in the whole level), the copy out
-     * takes this rank's.
-     */
-    bool             gather = false;
-    MPI_Comm         comm   = MPI_COMM_SELF;
-    std::vector<int> counts, offsets;
+    /** The level's moves between deal.II's and tpmg's partition; null where
+     * deal.II's partition is tpmg's by construction (one rank). */
+    std::shared_ptr<const Redistribution> redistribution;
 
     VectorLayout() = default;
 
-    /** The layout of a distributed level, or of any level on one rank. */
+    /** The layout of a level on one rank, or of one that deal.II partitions
+     * as tpmg. */
     explicit VectorLayout(const tpmg_level_layout &layout)
       : n_box(layout.count * layout.plane)
       , offset((layout.owned_first - layout.first) * layout.plane)
       , n_owned((layout.owned_end - layout.owned_first) * layout.plane)
+      , n_dealii(n_owned)
     {}
 
-    /**
-     * The layout of deal.II's vectors with locally owned DoFs @p owned
-     * (contiguous, checked by the Hierarchy) in tpmg's @p layout, on the
-     * ranks of @p comm. Collective where tpmg keeps the level whole on
-     * P > 1 ranks.
-     */
-    VectorLayout(const tpmg_level_layout  &layout,
-                 const ::dealii::IndexSet &owned,
-                 const MPI_Comm            comm)
+    /** The layout of a level in tpmg's @p layout whose deal.II DoFs reach
+     * tpmg's through @p redistribution. */
+    VectorLayout(const tpmg_level_layout                      &layout,
+                 const std::shared_ptr<const Redistribution> &redistribution)
       : VectorLayout(layout)
     {
-      if (layout.distributed || !::dealii::Utilities::MPI::job_supports_mpi() ||
-          ::dealii::Utilities::MPI::n_mpi_processes(comm) == 1)
-        return;
-      gather     = true;
-      this->comm = comm;
-      n_owned    = owned.n_elements();
-      offset     = n_owned > 0 ? *owned.begin() : 0;
-      AssertThrow(n_box <= std::numeric_limits<int>::max(),
-                  ExcUnsupported("a coarse level of " + std::to_string(n_box) +
-                                 " DoFs that tpmg keeps whole on every rank: "
-                                 "more than MPI's int counts"));
-      counts  = ::dealii::Utilities::MPI::all_gather(comm, int(n_owned));
-      offsets = ::dealii::Utilities::MPI::all_gather(comm, int(offset));
+      this->redistribution = redistribution;
+      n_dealii             = redistribution->n_dealii();
+      if (redistribution->is_whole())
+        {
+          offset  = 0;
+          n_owned = n_box;
+        }
+    }
+
+    /** Whether the values move through the redistribution (else deal.II's
+     * owned entries are tpmg's owned part). */
+    bool
+    exchanges() const
+    {
+      return redistribution != nullptr && (redistribution->is_whole() ||
+                                           !redistribution->is_identity());
     }
   };
 
@@ -131,12 +134,15 @@ namespace tpmg::dealii::internal
    * memory: the owned entries are copied in at the layout's offset by
    * tpmg_vector_upload and out by tpmg_vector_download (device vectors on
    * P ranks: tpmg_vector_convert within the device), one copy each way per
-   * call; tpmg makes the ghost planes current itself. Device vectors
-   * with the CPU backend are refused.
+   * call; tpmg makes the ghost planes current itself. Where deal.II's
+   * partition is not tpmg's (VectorLayout::exchanges()), the level's
+   * Redistribution moves the owned entries instead, in host memory (device
+   * vectors are then refused), one round of messages in and one out per
+   * call. Device vectors with the CPU backend are refused.
    *
    * Vectors are read afresh through get_values() at every call: deal.II may
-   * reallocate them in between. Their locally owned entries come first; they
-   * are the rank's owned range of the level in lexicographic order. A vector
+   * reallocate them in between. Their locally owned entries come first, in
+   * increasing lexicographic index (renumber_lexicographic()). A vector
    * written through output() has its ghost entries zeroed
    * (zero_out_ghost_values()): deal.II updates them where it reads them.
    */
@@ -189,6 +195,51 @@ namespace tpmg::dealii::internal
     }
 
     /**
+     * input() of @p in (slot @p in_slot) and output() of @p out (slot
+     * @p out_slot) holding its current values, where the values move between
+     * the ranks: both in one round of messages.
+     */
+    template <typename Number, typename MemorySpace>
+    std::pair<const void *, void *>
+    input_output(
+      const unsigned int in_slot,
+      const ::dealii::LinearAlgebra::distributed::Vector<Number, MemorySpace>
+                                                                        &in,
+      const unsigned int                                                 out_slot,
+      ::dealii::LinearAlgebra::distributed::Vector<Number, MemorySpace> &out,
+      const VectorLayout                                                &layout)
+    {
+      check_vector<MemorySpace>(in.locally_owned_size(), layout);
+      check_vector<MemorySpace>(out.locally_owned_size(), layout);
+      if (!layout.exchanges())
+        return {input(in_slot, in, layout), output(out_slot, out, layout, true)};
+      const tpmg_precision precision = precision_of<Number>();
+      void *buffers[2] = {get(in_slot, precision, layout.n_box),
+                          get(out_slot, precision, layout.n_box)};
+      const bool          host = memory == TPMG_MEMORY_HOST;
+      std::vector<Number> copies(host ? 0 : 2 * layout.n_owned);
+      Number             *targets[2];
+      for (unsigned int a = 0; a < 2; ++a)
+        targets[a] =
+          host ? static_cast<Number *>(owned_part(buffers[a], precision, layout)) :
+                 copies.data() + a * layout.n_owned;
+      const Number *sources[2] = {in.get_values(), out.get_values()};
+      layout.redistribution->to_tpmg(2, sources, targets);
+      if (!host)
+        for (unsigned int a = 0; a < 2; ++a)
+          check_status(tpmg_vector_upload(context,
+                                          precision,
+                                          layout.n_owned,
+                                          targets[a],
+                                          owned_part(buffers[a],
+                                                     precision,
+                                                     layout)),
+                       context,
+                       "tpmg_vector_upload");
+      return {buffers[0], buffers[1]};
+    }
+
+    /**
      * A pointer the context can write for the values of @p vector in tpmg's
      * layout @p layout, holding its current values if @p read is set;
      * finish_output() puts the result into the vector.
@@ -219,7 +270,24 @@ namespace tpmg::dealii::internal
       const VectorLayout                                                &layout)
     {
       const tpmg_precision precision = precision_of<Number>();
-      if (staged<MemorySpace>(layout))
+      if (staged<MemorySpace>(layout) && layout.exchanges())
+        {
+          // tpmg's owned part, on the host, to deal.II's ranks
+          const void *owned =
+            owned_part(slots[slot].pointer, precision, layout);
+          std::vector<Number> host(memory == TPMG_MEMORY_HOST ? 0 :
+                                                                layout.n_owned);
+          if (memory != TPMG_MEMORY_HOST)
+            check_status(tpmg_vector_download(
+                           context, precision, layout.n_owned, owned, host.data()),
+                         context,
+                         "tpmg_vector_download");
+          layout.redistribution->to_dealii(
+            memory == TPMG_MEMORY_HOST ? static_cast<const Number *>(owned) :
+                                         host.data(),
+            vector.get_values());
+        }
+      else if (staged<MemorySpace>(layout))
         {
           const void *owned =
             owned_part(slots[slot].pointer, precision, layout);
@@ -262,14 +330,22 @@ namespace tpmg::dealii::internal
     {
       if (is_host_memory_space<MemorySpace>::value)
         return memory != TPMG_MEMORY_HOST || always_stage ||
-               layout.n_box != layout.n_owned || layout.gather;
+               layout.n_box != layout.n_owned || layout.exchanges();
       AssertThrow(
         memory == TPMG_MEMORY_DEVICE,
         ExcUnsupported(
           "a vector in device memory with a tpmg context whose vectors live "
           "in host memory: create the Context on a GPU backend (\"cuda\"), "
           "or use host vectors (MemorySpace::Host)"));
-      return layout.n_box != layout.n_owned || layout.gather;
+      AssertThrow(
+        !layout.exchanges(),
+        ExcUnsupported(
+          "a vector in device memory on a level whose deal.II partition is "
+          "not tpmg's (or that tpmg keeps whole on every rank): the bridge "
+          "moves such values between the ranks in host memory; use host "
+          "vectors, or make the mesh with make_slab_triangulation() and 2P "
+          "coarse cells along the last direction below every even halving"));
+      return layout.n_box != layout.n_owned;
     }
 
     /**
@@ -284,14 +360,10 @@ namespace tpmg::dealii::internal
       const auto found = layouts.find(level);
       if (found != layouts.end())
         return found->second;
-      const auto &dof_handler = hierarchy.get_dof_handler();
       return layouts
         .emplace(level,
                  VectorLayout(hierarchy.get_layout(level),
-                              level == ::dealii::numbers::invalid_unsigned_int ?
-                                dof_handler.locally_owned_dofs() :
-                                dof_handler.locally_owned_mg_dofs(level),
-                              hierarchy.get_communicator()))
+                              hierarchy.get_redistribution(level)))
         .first->second;
     }
 
@@ -305,34 +377,20 @@ namespace tpmg::dealii::internal
       void               *buffer)
     {
       const tpmg_precision precision = precision_of<Number>();
-      if (layout.gather)
+      if (layout.exchanges())
         {
-          // every rank's owned entries into the whole level, through host
-          // memory where the context's is the device's
-          AssertThrow(is_host_memory_space<MemorySpace>::value,
-                      ExcUnsupported(
-                        "a vector in device memory on a coarse level that "
-                        "tpmg keeps whole on every rank: use host vectors "
-                        "on the coarse levels, or a coarse mesh with 2P "
-                        "cells along the last direction below every even "
-                        "halving"));
-          std::vector<Number> whole(memory == TPMG_MEMORY_HOST ? 0 :
-                                                                 layout.n_box);
-          void *target = memory == TPMG_MEMORY_HOST ? buffer : whole.data();
-          const MPI_Datatype type =
-            std::is_same_v<Number, double> ? MPI_DOUBLE : MPI_FLOAT;
-          const int ierr = MPI_Allgatherv(vector.get_values(),
-                                          static_cast<int>(layout.n_owned),
-                                          type,
-                                          target,
-                                          layout.counts.data(),
-                                          layout.offsets.data(),
-                                          type,
-                                          layout.comm);
-          AssertThrow(ierr == MPI_SUCCESS, ::dealii::ExcMPI(ierr));
+          // deal.II's ranks to tpmg's owned part, on the host (the memory
+          // space is checked by staged())
+          void               *owned = owned_part(buffer, precision, layout);
+          std::vector<Number> host(memory == TPMG_MEMORY_HOST ? 0 :
+                                                                layout.n_owned);
+          layout.redistribution->to_tpmg(vector.get_values(),
+                                         memory == TPMG_MEMORY_HOST ?
+                                           static_cast<Number *>(owned) :
+                                           host.data());
           if (memory != TPMG_MEMORY_HOST)
             check_status(tpmg_vector_upload(
-                           context, precision, layout.n_box, target, buffer),
+                           context, precision, layout.n_owned, host.data(), owned),
                          context,
                          "tpmg_vector_upload");
           return;
@@ -365,11 +423,12 @@ namespace tpmg::dealii::internal
                  const VectorLayout &layout) const
     {
       staged<MemorySpace>(layout);
-      AssertThrow(static_cast<tpmg_index>(locally_owned_size) == layout.n_owned,
+      AssertThrow(static_cast<tpmg_index>(locally_owned_size) ==
+                    layout.n_dealii,
                   ExcUnsupported(
                     "a vector with " + std::to_string(locally_owned_size) +
                     " locally owned entries where this rank owns " +
-                    std::to_string(layout.n_owned) +
+                    std::to_string(layout.n_dealii) +
                     " DoFs of the level: tpmg needs vectors with the "
                     "level's layout (initialize them with "
                     "initialize_dof_vector())"));

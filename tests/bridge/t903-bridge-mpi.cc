@@ -5,15 +5,17 @@
  *   it keeps whole on every rank (the bridge gathers it);
  * - the renumbering: every level's and the active DoFs lexicographic on
  *   every rank's cells, each rank's owned DoFs one contiguous range, the
- *   ranges in rank order (the Hierarchy checks them against tpmg's layout);
+ *   ranges in rank order, and on tpmg's slabs the bridge moves no values
+ *   (internal::Redistribution::is_identity() on every level);
  * - tpmg's LaplaceOperator on distributed vectors against deal.II's
  *   MatrixFree Laplace (FEEvaluation) on the same ranks, to 1e-12;
  * - deal.II's Multigrid with tpmg's LaplaceOperator, PatchSmoother and
  *   CoarseSolver, under SolverFGMRES and SolverCG: the iterations of the
  *   same solve on one rank (every rank solves it on MPI_COMM_SELF) and the
  *   same solution to 1e-9;
- * - partitions tpmg cannot take refused with the same message on every rank,
- *   without a hang. */
+ * - meshes make_slab_triangulation() cannot cut into slabs refused with the
+ *   same message on every rank, without a hang (p4est's partition of such a
+ *   mesh is tested by t905-bridge-partition). */
 #include <deal.II/base/mpi.h>
 #include <deal.II/base/quadrature_lib.h>
 
@@ -49,6 +51,8 @@
 #include <tpmg/dealii/renumbering.h>
 
 #include "bridge-test.h"
+// internal: whether the bridge moves values between the ranks
+#include "../../bridge/source/redistribution.h"
 
 #include <cmath>
 #include <functional>
@@ -214,6 +218,15 @@ namespace
                         << " of " << owned.size() << " DoFs");
     };
     check_set(problem.dof_handler.locally_owned_dofs(), "active DoFs");
+    // on tpmg's slabs the bridge moves no values (the copies of one rank)
+    BRIDGE_CHECK(problem.hierarchy->get_redistribution()->is_identity(),
+                 what << ": the active DoFs move between the ranks");
+    for (unsigned int level = problem.hierarchy->min_level();
+         level <= problem.hierarchy->max_level();
+         ++level)
+      BRIDGE_CHECK(problem.hierarchy->get_redistribution(level)->is_identity(),
+                   what << ": level " << level
+                        << "'s DoFs move between the ranks");
     BRIDGE_CHECK(tpmg::dealii::is_lexicographic(problem.dof_handler),
                  what << ": active DoFs not lexicographic");
     for (unsigned int level = 0; level <= problem.hierarchy->max_level();
@@ -385,23 +398,8 @@ namespace
           tria, Point<2>(0, 0), Point<2>(3, P), {6, 2 * P}, 1);
       },
       "make it with tpmg::dealii::make_slab_triangulation()");
-    // the same mesh made by hand: renumber_lexicographic refuses it
-    check_refused(
-      [&]() {
-        Tria tria(MPI_COMM_WORLD,
-                  Triangulation<2>::limit_level_difference_at_vertices,
-                  settings);
-        GridGenerator::subdivided_hyper_rectangle(tria,
-                                                  {6, 2 * P},
-                                                  Point<2>(0, 0),
-                                                  Point<2>(3, P));
-        tria.refine_global(1);
-        DoFHandler<2> dof_handler(tria);
-        dof_handler.distribute_dofs(FE_Q<2>(2));
-        dof_handler.distribute_mg_dofs();
-        tpmg::dealii::renumber_lexicographic(dof_handler);
-      },
-      "outside its slab");
+    // the same mesh made by hand works on p4est's partition (the bridge
+    // moves the values; t905-bridge-partition checks the results)
   }
 } // namespace
 

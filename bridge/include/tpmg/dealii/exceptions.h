@@ -88,8 +88,7 @@ namespace tpmg::dealii
   /**
    * Something tpmg does not solve: a mesh that is not a globally refined
    * subdivided_hyper_rectangle, an element other than a scalar FE_Q(k) in the
-   * supported range, a partition among MPI ranks that is not tpmg's slabs, a
-   * vector in a memory space the context cannot read. The message says what is
+   * supported range, a vector in a memory space the context cannot read. The message says what is
    * unsupported and why.
    */
   class ExcUnsupported : public ::dealii::ExceptionBase

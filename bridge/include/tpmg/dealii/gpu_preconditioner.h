@@ -88,6 +88,7 @@ namespace tpmg::dealii
     tpmg_grid                                 *own_grid;
     tpmg_multigrid                            *multigrid;
     tpmg_level_layout                          layout;
+    std::shared_ptr<const internal::Redistribution> redistribution;
     mutable std::unique_ptr<internal::Staging> staging;
   };
 

@@ -21,6 +21,7 @@
 #include <tpmg/dealii/context.h>
 #include <tpmg/dealii/renumbering.h>
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -33,6 +34,11 @@ DEAL_II_NAMESPACE_CLOSE
 
 namespace tpmg::dealii
 {
+  namespace internal
+  {
+    class Redistribution;
+  } // namespace internal
+
   /**
    * tpmg's level hierarchy (a tpmg_grid) for a DoFHandler: the box, the coarse
    * cells per direction, the levels and the degree, read from deal.II's mesh
@@ -59,6 +65,14 @@ namespace tpmg::dealii
    * PatchSmoother (TPMG_SMOOTHER_GLOBAL, the only variant tpmg takes with a
    * coefficient), CoarseSolver, GpuPreconditioner and solve_on_gpu().
    * check_level_operator() compares tpmg's operator with the user's.
+   *
+   * On P ranks tpmg partitions the levels into its own slabs (tpmg_grid_create);
+   * deal.II's partition may be any that p4est gives. For each level the
+   * Hierarchy sets up once which of deal.II's owned values go to which rank
+   * (internal::Redistribution); every class then moves a vector's values
+   * with one round of point-to-point messages in and one out per call. With
+   * tpmg's slabs as deal.II's partition (make_slab_triangulation()) no values
+   * move.
    *
    * Keep the DoFHandler and the Context alive while this object lives, and do
    * not renumber or refine in between.
@@ -238,8 +252,8 @@ namespace tpmg::dealii
     /**
      * How tpmg stores @p level on this rank (numbers::invalid_unsigned_int:
      * the active DoFs): its slab and ghost planes, and the owned planes,
-     * which are deal.II's locally owned DoFs of the level (checked by the
-     * constructor).
+     * which are deal.II's locally owned DoFs of the level where deal.II's
+     * partition is tpmg's slabs (get_redistribution()).
      */
     tpmg_level_layout
     get_layout(
@@ -269,6 +283,15 @@ namespace tpmg::dealii
      */
     std::vector<std::shared_ptr<const ::dealii::Utilities::MPI::Partitioner>>
     get_level_partitioners() const;
+
+    /**
+     * The moves between deal.II's owned DoFs of @p level
+     * (numbers::invalid_unsigned_int: the active DoFs) and tpmg's, for the
+     * bridge's classes (internal: its header is not installed).
+     */
+    const std::shared_ptr<const internal::Redistribution> &
+    get_redistribution(
+      const unsigned int level = ::dealii::numbers::invalid_unsigned_int) const;
 
   private:
     /**
@@ -315,6 +338,10 @@ namespace tpmg::dealii
       active_partitioner;
     std::vector<std::shared_ptr<const ::dealii::Utilities::MPI::Partitioner>>
       level_partitioners;
+    /** get_redistribution(), by deal.II level (active DoFs: the key
+     * numbers::invalid_unsigned_int). */
+    std::map<unsigned int, std::shared_ptr<const internal::Redistribution>>
+      redistributions;
   };
 } // namespace tpmg::dealii
 

@@ -39,8 +39,9 @@ namespace tpmg::dealii
    *
    * Supported are
    * - a (serial or parallel::distributed) Triangulation on one MPI rank, or
-   *   a parallel::distributed::Triangulation on P ranks whose partition is
-   *   tpmg's (see below),
+   *   a parallel::distributed::Triangulation on P ranks with any partition
+   *   p4est gives it (on the active cells and, with
+   *   construct_multigrid_hierarchy, on every level),
    * - made by GridGenerator::subdivided_hyper_rectangle (or hyper_cube,
    *   hyper_rectangle) and refined globally: level 0 is a lattice of n_0 x n_1
    *   (x n_2) equal axis-parallel cells in deal.II's standard orientation, and
@@ -50,23 +51,16 @@ namespace tpmg::dealii
    * - a scalar FE_Q(k) with Gauss-Lobatto support points (FE_Q's default),
    *   k = 1..10 in 2D and 1..8 in 3D, the same on every cell.
    *
-   * On P > 1 ranks each rank must own a slab of whole coarse cells along the
-   * last direction (y in 2D, z in 3D) and all their children, on every level
-   * and among the active cells: with n_z = m P coarse cells along it (m >= 2),
-   * rank r owns the coarse cells [r m, (r + 1) m) along it. This is tpmg's
-   * partition (tpmg_grid_create), and deal.II's rule for DoFs on the
-   * interface of two subdomains (the lower subdomain id owns them) matches
-   * tpmg's ownership of DoF planes, so that each rank's owned DoFs are one
-   * contiguous range of the lexicographic numbering. p4est hands each rank
-   * whole coarse cells in deal.II's coarse-cell order
-   * (SparsityTools::reorder_hierarchical, a Z-like order), which cuts slabs
-   * where m is a multiple of 2^a >= 2 with 2^(a+1) >= the coarse cells
-   * along every other direction (m = 2 for up to 4 cells across, m = 4 for
-   * up to 8; found by trying P = 2..8), and not otherwise.
-   * make_slab_triangulation() makes such a mesh. Every rank checks its own
-   * cells; if one finds a difference, every rank throws ExcUnsupported with
-   * the message of the lowest such rank, saying what to change. Collective
-   * on the triangulation's communicator.
+   * On P > 1 ranks tpmg keeps its own partition, slabs of cells along the
+   * last direction (y in 2D, z in 3D), which the Hierarchy makes
+   * (tpmg_grid_create refuses a mesh too thin along that direction for P
+   * ranks, saying what to change); the bridge moves the values of each call
+   * between deal.II's owned DoFs and tpmg's (internal::Redistribution: one
+   * round of point-to-point messages each way). Where deal.II's partition
+   * is tpmg's slabs (make_slab_triangulation()), no values move. Every rank
+   * checks its own cells; if one finds a difference, every rank throws
+   * ExcUnsupported with the message of the lowest such rank. Collective on
+   * the triangulation's communicator.
    */
   template <int dim>
   MeshDescription<dim>
@@ -77,10 +71,16 @@ namespace tpmg::dealii
    * parallel::distributed::Triangulation::construct_multigrid_hierarchy) the
    * box [@p lower, @p upper] of @p repetitions coarse cells per direction
    * (GridGenerator::subdivided_hyper_rectangle), refined globally
-   * @p n_refinements times, and check that its partition is tpmg's slabs
-   * (check_supported()). The last direction needs m P coarse cells, m >= 2;
-   * throws ExcUnsupported on every rank, saying what to change, where it has
-   * not or where p4est's partition is not slabs. Collective.
+   * @p n_refinements times, and check that its partition is tpmg's slabs,
+   * so that the bridge moves no values between deal.II's and tpmg's
+   * partition (any other partition works too, at the cost of that
+   * exchange: check_supported()). The last direction needs m P coarse
+   * cells, m >= 2, and p4est cuts slabs only where m is a multiple of
+   * 2^a >= 2 with 2^(a+1) >= the coarse cells along every other direction
+   * (SparsityTools::reorder_hierarchical: m = 2 for up to 4 cells across,
+   * m = 4 for up to 8); throws ExcUnsupported on every rank, saying what to
+   * change, where the mesh has not or where p4est's partition is not slabs.
+   * Collective.
    */
   template <int dim>
   void
@@ -101,8 +101,10 @@ namespace tpmg::dealii
    * DoFRenumbering::downstream, which does not order Gauss-Lobatto points
    * reliably. Calls check_supported() first.
    *
-   * On P ranks each rank numbers its locally owned DoFs, which are then one
-   * contiguous range (check_supported()); collective.
+   * On P ranks each rank's locally owned DoFs (p4est's partition) become
+   * one contiguous range, the ranges in rank order, each in increasing
+   * lexicographic order: where the partition is tpmg's slabs, the numbers
+   * are the lexicographic indices. Collective.
    *
    * @note Renumber before anything that stores DoF indices is built: initialize
    * MGConstrainedDoFs, AffineConstraints, sparsity patterns, MatrixFree and
@@ -114,9 +116,11 @@ namespace tpmg::dealii
 
   /**
    * Whether the DoFs of @p level (the active DoFs for the default
-   * numbers::invalid_unsigned_int) are in tpmg's lexicographic order, judged
-   * from the support points of every cell (on P ranks: of every rank's own
-   * cells, with the same answer on every rank; collective).
+   * numbers::invalid_unsigned_int) are numbered as renumber_lexicographic()
+   * numbers them: each rank's owned DoFs contiguous and in increasing
+   * lexicographic order, judged from the support points of its own cells
+   * (one rank: the lexicographic order itself; P ranks: the same answer on
+   * every rank; collective).
    */
   template <int dim>
   bool
@@ -133,6 +137,18 @@ namespace tpmg::dealii
      */
     void
     agree_on_mismatch(const MPI_Comm comm, const std::string &difference);
+
+    /**
+     * The lexicographic index of each of this rank's owned DoFs of @p level
+     * (numbers::invalid_unsigned_int: the active DoFs), in deal.II's order,
+     * or an empty vector where they are not numbered as
+     * renumber_lexicographic() numbers them. Collective.
+     */
+    template <int dim>
+    std::vector<::dealii::types::global_dof_index>
+    lexicographic_indices(const ::dealii::DoFHandler<dim> &dof_handler,
+                          const MeshDescription<dim>      &mesh,
+                          const unsigned int               level);
 
     /**
      * is_lexicographic() for a mesh that check_supported() has described as
