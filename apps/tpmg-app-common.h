@@ -123,6 +123,9 @@ const char *app_parse_backend(const char *name, const char *text);
  *                 cell (TPMG_COEFFICIENT_CELLS) by its value at the cell's
  *                 centre: exact where the parts' faces are cell faces (at least
  *                 4 cells per direction on the finest level, a multiple of 4). */
+/* The most coarse cells per direction of --grading R != 1. */
+#define APP_MAX_GRADED_CELLS 1024
+
 typedef enum { APP_COEFFICIENT_ONE = 0, APP_COEFFICIENT_STEP37, APP_COEFFICIENT_CHECKERBOARD } app_coefficient;
 
 typedef struct {
@@ -136,6 +139,11 @@ typedef struct {
   double reaction; /* --reaction: c of -Δu + c u, default 0 */
   app_coefficient coefficient; /* --coefficient, default APP_COEFFICIENT_ONE */
   double checkerboard;         /* C of --coefficient checkerboard:C */
+  /* --grading R: the coarse cells' widths along each direction a geometric
+   * sequence w_i ∝ R^i scaled to the box (default 1: equal cells); widths:
+   * those of direction d, set by app_problem_finish where R != 1 */
+  double grading;
+  double widths[3][APP_MAX_GRADED_CELLS];
   const char *cells_text, *box_text; /* as given, for messages */
   const char *first;                 /* the first problem option given ("--dim"), or NULL */
 } app_problem;

@@ -51,6 +51,10 @@ static void print_help(void) {
       "                              checkerboard:C: 4 parts per direction, a = C where\n"
       "                              their index sum is odd, 1 elsewhere, per cell; the\n"
       "                              smoother defaults to global with a coefficient\n"
+      "  --grading R                 graded coarse cells: along each direction their\n"
+      "                              widths grow as R^i, scaled to the box (default 1:\n"
+      "                              equal cells); R > 0, at most 1024 coarse cells per\n"
+      "                              direction; the CPU backend only\n"
       "  --rhs one|sine|ones         f = 1, g = 0; or u = prod sin(pi x_d); or b = 1 at\n"
       "                              every interior DoF, the paper's iteration tables\n"
       "                              (default sine)\n"
@@ -331,6 +335,8 @@ static void print_setup(const options *o, const run *r) {
     char name[64];
     printf(", coefficient %s", app_problem_coefficient_name(&o->problem, name, sizeof name));
   }
+  if (o->problem.grading != 1.0)
+    printf(", grading %g", o->problem.grading);
   if (r->file_coefficient)
     printf(", coefficient from the setup file (%s)",
            r->file_layout == TPMG_COEFFICIENT_QUADRATURE ? "at the quadrature points" : "per cell");
@@ -428,6 +434,7 @@ static void print_json(const options *o, const run *r) {
   else
     app_problem_coefficient_name(&o->problem, coefficient, sizeof coefficient);
   app_json_string(&j, "coefficient", coefficient);
+  app_json_exact(&j, "grading", o->problem.grading);
   app_json_int(&j, "ranks", app_mpi_size());
   app_json_open(&j, "process_grid", '[');
   for (int d = 0; d < o->problem.dim; ++d)

@@ -347,6 +347,20 @@ typedef struct {
                         operators are the Galerkin products of the fine one, as for c = 0);
                         the patch solves stay exact (c adds to the patch eigenvalues). The
                         reaction of implicit time stepping, M + τK = τ(K + M/τ): c = 1/τ */
+  const double *cell_widths[3]; /**< graded coarse cells (deal.II's subdivided_hyper_rectangle
+                        with step sizes): NULL, or cells[d] widths of the coarse cells along
+                        d, in order from a_d, each positive and finite, their sum b_d - a_d to a
+                        relative 1e-12; the finest cells (each coarse cell bisected
+                        fine_level times) at least TPMG_MIN_CELL_WIDTH and 1e-12 max(|a_d|,
+                        |b_d|) wide. NULL, or widths all equal: equal cells of width
+                        (b_d - a_d) / cells[d]. Read by tpmg_grid_create and copied:
+                        borrowed for that call only (tpmg_grid_get_options returns the grid's
+                        copies). A graded grid (unequal widths along some direction) has no
+                        hidden levels below level 0 (merging two unequal cells is no
+                        bisection), runs on the CPU backend only so far (the CUDA backend
+                        refuses it with TPMG_ERROR_UNSUPPORTED), and its smoother and
+                        operator take the CPU's scalar patch kernels and cell-by-cell
+                        operator kernels; default NULL, NULL, NULL */
 } tpmg_grid_options;
 
 /** Default grid: 3D, Q3, level 4, one coarse cell, unit cube, no reaction. */
