@@ -11,7 +11,9 @@
  * unchanged reference prolongation on graded levels: A_{l-1} x = P^T A_l P x
  * (a = 1, with the reaction; relative 1e-12) through tpmg_transfer. On a
  * backend other than the CPU's, tpmg_grid_create must refuse graded cells
- * (TPMG_ERROR_UNSUPPORTED, a message naming the CPU backend). */
+ * (TPMG_ERROR_UNSUPPORTED, a message naming the CPU backend). Bad widths
+ * (negative, NaN, zero, a wrong sum, too narrow when refined) are refused with
+ * TPMG_ERROR_ARGUMENT naming direction and value, the grid pointer untouched. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -241,12 +243,43 @@ static void check_refused(tpmg_context *ctx) {
   ref_checked++;
 }
 
+/* bad widths refused: TPMG_ERROR_ARGUMENT naming the direction and the value,
+ * the grid pointer untouched */
+static void check_bad_widths(tpmg_context *ctx) {
+  const int cells[3] = {3, 2, 1};
+  const struct {
+    int d, i;
+    double value;
+    const char *expect;
+  } cases[] = {{0, 1, -0.5, "cell_widths[0][1] = -0.5"},
+               {1, 0, NAN, "cell_widths[1][0] = nan"},
+               {0, 2, 0.0, "cell_widths[0][2] = 0"},
+               {1, 1, 0.5, "cell_widths[1]: the 2 widths sum to 0.75"},
+               {0, 0, 1e-300, "box[0]"}};
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    double widths[3][8] = {{0.5, 0.5, 1.0}, {0.25, 0.75}};
+    widths[cases[c].d][cases[c].i] = cases[c].value;
+    if (c == 4) widths[0][1] = 1.0 - 1e-300; /* sums right, the finest cell too narrow */
+    tpmg_grid *grid = (tpmg_grid *)&widths; /* must stay as it is */
+    const tpmg_status status = graded_grid(ctx, 2, 2, 1, cells, widths, 0.0, &grid);
+    const char *message = tpmg_context_last_error(ctx);
+    REF_CHECK(status == TPMG_ERROR_ARGUMENT && grid == (tpmg_grid *)&widths,
+              "bad widths (%s): status %d (expected %d), grid changed %d", cases[c].expect,
+              (int)status, (int)TPMG_ERROR_ARGUMENT, grid != (tpmg_grid *)&widths);
+    REF_CHECK(message && strstr(message, cases[c].expect),
+              "bad widths: the message \"%s\" does not contain \"%s\"",
+              message ? message : "(none)", cases[c].expect);
+    ref_checked++;
+  }
+}
+
 int main(int argc, char **argv) {
   const char *backend = ref_backend(argc, argv);
   tpmg_context *ctx = ref_context_create(backend, 0);
   if (strncmp(backend, "cpu", 3) != 0) {
     check_refused(ctx);
   } else {
+    check_bad_widths(ctx);
     uint64_t seed = 2031;
     const int cells2[3] = {3, 4, 1}, cells3[3] = {2, 3, 2};
     for (int k = 1; k <= 4; k++) {
