@@ -434,7 +434,12 @@ static void print_json(const options *o, const run *r) {
   else
     app_problem_coefficient_name(&o->problem, coefficient, sizeof coefficient);
   app_json_string(&j, "coefficient", coefficient);
-  app_json_exact(&j, "grading", o->problem.grading);
+  /* a setup file's graded cells: their widths only, not how they were made */
+  const tpmg_grid_options *g = &r->grid_options;
+  if (o->setup && (g->cell_widths[0] || g->cell_widths[1] || g->cell_widths[2]))
+    app_json_string(&j, "grading", "file");
+  else
+    app_json_exact(&j, "grading", o->problem.grading);
   app_json_int(&j, "ranks", app_mpi_size());
   app_json_open(&j, "process_grid", '[');
   for (int d = 0; d < o->problem.dim; ++d)

@@ -664,6 +664,13 @@ else()
   tpmg_cli_test(poisson-setup-2d-box tpmg-poisson MODE setup
                 ARGS --dim 2 --degree 3 --level 3 --cells 2,1 --box 0,2,-1,0.5 --json
                 SETUP ${CMAKE_CURRENT_BINARY_DIR}/cli-setup-2d-box.tpmg SETUP_ARGS --json)
+  tpmg_cli_test(poisson-setup-2d-graded tpmg-poisson MODE setup
+                ARGS --dim 2 --degree 2 --level 3 --cells 3,2 --grading 2 --json
+                SETUP ${CMAKE_CURRENT_BINARY_DIR}/cli-setup-2d-graded.tpmg SETUP_ARGS --json)
+  tpmg_cli_test(poisson-setup-3d-graded-step37 tpmg-poisson MODE setup
+                ARGS --dim 3 --degree 2 --level 2 --cells 2,1,3 --grading 3 --coefficient step37
+                     --reaction 2 --json
+                SETUP ${CMAKE_CURRENT_BINARY_DIR}/cli-setup-3d-graded.tpmg SETUP_ARGS --json)
   tpmg_cli_test(poisson-setup-3d-one-cg tpmg-poisson MODE setup
                 ARGS --dim 3 --degree 2 --level 2 --cells 1,2,1 --rhs one --solver cg --json
                 SETUP ${CMAKE_CURRENT_BINARY_DIR}/cli-setup-3d-one.tpmg
