@@ -744,8 +744,8 @@ else()
                 CHECKS "grading == 1" "converged == true")
   foreach(bad 0 -1.5 nan inf 1.5x)
     string(MAKE_C_IDENTIFIER "${bad}" tag)
-    tpmg_cli_usage(poisson-grading-bad-${tag} tpmg-poisson "--grading ${bad}: must be a finite number > 0"
-                   --grading "${bad}")
+    tpmg_cli_usage(poisson-grading-bad-${tag} tpmg-poisson
+                   "--grading ${bad}: must be a finite number > 0" --grading "${bad}")
   endforeach()
   tpmg_cli_usage(poisson-grading-too-many-cells tpmg-poisson
                  "--grading 2: at most 1024 coarse cells per direction, not 2000" --dim 2

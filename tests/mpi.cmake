@@ -97,7 +97,8 @@ tpmg_mpi_cli(mpi-poisson-grading-np2 2 same
 tpmg_mpi_cli(mpi-poisson-grading-3d-np3 3 same
              "-DARGS=--degree|2|--level|2|--cells|2,2,3|--grading|2|--reaction|10|--threads|1")
 tpmg_mpi_cli(mpi-poisson-grading-step37-np4 4 same
-             "-DARGS=--dim|2|--degree|2|--level|3|--cells|2,3|--grading|1.5|--coefficient|step37|--threads|1")
+             "-DARGS=--dim|2|--degree|2|--level|3|--cells|2,3|--grading|1.5|--coefficient|step37|\
+--threads|1")
 tpmg_mpi_cli(mpi-poisson-no-overlap-np3 3 same
              "-DARGS=--degree|2|--level|3|--cells|1,1,3|--box|0,1,0,1,0,3|--overlap|0|--threads|1")
 tpmg_mpi_cli(mpi-poisson-split-np4 4 error "-DARGS=--dim|2|--level|1|--threads|1" -DEXIT=1

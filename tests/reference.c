@@ -374,7 +374,8 @@ void ref_mesh_grade(ref_mesh *m, const double *const widths[3]) {
     m->faces[d] = ref_malloc(sizeof(double) * (size_t)(n + 1));
     m->faces[d][0] = m->a[d];
     for (int64_t i = 0; i < n; i++) {
-      m->widths[d][i] = d < m->dim && widths[d] ? ldexp(widths[d][i >> m->level], -m->level) : m->h[d];
+      m->widths[d][i] =
+          d < m->dim && widths[d] ? ldexp(widths[d][i >> m->level], -m->level) : m->h[d];
       m->faces[d][i + 1] = m->faces[d][i] + m->widths[d][i];
     }
   }
@@ -559,7 +560,8 @@ void ref_assemble_laplace(const ref_mesh *m, ref_csr *A) {
   ref_element e;
   element_init(m, m->degree + 2, m->h, &e);
   if (m->widths[0]) {
-    const int64_t n_cells = m->cells[0] * m->cells[1] * m->cells[2], size = (int64_t)e.n_loc * e.n_loc;
+    const int64_t n_cells = m->cells[0] * m->cells[1] * m->cells[2];
+    const int64_t size = (int64_t)e.n_loc * e.n_loc;
     double *Ke = ref_malloc(sizeof(double) * (size_t)(n_cells * size));
     graded_elements(m, m->degree + 2, 0, NULL, Ke);
     assemble(m, Ke, size, e.n_loc, A);

@@ -28,8 +28,10 @@ static const double box[6] = {-0.5, 1.5, 0, 1, 0.2, 0.9};
 static void random_widths(uint64_t *seed, int dim, const int cells[3], double widths[3][8]) {
   for (int d = 0; d < dim; d++) {
     double sum = 0;
-    for (int i = 0; i < cells[d]; i++) sum += widths[d][i] = pow(4.0, ref_random(seed));
-    for (int i = 0; i < cells[d]; i++) widths[d][i] *= (box[2 * d + 1] - box[2 * d]) / sum;
+    for (int i = 0; i < cells[d]; i++)
+      sum += widths[d][i] = pow(4.0, ref_random(seed));
+    for (int i = 0; i < cells[d]; i++)
+      widths[d][i] *= (box[2 * d + 1] - box[2 * d]) / sum;
   }
 }
 
@@ -58,7 +60,8 @@ static void check_apply(tpmg_context *ctx, tpmg_grid *grid, const ref_mesh *m, c
   float *f = ref_malloc(sizeof(float) * n);
   for (int64_t i = 0; i < n; i++) {
     f[i] = (float)src[i];
-    if (p == TPMG_FLOAT) src[i] = f[i];
+    if (p == TPMG_FLOAT)
+      src[i] = f[i];
   }
   ref_csr_apply(A, src, expected);
   tpmg_operator *op = NULL;
@@ -69,7 +72,8 @@ static void check_apply(tpmg_context *ctx, tpmg_grid *grid, const ref_mesh *m, c
   REF_CALL(ctx, tpmg_operator_apply(op, vsrc, vdst));
   if (p == TPMG_FLOAT) {
     REF_DOWNLOAD(ctx, p, n, vdst, f);
-    for (int64_t i = 0; i < n; i++) dst[i] = f[i];
+    for (int64_t i = 0; i < n; i++)
+      dst[i] = f[i];
   } else {
     REF_DOWNLOAD(ctx, p, n, vdst, dst);
   }
@@ -93,7 +97,8 @@ static void check_diagonal(tpmg_context *ctx, tpmg_grid *grid, const ref_mesh *m
   for (int64_t i = 0; i < n; i++) {
     expected[i] = 0;
     for (int64_t p = A->row_ptr[i]; p < A->row_ptr[i + 1]; p++)
-      if (A->col[p] == i) expected[i] += A->val[p];
+      if (A->col[p] == i)
+        expected[i] += A->val[p];
   }
   tpmg_operator *op = NULL;
   REF_CALL(ctx, tpmg_operator_create(grid, m->level, TPMG_DOUBLE, &op));
@@ -133,14 +138,17 @@ static void check_galerkin(tpmg_context *ctx, tpmg_grid *grid, const ref_mesh *c
   double *galerkin = ref_malloc(sizeof(double) * nc);
   ref_fill_random(seed, nc, x);
   for (int64_t i = 0; i < nc; i++)
-    if (ref_mesh_is_boundary(coarse, i)) x[i] = 0;
+    if (ref_mesh_is_boundary(coarse, i))
+      x[i] = 0;
   tpmg_operator *op_c = NULL, *op_f = NULL;
   tpmg_transfer *t = NULL;
   REF_CALL(ctx, tpmg_operator_create(grid, coarse->level, TPMG_DOUBLE, &op_c));
   REF_CALL(ctx, tpmg_operator_create(grid, fine->level, TPMG_DOUBLE, &op_f));
   REF_CALL(ctx, tpmg_transfer_create(grid, fine->level, TPMG_DOUBLE, &t));
-  void *vx = ref_vector_create(ctx, TPMG_DOUBLE, nc, x), *vc = ref_vector_create(ctx, TPMG_DOUBLE, nc, NULL);
-  void *vp = ref_vector_create(ctx, TPMG_DOUBLE, nf, NULL), *va = ref_vector_create(ctx, TPMG_DOUBLE, nf, NULL);
+  void *vx = ref_vector_create(ctx, TPMG_DOUBLE, nc, x),
+       *vc = ref_vector_create(ctx, TPMG_DOUBLE, nc, NULL);
+  void *vp = ref_vector_create(ctx, TPMG_DOUBLE, nf, NULL),
+       *va = ref_vector_create(ctx, TPMG_DOUBLE, nf, NULL);
   REF_CALL(ctx, tpmg_operator_apply(op_c, vx, vc));
   REF_DOWNLOAD(ctx, TPMG_DOUBLE, nc, vc, direct);
   REF_CALL(ctx, tpmg_vector_set(ctx, TPMG_DOUBLE, nf, 0.0, vp));
@@ -149,7 +157,8 @@ static void check_galerkin(tpmg_context *ctx, tpmg_grid *grid, const ref_mesh *c
   REF_CALL(ctx, tpmg_transfer_restrict(t, va, vc));
   REF_DOWNLOAD(ctx, TPMG_DOUBLE, nc, vc, galerkin);
   for (int64_t i = 0; i < nc; i++)
-    if (ref_mesh_is_boundary(coarse, i)) direct[i] = galerkin[i] = 0;
+    if (ref_mesh_is_boundary(coarse, i))
+      direct[i] = galerkin[i] = 0;
   const double err = ref_relative_difference(nc, galerkin, direct);
   REF_CHECK(err <= 1e-12, "%s: P^T A_f P x against A_c x: relative difference %.3g > 1e-12", what,
             err);
@@ -177,13 +186,16 @@ static void check_case(tpmg_context *ctx, int dim, int k, int L, const int cells
   m.reaction = c;
   ref_mesh_grade(&m, w);
   const int64_t n_cells = m.cells[0] * m.cells[1] * m.cells[2];
-  const int64_t per_cell = kind == QUADRATURE ? (dim == 3 ? (k + 1) * (k + 1) * (k + 1) : (k + 1) * (k + 1)) : 1;
+  const int64_t per_cell =
+      kind == QUADRATURE ? (dim == 3 ? (k + 1) * (k + 1) * (k + 1) : (k + 1) * (k + 1)) : 1;
   double *a = NULL;
   if (kind != UNIT) {
     a = ref_malloc(sizeof(double) * (size_t)(n_cells * per_cell));
-    for (int64_t i = 0; i < n_cells * per_cell; i++) a[i] = pow(10.0, ref_random(seed));
-    REF_CALL(ctx, tpmg_grid_set_coefficient(
-                      grid, kind == CELLS ? TPMG_COEFFICIENT_CELLS : TPMG_COEFFICIENT_QUADRATURE, a));
+    for (int64_t i = 0; i < n_cells * per_cell; i++)
+      a[i] = pow(10.0, ref_random(seed));
+    REF_CALL(ctx,
+             tpmg_grid_set_coefficient(
+                 grid, kind == CELLS ? TPMG_COEFFICIENT_CELLS : TPMG_COEFFICIENT_QUADRATURE, a));
   }
   const char *name = kind == UNIT ? "a = 1" : kind == CELLS ? "a per cell" : "a at the points";
   for (int l = L; l >= (kind == QUADRATURE ? L : 0); l--) {
@@ -193,7 +205,8 @@ static void check_case(tpmg_context *ctx, int dim, int k, int L, const int cells
       m.reaction = c;
       ref_mesh_grade(&m, w);
       if (a) {
-        double *coarse = ref_malloc(sizeof(double) * (size_t)(m.cells[0] * m.cells[1] * m.cells[2]));
+        double *coarse =
+            ref_malloc(sizeof(double) * (size_t)(m.cells[0] * m.cells[1] * m.cells[2]));
         coarsen(&m, &fine, a, coarse);
         free(a);
         a = coarse;
@@ -209,7 +222,8 @@ static void check_case(tpmg_context *ctx, int dim, int k, int L, const int cells
     if (kind == UNIT)
       ref_assemble_laplace(&m, &A);
     else
-      ref_assemble_coefficient(&m, kind == QUADRATURE ? TPMG_COEFFICIENT_QUADRATURE : TPMG_COEFFICIENT_CELLS, a, &A);
+      ref_assemble_coefficient(
+          &m, kind == QUADRATURE ? TPMG_COEFFICIENT_QUADRATURE : TPMG_COEFFICIENT_CELLS, a, &A);
     char what[200];
     snprintf(what, sizeof what, "dim %d k %d level %d of %d (cells %lld x %lld x %lld) %s c %g",
              dim, k, l, L, (long long)m.cells[0], (long long)m.cells[1], (long long)m.cells[2],
@@ -259,7 +273,8 @@ static void check_bad_widths(tpmg_context *ctx) {
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
     double widths[3][8] = {{0.5, 0.5, 1.0}, {0.25, 0.75}};
     widths[cases[c].d][cases[c].i] = cases[c].value;
-    if (c == 4) widths[0][1] = 1.0 - 1e-300; /* sums right, the finest cell too narrow */
+    if (c == 4)
+      widths[0][1] = 1.0 - 1e-300;          /* sums right, the finest cell too narrow */
     tpmg_grid *grid = (tpmg_grid *)&widths; /* must stay as it is */
     const tpmg_status status = graded_grid(ctx, 2, 2, 1, cells, widths, 0.0, &grid);
     const char *message = tpmg_context_last_error(ctx);

@@ -31,8 +31,10 @@ static void check_smoother(tpmg_context *ctx, int dim, int k, int L, const int c
   for (int d = 0; d < 3; d++) {
     o.cells[d] = d < dim ? cells[d] : 1;
     double sum = 0;
-    for (int i = 0; i < o.cells[d]; i++) sum += widths[d][i] = pow(4.0, ref_random(seed));
-    for (int i = 0; i < o.cells[d]; i++) widths[d][i] *= (box[2 * d + 1] - box[2 * d]) / sum;
+    for (int i = 0; i < o.cells[d]; i++)
+      sum += widths[d][i] = pow(4.0, ref_random(seed));
+    for (int i = 0; i < o.cells[d]; i++)
+      widths[d][i] *= (box[2 * d + 1] - box[2 * d]) / sum;
     o.cell_widths[d] = w[d];
   }
   tpmg_grid *grid = NULL;

@@ -25,7 +25,8 @@
 #include "tpmg-impl.h"
 
 tpmg_grid_options tpmg_grid_options_default(void) {
-  tpmg_grid_options options = {3, 3, 4, {1, 1, 1}, {0.0, 1.0, 0.0, 1.0, 0.0, 1.0}, 0.0, {NULL, NULL, NULL}};
+  tpmg_grid_options options = {
+      3, 3, 4, {1, 1, 1}, {0.0, 1.0, 0.0, 1.0, 0.0, 1.0}, 0.0, {NULL, NULL, NULL}};
   return options;
 }
 
@@ -113,7 +114,8 @@ static tpmg_status check_reaction(tpmg_context *ctx, const tpmg_level *lvl) {
   double volume = 1.0, width = 0.0;
   for (int d = 0; d < lvl->dim; ++d) {
     double largest = 0.0;
-    for (tpmg_index i = 0; i < lvl->cells[d]; ++i) largest = fmax(largest, tpmg_level_width(lvl, d, i));
+    for (tpmg_index i = 0; i < lvl->cells[d]; ++i)
+      largest = fmax(largest, tpmg_level_width(lvl, d, i));
     volume *= largest;
     width = fmax(width, largest);
   }

@@ -142,10 +142,10 @@ TPMG_CPU_DECLARE_SIMD_TABLES(TPMG_CPU_NAME(laplace_cells_kernel),
 
 /* out = a A^K u + c M^K u on a cell where a is constant (see the file's
  * comment); u is overwritten. */
-TPMG_CPU_INLINE void
-TPMG_CPU_NAME(laplace_cell_coefficient)(int dim, int n, const T *const mass[3],
-                                        const T *const stiffness[3], T a, T c, const T *scale,
-                                        T *restrict u, T *restrict out) {
+TPMG_CPU_INLINE void TPMG_CPU_NAME(laplace_cell_coefficient)(int dim, int n, const T *const mass[3],
+                                                             const T *const stiffness[3], T a, T c,
+                                                             const T *scale, T *restrict u,
+                                                             T *restrict out) {
   T t0[TPMG_CPU_LAPLACE_MAX_CELL], t1[TPMG_CPU_LAPLACE_MAX_CELL];
   const int slower = dim == 3 ? n * n : n, size = slower * n;
   TPMG_CPU_NAME(tpmg_cpu_contract)(n, n, 1, slower, mass[0], u, t0, 0);
@@ -268,7 +268,8 @@ TPMG_CPU_INLINE void TPMG_CPU_NAME(laplace_cells_layer)(const TPMG_CPU_NAME(lapl
       if (lvl->widths[0]) {
         tpmg_cpu_laplace_graded(lvl, c, mode == TPMG_CPU_LAPLACE_CELLS ? a : 1,
                                 mode == TPMG_CPU_LAPLACE_CELLS ? lvl->reaction : 1, factors);
-        for (int e = 0; e < 4; ++e) scale[e] = (T)factors[e];
+        for (int e = 0; e < 4; ++e)
+          scale[e] = (T)factors[e];
       }
       const T *graded = lvl->widths[0] ? scale : NULL;
       if (mode == TPMG_CPU_LAPLACE_UNIT)
@@ -474,7 +475,8 @@ TPMG_CPU_VNAME(laplace_cells_layer)(const TPMG_CPU_NAME(laplace_cells_data) * da
           double factors[4] = {0, 0, 0, 0};
           tpmg_cpu_laplace_graded(lvl, c, mode == TPMG_CPU_LAPLACE_CELLS ? a[l] : 1,
                                   mode == TPMG_CPU_LAPLACE_CELLS ? lvl->reaction : 1, factors);
-          for (int f = 0; f < 4; ++f) scale[f][l] = (T)factors[f];
+          for (int f = 0; f < 4; ++f)
+            scale[f][l] = (T)factors[f];
         }
       const V *graded = lvl->widths[0] ? scale : NULL;
       if (mode == TPMG_CPU_LAPLACE_CELLS) {
@@ -482,8 +484,8 @@ TPMG_CPU_VNAME(laplace_cells_layer)(const TPMG_CPU_NAME(laplace_cells_data) * da
         (dim, n_pts, mass, stiffness, a, data->reaction, graded, u, t0, t1, t2, v);
       } else {
         TPMG_CPU_VNAME(laplace_cell_quadrature)
-        (data, dim, n_pts, data->coefficient + cell * size, graded, used, u, t0, t1, t2,
-         t2 + size, v);
+        (data, dim, n_pts, data->coefficient + cell * size, graded, used, u, t0, t1, t2, t2 + size,
+         v);
       }
     }
     for (int l = 0; l < used; ++l)

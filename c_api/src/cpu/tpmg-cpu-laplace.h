@@ -61,9 +61,9 @@ static inline int tpmg_cpu_laplace_by_cells(int dim, int k, size_t size) {
 enum { TPMG_CPU_LAPLACE_UNIT = 0, TPMG_CPU_LAPLACE_CELLS = 1, TPMG_CPU_LAPLACE_QUADRATURE = 2 };
 
 static inline int tpmg_cpu_laplace_mode(const tpmg_level *lvl, tpmg_precision prec) {
-  return lvl->quadrature[prec]                       ? TPMG_CPU_LAPLACE_QUADRATURE
+  return lvl->quadrature[prec]                      ? TPMG_CPU_LAPLACE_QUADRATURE
          : lvl->coefficient[prec] || lvl->widths[0] ? TPMG_CPU_LAPLACE_CELLS
-                                                     : TPMG_CPU_LAPLACE_UNIT;
+                                                    : TPMG_CPU_LAPLACE_UNIT;
 }
 
 /* A graded level (tpmg_level.widths), always cell by cell: the 1D matrices
@@ -77,7 +77,8 @@ static inline int tpmg_cpu_laplace_mode(const tpmg_level *lvl, tpmg_precision pr
 static inline void tpmg_cpu_laplace_graded(const tpmg_level *lvl, const tpmg_index c[3], double a,
                                            double mass, double factors[4]) {
   double volume = 1.0;
-  for (int d = 0; d < lvl->dim; ++d) volume *= lvl->widths[d][c[d]];
+  for (int d = 0; d < lvl->dim; ++d)
+    volume *= lvl->widths[d][c[d]];
   factors[2] = 0.0;
   for (int d = 0; d < lvl->dim; ++d)
     factors[d] = a * volume / (lvl->widths[d][c[d]] * lvl->widths[d][c[d]]);

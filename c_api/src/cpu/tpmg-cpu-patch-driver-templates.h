@@ -196,10 +196,12 @@ tpmg_status TPMG_CPU_NAME(tpmg_cpu_patch_pass)(tpmg_context *ctx, const tpmg_lev
     TPMG_CPU_NAME(patch_inverse_eigenvalues)(lvl, NULL, 0, data.eigenvalue_sums);
   /* a graded level: its sets, column-major as above */
   T *sets = NULL;
-  for (int d = 0; d < 3; ++d) data.sets[d] = NULL;
+  for (int d = 0; d < 3; ++d)
+    data.sets[d] = NULL;
   if (lvl->widths[0]) {
     size_t n_sets = 0;
-    for (int d = 0; d < dim; ++d) n_sets += (size_t)lvl->n_sets[d];
+    for (int d = 0; d < dim; ++d)
+      n_sets += (size_t)lvl->n_sets[d];
     sets = malloc(n_sets * TPMG_CPU_PATCH_SET * sizeof(T));
     TPMG_CHECK(ctx, sets, TPMG_ERROR_MEMORY, "allocating the smoother's %zu patch sets failed",
                n_sets);
