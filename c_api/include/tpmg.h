@@ -371,7 +371,7 @@ tpmg_grid_options tpmg_grid_options_default(void);
  *  Level 0 is the coarse mesh as given, of any size. Below it the grid keeps
  *  hidden levels for the multigrid hierarchy: while every direction has an
  *  even number of cells, all are halved at once (24 x 24 x 24 -> 12 -> 6 -> 3;
- *  7 x 5 x 3: none). Level numbers in this API are the user's, 0..fine_level;
+ *  7 x 5 x 3: none; a graded grid, tpmg_grid_options.cell_widths: none). Level numbers in this API are the user's, 0..fine_level;
  *  the hidden levels are reached only by tpmg_multigrid and tpmg_solver.
  *
  *  On a context of P > 1 ranks (tpmg_context_options.mpi_comm) the call is
@@ -389,10 +389,12 @@ tpmg_grid_options tpmg_grid_options_default(void);
  *  defined on the owned entries. Results equal the one-process results up to
  *  the order of the sums in dot products.
  *  @param[out] grid the grid; owned by the caller, free with tpmg_grid_destroy
- *  @return TPMG_ERROR_ARGUMENT naming the bad option, also when the options
+ *  @return TPMG_ERROR_ARGUMENT naming the bad option (a bad cell width: its
+ *  direction, index and value), also when the options
  *  differ between ranks or the finest level has fewer than 2P cells along its
  *  last direction; TPMG_ERROR_MEMORY if the finest level's vectors would
- *  overflow tpmg_index or size_t. On P ranks every rank returns the same
+ *  overflow tpmg_index or size_t; TPMG_ERROR_UNSUPPORTED for graded cells on
+ *  a backend other than "cpu" ("cuda*"). On P ranks every rank returns the same
  *  status, with the message of the lowest failing rank. */
 tpmg_status tpmg_grid_create(tpmg_context *ctx, const tpmg_grid_options *options, tpmg_grid **grid);
 
