@@ -253,7 +253,7 @@ const char *app_parse_backend(const char *name, const char *text) {
 
 app_problem app_problem_default(void) {
   tpmg_grid_options grid = tpmg_grid_options_default();
-  app_problem p = {.dim = grid.dim, .degree = grid.degree, .rhs = TPMG_RHS_SINE};
+  app_problem p = {.dim = grid.dim, .degree = grid.degree, .rhs = TPMG_RHS_SINE, .grading = 1.0};
   for (int d = 0; d < 3; ++d)
     p.cells[d] = 1;
   return p;
@@ -262,7 +262,7 @@ app_problem app_problem_default(void) {
 int app_problem_option(int argc, char **argv, int *i, app_problem *p) {
   static const char *const names[] = {"--dim",   "--degree", "--level",
                                       "--cells", "--box",    "--rhs",
-                                      "--reaction", "--coefficient"};
+                                      "--reaction", "--coefficient", "--grading"};
   const int n_names = (int)(sizeof names / sizeof names[0]);
   const char *arg = argv[*i];
   int which = 0;
@@ -324,6 +324,14 @@ int app_problem_option(int argc, char **argv, int *i, app_problem *p) {
       app_usage_error("%s %s: must be one, step37, checkerboard:C or random:C", name, text);
     }
     break;
+  case 8: {
+    char *end = NULL;
+    errno = 0;
+    p->grading = strtod(text, &end);
+    if (end == text || *end != '\0' || errno != 0 || !isfinite(p->grading) || !(p->grading > 0))
+      app_usage_error("%s %s: must be a finite number > 0", name, text);
+    break;
+  }
   default:
     p->rhs = app_parse_rhs(name, text);
   }
@@ -358,6 +366,18 @@ void app_problem_finish(app_problem *p, double target_dofs) {
                     p->degree);
   if (p->level == 0)
     p->level = app_choose_level(p->dim, p->degree, p->cells, target_dofs);
+  for (int d = 0; d < p->dim && p->grading != 1.0; ++d) {
+    if (p->cells[d] > APP_MAX_GRADED_CELLS)
+      app_usage_error("--grading %g: at most %d coarse cells per direction, not %d", p->grading,
+                      APP_MAX_GRADED_CELLS, p->cells[d]);
+    /* w_i = (b - a) R^i / sum_j R^j */
+    const double a = p->n_box ? p->box[2 * d] : 0.0, b = p->n_box ? p->box[2 * d + 1] : 1.0;
+    double sum = 0.0;
+    for (int i = 0; i < p->cells[d]; ++i) sum += pow(p->grading, i);
+    if (!isfinite(sum))
+      app_usage_error("--grading %g: its %d-th power overflows", p->grading, p->cells[d] - 1);
+    for (int i = 0; i < p->cells[d]; ++i) p->widths[d][i] = (b - a) * (pow(p->grading, i) / sum);
+  }
   /* the library's box range (tpmg_grid_options.box), named by the option */
   for (int d = 0; d < p->n_box / 2; ++d) {
     double a = p->box[2 * d], b = p->box[2 * d + 1], largest = fmax(fabs(a), fabs(b));
@@ -384,6 +404,8 @@ tpmg_grid_options app_problem_grid_options(const app_problem *p) {
   for (int j = 0; j < p->n_box; ++j)
     grid.box[j] = p->box[j];
   grid.reaction = p->reaction;
+  for (int d = 0; d < p->dim && p->grading != 1.0; ++d)
+    grid.cell_widths[d] = p->widths[d];
   return grid;
 }
 

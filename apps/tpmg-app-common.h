@@ -134,6 +134,9 @@ typedef enum {
   APP_COEFFICIENT_RANDOM
 } app_coefficient;
 
+/* The most coarse cells per direction of --grading R != 1. */
+#define APP_MAX_GRADED_CELLS 1024
+
 typedef struct {
   int dim, degree;
   int level;    /* 0: not given, app_problem_finish chooses it */
@@ -145,6 +148,11 @@ typedef struct {
   double reaction; /* --reaction: c of -Δu + c u, default 0 */
   app_coefficient coefficient; /* --coefficient, default APP_COEFFICIENT_ONE */
   double contrast;             /* C of --coefficient checkerboard:C or random:C */
+  /* --grading R: the coarse cells' widths along each direction a geometric
+   * sequence w_i ∝ R^i scaled to the box (default 1: equal cells); widths:
+   * those of direction d, set by app_problem_finish where R != 1 */
+  double grading;
+  double widths[3][APP_MAX_GRADED_CELLS];
   const char *cells_text, *box_text; /* as given, for messages */
   const char *first;                 /* the first problem option given ("--dim"), or NULL */
 } app_problem;

@@ -53,6 +53,10 @@ static void print_help(void) {
       "                              elsewhere, per cell; random:C: per cell, C^u with u\n"
       "                              uniform in [0, 1) from the cell's index; the smoother\n"
       "                              defaults to global with a coefficient\n"
+      "  --grading R                 graded coarse cells: along each direction their\n"
+      "                              widths grow as R^i, scaled to the box (default 1:\n"
+      "                              equal cells); R > 0, at most 1024 coarse cells per\n"
+      "                              direction; the CPU backend only\n"
       "  --rhs one|sine|ones         f = 1, g = 0; or u = prod sin(pi x_d); or b = 1 at\n"
       "                              every interior DoF, the paper's iteration tables\n"
       "                              (default sine)\n"
@@ -333,6 +337,8 @@ static void print_setup(const options *o, const run *r) {
     char name[64];
     printf(", coefficient %s", app_problem_coefficient_name(&o->problem, name, sizeof name));
   }
+  if (o->problem.grading != 1.0)
+    printf(", grading %g", o->problem.grading);
   if (r->file_coefficient)
     printf(", coefficient from the setup file (%s)",
            r->file_layout == TPMG_COEFFICIENT_QUADRATURE ? "at the quadrature points" : "per cell");
@@ -430,6 +436,12 @@ static void print_json(const options *o, const run *r) {
   else
     app_problem_coefficient_name(&o->problem, coefficient, sizeof coefficient);
   app_json_string(&j, "coefficient", coefficient);
+  /* a setup file's graded cells: their widths only, not how they were made */
+  const tpmg_grid_options *g = &r->grid_options;
+  if (o->setup && (g->cell_widths[0] || g->cell_widths[1] || g->cell_widths[2]))
+    app_json_string(&j, "grading", "file");
+  else
+    app_json_exact(&j, "grading", o->problem.grading);
   app_json_int(&j, "ranks", app_mpi_size());
   app_json_open(&j, "process_grid", '[');
   for (int d = 0; d < o->problem.dim; ++d)

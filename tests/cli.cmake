@@ -673,6 +673,13 @@ else()
   tpmg_cli_test(poisson-setup-2d-box tpmg-poisson MODE setup
                 ARGS --dim 2 --degree 3 --level 3 --cells 2,1 --box 0,2,-1,0.5 --json
                 SETUP ${CMAKE_CURRENT_BINARY_DIR}/cli-setup-2d-box.tpmg SETUP_ARGS --json)
+  tpmg_cli_test(poisson-setup-2d-graded tpmg-poisson MODE setup
+                ARGS --dim 2 --degree 2 --level 3 --cells 3,2 --grading 2 --json
+                SETUP ${CMAKE_CURRENT_BINARY_DIR}/cli-setup-2d-graded.tpmg SETUP_ARGS --json)
+  tpmg_cli_test(poisson-setup-3d-graded-step37 tpmg-poisson MODE setup
+                ARGS --dim 3 --degree 2 --level 2 --cells 2,1,3 --grading 3 --coefficient step37
+                     --reaction 2 --json
+                SETUP ${CMAKE_CURRENT_BINARY_DIR}/cli-setup-3d-graded.tpmg SETUP_ARGS --json)
   tpmg_cli_test(poisson-setup-3d-one-cg tpmg-poisson MODE setup
                 ARGS --dim 3 --degree 2 --level 2 --cells 1,2,1 --rhs one --solver cg --json
                 SETUP ${CMAKE_CURRENT_BINARY_DIR}/cli-setup-3d-one.tpmg
@@ -712,6 +719,46 @@ else()
   tpmg_cli_test(poisson-rate-2d-q3-reaction tpmg-poisson MODE rate
                 ARGS --dim 2 --degree 3 --reaction 1000 --tol 1e-12 --json LEVELS 3 4
                      RATE_MIN 14 RATE_MAX 18)
+  # Graded coarse cells (--grading R): the same rate h^(k+1) in L2, each coarse
+  # cell bisected per level; with step37's coefficient and a reaction too.
+  foreach(grading 1.5 4)
+    foreach(k 1 2 3)
+      math(EXPR rate "1 << (${k} + 1)")
+      math(EXPR low "${rate} * 9")
+      math(EXPR high "${rate} * 11")
+      tpmg_cli_test(poisson-grading-rate-2d-q${k}-r${grading} tpmg-poisson MODE rate
+                    ARGS --dim 2 --degree ${k} --cells 3,3 --grading ${grading} --tol 1e-12 --json
+                    LEVELS 3 4 RATE_MIN ${low}e-1 RATE_MAX ${high}e-1)
+    endforeach()
+    foreach(k 1 2)
+      math(EXPR rate "1 << (${k} + 1)")
+      math(EXPR low "${rate} * 9")
+      math(EXPR high "${rate} * 11")
+      tpmg_cli_test(poisson-grading-rate-3d-q${k}-r${grading} tpmg-poisson MODE rate
+                    ARGS --dim 3 --degree ${k} --cells 2,2,2 --grading ${grading} --tol 1e-12
+                         --json
+                    LEVELS 2 3 RATE_MIN ${low}e-1 RATE_MAX ${high}e-1)
+    endforeach()
+    tpmg_cli_test(poisson-grading-rate-2d-q2-step37-reaction-r${grading} tpmg-poisson MODE rate
+                  ARGS --dim 2 --degree 2 --cells 3,3 --grading ${grading} --coefficient step37
+                       --reaction 10 --tol 1e-12 --json
+                  LEVELS 3 4 RATE_MIN 7.2 RATE_MAX 8.8)
+  endforeach()
+  tpmg_cli_test(poisson-grading-json tpmg-poisson MODE json
+                ARGS --dim 2 --degree 3 --cells 4,3 --level 3 --grading 1.5 --json
+                CHECKS "grading == 1.5" "converged == true" "residual_reduction <= 1e-9"
+                       "l2_error < 1e-6")
+  tpmg_cli_test(poisson-grading-one-json tpmg-poisson MODE json
+                ARGS --dim 2 --degree 3 --cells 4,3 --level 3 --json
+                CHECKS "grading == 1" "converged == true")
+  foreach(bad 0 -1.5 nan inf 1.5x)
+    string(MAKE_C_IDENTIFIER "${bad}" tag)
+    tpmg_cli_usage(poisson-grading-bad-${tag} tpmg-poisson
+                   "--grading ${bad}: must be a finite number > 0" --grading "${bad}")
+  endforeach()
+  tpmg_cli_usage(poisson-grading-too-many-cells tpmg-poisson
+                 "--grading 2: at most 1024 coarse cells per direction, not 2000" --dim 2
+                 --cells 2000,1 --level 1 --grading 2)
   tpmg_cli_test(poisson-json-reaction tpmg-poisson MODE json
                 ARGS --dim 3 --degree 2 --level 3 --reaction 1e6 --json
                 CHECKS "reaction == 1000000" "converged == true" "residual_reduction <= 1e-9"

@@ -93,6 +93,14 @@ tpmg_mpi_cli(mpi-poisson-checkerboard-np4 4 same
              "-DARGS=--degree|3|--level|3|--coefficient|checkerboard:1e3|--rhs|one|--threads|1")
 tpmg_mpi_cli(mpi-poisson-random-np3 3 same
              "-DARGS=--dim|2|--degree|3|--level|4|--cells|1,3|--coefficient|random:100|--rhs|one|--threads|1")
+# graded coarse cells (--grading) on 2, 3, 4 ranks: the one-process iterations
+tpmg_mpi_cli(mpi-poisson-grading-np2 2 same
+             "-DARGS=--dim|2|--degree|3|--level|3|--cells|3,4|--grading|1.5|--threads|1")
+tpmg_mpi_cli(mpi-poisson-grading-3d-np3 3 same
+             "-DARGS=--degree|2|--level|2|--cells|2,2,3|--grading|2|--reaction|10|--threads|1")
+tpmg_mpi_cli(mpi-poisson-grading-step37-np4 4 same
+             "-DARGS=--dim|2|--degree|2|--level|3|--cells|2,3|--grading|1.5|--coefficient|step37|\
+--threads|1")
 tpmg_mpi_cli(mpi-poisson-no-overlap-np3 3 same
              "-DARGS=--degree|2|--level|3|--cells|1,1,3|--box|0,1,0,1,0,3|--overlap|0|--threads|1")
 tpmg_mpi_cli(mpi-poisson-split-np4 4 error "-DARGS=--dim|2|--level|1|--threads|1" -DEXIT=1

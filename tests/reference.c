@@ -360,7 +360,33 @@ int ref_mesh_is_boundary(const ref_mesh *m, int64_t idx) {
 
 double ref_mesh_coordinate(const ref_mesh *m, int d, int64_t i) {
   int k = m->degree;
+  if (m->widths[0]) {
+    const int64_t cell = i / k < m->cells[d] ? i / k : m->cells[d] - 1;
+    return m->faces[d][cell] + m->widths[d][cell] * m->gl[i - cell * k];
+  }
   return m->a[d] + ((double)(i / k) + m->gl[i % k]) * m->h[d];
+}
+
+void ref_mesh_grade(ref_mesh *m, const double *const widths[3]) {
+  for (int d = 0; d < 3; d++) {
+    const int64_t n = m->cells[d];
+    m->widths[d] = ref_malloc(sizeof(double) * (size_t)n);
+    m->faces[d] = ref_malloc(sizeof(double) * (size_t)(n + 1));
+    m->faces[d][0] = m->a[d];
+    for (int64_t i = 0; i < n; i++) {
+      m->widths[d][i] =
+          d < m->dim && widths[d] ? ldexp(widths[d][i >> m->level], -m->level) : m->h[d];
+      m->faces[d][i + 1] = m->faces[d][i] + m->widths[d][i];
+    }
+  }
+}
+
+void ref_mesh_free(ref_mesh *m) {
+  for (int d = 0; d < 3; d++) {
+    free(m->widths[d]);
+    free(m->faces[d]);
+    m->widths[d] = m->faces[d] = NULL;
+  }
 }
 
 /* ---- assembly ----------------------------------------------------------- */
@@ -375,7 +401,7 @@ typedef struct {
   double *G, *V;
 } ref_element;
 
-static void element_init(const ref_mesh *m, int nq, ref_element *e) {
+static void element_init(const ref_mesh *m, int nq, const double h[3], ref_element *e) {
   int k = m->degree, dim = m->dim, n1 = k + 1;
   int n_loc = 1, n_q = 1;
   for (int d = 0; d < dim; d++) {
@@ -396,14 +422,14 @@ static void element_init(const ref_mesh *m, int nq, ref_element *e) {
     for (int q = 0; q < n_q; q++) {
       int qd[3] = {q % nq, (q / nq) % nq, q / (nq * nq)};
       double w = 1;
-      for (int d = 0; d < dim; d++) w *= qw[qd[d]] * m->h[d];
+      for (int d = 0; d < dim; d++) w *= qw[qd[d]] * h[d];
       double v = sqrt(w);
       for (int d = 0; d < dim; d++) v *= phi[jd[d]][qd[d]];
       V[(size_t)j * n_q + q] = v;
       for (int e = 0; e < dim; e++) {
         double g = 1;
         for (int d = 0; d < dim; d++)
-          g *= (d == e) ? dphi[jd[d]][qd[d]] / m->h[d] : phi[jd[d]][qd[d]];
+          g *= (d == e) ? dphi[jd[d]][qd[d]] / h[d] : phi[jd[d]][qd[d]];
         G[((size_t)j * n_q + q) * dim + e] = g * sqrt(w);
       }
     }
@@ -509,9 +535,40 @@ static void assemble(const ref_mesh *m, const double *Ke, int64_t stride, int n_
   free(boundary);
 }
 
+/* Graded meshes: every cell's element matrix by its own widths, a (NULL: 1)
+ * per cell or, quadrature, per point, into Ke (n_cells n_loc^2). */
+static void graded_elements(const ref_mesh *m, int nq, int quadrature, const double *values,
+                            double *Ke) {
+  const int64_t n_cells = m->cells[0] * m->cells[1] * m->cells[2];
+  for (int64_t c = 0; c < n_cells; c++) {
+    const int64_t ci[3] = {c % m->cells[0], (c / m->cells[0]) % m->cells[1],
+                           c / (m->cells[0] * m->cells[1])};
+    const double h[3] = {m->widths[0][ci[0]], m->widths[1][ci[1]], m->widths[2][ci[2]]};
+    ref_element e;
+    element_init(m, nq, h, &e);
+    const int64_t size = (int64_t)e.n_loc * e.n_loc;
+    if (quadrature) {
+      element_matrix(&e, values + c * e.n_q, 1.0, m->reaction, Ke + c * size);
+    } else {
+      element_matrix(&e, NULL, values ? values[c] : 1.0, m->reaction, Ke + c * size);
+    }
+    element_free(&e);
+  }
+}
+
 void ref_assemble_laplace(const ref_mesh *m, ref_csr *A) {
   ref_element e;
-  element_init(m, m->degree + 2, &e);
+  element_init(m, m->degree + 2, m->h, &e);
+  if (m->widths[0]) {
+    const int64_t n_cells = m->cells[0] * m->cells[1] * m->cells[2];
+    const int64_t size = (int64_t)e.n_loc * e.n_loc;
+    double *Ke = ref_malloc(sizeof(double) * (size_t)(n_cells * size));
+    graded_elements(m, m->degree + 2, 0, NULL, Ke);
+    assemble(m, Ke, size, e.n_loc, A);
+    free(Ke);
+    element_free(&e);
+    return;
+  }
   double *Ke = ref_malloc(sizeof(double) * (size_t)e.n_loc * e.n_loc);
   element_matrix(&e, NULL, 1.0, m->reaction, Ke);
   assemble(m, Ke, 0, e.n_loc, A);
@@ -523,10 +580,12 @@ void ref_assemble_coefficient(const ref_mesh *m, tpmg_coefficient_layout layout,
                               const double *values, ref_csr *A) {
   ref_element e;
   const int quadrature = layout == TPMG_COEFFICIENT_QUADRATURE;
-  element_init(m, quadrature ? m->degree + 1 : m->degree + 2, &e);
+  element_init(m, quadrature ? m->degree + 1 : m->degree + 2, m->h, &e);
   int64_t n_cells = m->cells[0] * m->cells[1] * m->cells[2], size = (int64_t)e.n_loc * e.n_loc;
   double *Ke = ref_malloc(sizeof(double) * (size_t)(n_cells * size));
-  if (quadrature) {
+  if (m->widths[0]) {
+    graded_elements(m, quadrature ? m->degree + 1 : m->degree + 2, quadrature, values, Ke);
+  } else if (quadrature) {
     for (int64_t c = 0; c < n_cells; c++)
       element_matrix(&e, values + c * e.n_q, 1.0, m->reaction, Ke + c * size);
   } else {

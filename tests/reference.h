@@ -129,11 +129,19 @@ typedef struct {
   double a[3], h[3];
   double reaction; /* c of -Δu + c u: the matrix adds c times the mass matrix (0 by init) */
   double gl[16];   /* Gauss-Lobatto points on [0,1] */
+  /* graded cells (ref_mesh_grade), NULL otherwise: cells[d] widths and
+   * cells[d] + 1 face coordinates per direction, owned (ref_mesh_free) */
+  double *widths[3], *faces[3];
 } ref_mesh;
 
 /* The level `level` of a coarse mesh of coarse_cells on box (NULL: unit). */
 void ref_mesh_init(ref_mesh *m, int dim, int degree, const int coarse_cells[3], const double *box,
                    int level);
+/* Graded cells on m: coarse cell i of direction d (widths[d][i], summing to
+ * the box's length) bisected `level` times, as tpmg_grid_options.cell_widths;
+ * widths[d] NULL: that direction's equal cells. Free with ref_mesh_free. */
+void ref_mesh_grade(ref_mesh *m, const double *const widths[3]);
+void ref_mesh_free(ref_mesh *m);
 void ref_mesh_index(const ref_mesh *m, int64_t idx, int64_t i[3]);
 int ref_mesh_is_boundary(const ref_mesh *m, int64_t idx);
 /* Coordinate of support point i_d in direction d. */

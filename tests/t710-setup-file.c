@@ -727,8 +727,8 @@ static void bad_files(tpmg_context *ctx) {
   bad_file(&s, "wrong magic", 1, "tpmg-setp 1", GOOD_N, -1, 0, 0, ARG, "not a tpmg setup file");
   bad_file(&s, "no version", 1, "tpmg-setup", GOOD_N, -1, 0, 0, ARG, "<version>");
   bad_file(&s, "text version", 1, "tpmg-setup one", GOOD_N, -1, 0, 0, ARG, "<version>");
-  bad_file(&s, "version 4", 1, "tpmg-setup 4", GOOD_N, -1, 0, 0, TPMG_ERROR_UNSUPPORTED,
-           "version 4");
+  bad_file(&s, "version 5", 1, "tpmg-setup 5", GOOD_N, -1, 0, 0, TPMG_ERROR_UNSUPPORTED,
+           "version 5");
   bad_file(&s, "version 0", 1, "tpmg-setup 0", GOOD_N, -1, 0, 0, TPMG_ERROR_UNSUPPORTED,
            "version 0");
 
@@ -949,6 +949,65 @@ static void write_errors(tpmg_context *ctx) {
   REF_CALL(ctx, tpmg_grid_destroy(&grid));
 }
 
+/* Graded cells (format version 4): a header line 'widths N', the widths
+ * right after 'end', read back bit for bit (an equal direction's too), the
+ * vector after them as before. */
+static void graded_round_trip(tpmg_context *ctx) {
+  char path[512];
+  path_of(path, sizeof path, "graded.tpmg");
+  double wx[3] = {0.1, 0.3 + 1e-17, 0.6}, wz[2] = {0.25, 0.75};
+  tpmg_grid_options o = tpmg_grid_options_default();
+  o.dim = 3;
+  o.degree = 2;
+  o.fine_level = 1;
+  o.cells[0] = 3;
+  o.cells[1] = 2;
+  o.cells[2] = 2;
+  o.cell_widths[0] = wx;
+  o.cell_widths[2] = wz;
+  tpmg_grid *grid = NULL;
+  REF_CALL(ctx, tpmg_grid_create(ctx, &o, &grid));
+  tpmg_index n = 0;
+  REF_CALL(ctx, tpmg_grid_level_size(grid, 1, &n, NULL));
+  double *b = ref_malloc(sizeof(double) * (size_t)n);
+  REF_CALL(ctx, tpmg_problem_rhs(grid, TPMG_RHS_SINE, TPMG_DOUBLE, b));
+  REF_CALL(ctx, tpmg_setup_write(grid, TPMG_RHS_SINE, b, path));
+  size_t size = 0;
+  unsigned char *bytes = read_bytes(path, &size);
+  unsigned char *body = after_header(bytes, size);
+  const char *line = "\nwidths 7\nend\n";
+  REF_CHECK(size > 13 && memcmp(bytes, "tpmg-setup 4\n", 13) == 0 && body &&
+                memcmp(body - strlen(line), line, strlen(line)) == 0 &&
+                (size_t)(bytes + size - body) == 8 * (size_t)(7 + n),
+            "graded: expected a version 4 header ending 'widths 7', then 7 + %lld doubles, got "
+            "%zu bytes:\n%.*s",
+            (long long)n, size, body ? (int)(body - bytes) : 200, (const char *)bytes);
+  free(bytes);
+  tpmg_grid *read = NULL;
+  tpmg_rhs rhs = TPMG_RHS_ONE;
+  double *b_read = NULL;
+  REF_CALL(ctx, tpmg_setup_read(ctx, path, &read, &rhs, &b_read));
+  tpmg_grid_options got;
+  REF_CALL(ctx, tpmg_grid_get_options(read, &got));
+  const double wy[2] = {0.5, 0.5};
+  const double *want[3] = {wx, wy, wz};
+  for (int d = 0; d < 3; ++d)
+    for (int i = 0; i < o.cells[d]; ++i)
+      REF_CHECK(got.cell_widths[d] && got.cell_widths[d][i] == want[d][i],
+                "graded: width %d of direction %d: expected %.17g, got %.17g", i, d, want[d][i],
+                got.cell_widths[d] ? got.cell_widths[d][i] : -1.0);
+  for (tpmg_index i = 0; i < n; ++i)
+    if (b_read[i] != b[i]) {
+      REF_CHECK(0, "graded: b[%lld] %.17g read back as %.17g", (long long)i, b[i], b_read[i]);
+      break;
+    }
+  free(b_read);
+  free(b);
+  REF_CALL(ctx, tpmg_grid_destroy(&read));
+  REF_CALL(ctx, tpmg_grid_destroy(&grid));
+  remove(path);
+}
+
 int main(void) {
   snprintf(directory, sizeof directory, "t710-setup-file.%ld.tmp", (long)getpid());
   if (mkdir(directory, 0700) != 0) {
@@ -980,6 +1039,7 @@ int main(void) {
   coefficient_round_trip(ctx, "3d-quadrature.tpmg", 3, 3, 2, NULL, NULL,
                          TPMG_COEFFICIENT_QUADRATURE, TPMG_RHS_SINE);
   coefficient_header(ctx);
+  graded_round_trip(ctx);
 
   /* the header is the documented text */
   char path[256];

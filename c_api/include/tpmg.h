@@ -347,6 +347,20 @@ typedef struct {
                         operators are the Galerkin products of the fine one, as for c = 0);
                         the patch solves stay exact (c adds to the patch eigenvalues). The
                         reaction of implicit time stepping, M + τK = τ(K + M/τ): c = 1/τ */
+  const double *cell_widths[3]; /**< graded coarse cells (deal.II's subdivided_hyper_rectangle
+                        with step sizes): NULL, or cells[d] widths of the coarse cells along
+                        d, in order from a_d, each positive and finite, their sum b_d - a_d to a
+                        relative 1e-12; the finest cells (each coarse cell bisected
+                        fine_level times) at least TPMG_MIN_CELL_WIDTH and 1e-12 max(|a_d|,
+                        |b_d|) wide. NULL, or widths all equal: equal cells of width
+                        (b_d - a_d) / cells[d]. Read by tpmg_grid_create and copied:
+                        borrowed for that call only (tpmg_grid_get_options returns the grid's
+                        copies). A graded grid (unequal widths along some direction) has no
+                        hidden levels below level 0 (merging two unequal cells is no
+                        bisection), runs on the CPU backend only so far (the CUDA backend
+                        refuses it with TPMG_ERROR_UNSUPPORTED), and its smoother and
+                        operator take the CPU's scalar patch kernels and cell-by-cell
+                        operator kernels; default NULL, NULL, NULL */
 } tpmg_grid_options;
 
 /** Default grid: 3D, Q3, level 4, one coarse cell, unit cube, no reaction. */
@@ -357,7 +371,7 @@ tpmg_grid_options tpmg_grid_options_default(void);
  *  Level 0 is the coarse mesh as given, of any size. Below it the grid keeps
  *  hidden levels for the multigrid hierarchy: while every direction has an
  *  even number of cells, all are halved at once (24 x 24 x 24 -> 12 -> 6 -> 3;
- *  7 x 5 x 3: none). Level numbers in this API are the user's, 0..fine_level;
+ *  7 x 5 x 3: none; a graded grid, tpmg_grid_options.cell_widths: none). Level numbers in this API are the user's, 0..fine_level;
  *  the hidden levels are reached only by tpmg_multigrid and tpmg_solver.
  *
  *  On a context of P > 1 ranks (tpmg_context_options.mpi_comm) the call is
@@ -375,10 +389,12 @@ tpmg_grid_options tpmg_grid_options_default(void);
  *  defined on the owned entries. Results equal the one-process results up to
  *  the order of the sums in dot products.
  *  @param[out] grid the grid; owned by the caller, free with tpmg_grid_destroy
- *  @return TPMG_ERROR_ARGUMENT naming the bad option, also when the options
+ *  @return TPMG_ERROR_ARGUMENT naming the bad option (a bad cell width: its
+ *  direction, index and value), also when the options
  *  differ between ranks or the finest level has fewer than 2P cells along its
  *  last direction; TPMG_ERROR_MEMORY if the finest level's vectors would
- *  overflow tpmg_index or size_t. On P ranks every rank returns the same
+ *  overflow tpmg_index or size_t; TPMG_ERROR_UNSUPPORTED for graded cells on
+ *  a backend other than "cpu" ("cuda*"). On P ranks every rank returns the same
  *  status, with the message of the lowest failing rank. */
 tpmg_status tpmg_grid_create(tpmg_context *ctx, const tpmg_grid_options *options, tpmg_grid **grid);
 

@@ -70,6 +70,13 @@ typedef struct {
   const void *eigenvectors[3];
   const void *eigenvalues[3];
   const void *prolongation;
+  /* Graded levels (tpmg_level.widths): per direction tpmg_level.n_sets[d]
+   * sets of the vertex patches' 1D data, a patch around vertex v taking set
+   * tpmg_level.vertex_set[d][v_d] (its two cells' widths along d), each set
+   * patch_mass P x P, patch_stiffness P x P, eigenvectors I x I, eigenvalues
+   * I consecutive (the reaction in the last direction's where coefficient is
+   * NULL, as above). NULL on other levels. */
+  const void *sets[3];
 } tpmg_level_data;
 
 /* The 1D data of the unit patch (two cells of size h = 1) for one degree k, in
@@ -142,7 +149,35 @@ typedef struct {
   const void *coefficient[2];
   const void *quadrature[2];
   const tpmg_unit_data *unit; /* host memory, owned by the grid; the same for every level */
+  /* Graded cells (tpmg_grid_options.cell_widths), host memory owned by the
+   * grid, NULL on levels of equal cells along every direction (h[] then).
+   * On a graded level every direction has them, for the cells of this box:
+   *   widths[d]      cells[d] widths along d;
+   *   vertices[d]    cells[d] + 1 coordinates of the cells' faces along d;
+   *   vertex_set[d]  per vertex 0..cells[d], the index of its patch's set in
+   *                  data[p].sets[d] (vertices 1..cells[d] - 1 have patches).
+   * The 1D data of such a level: cell_mass and cell_stiffness are the
+   * reference cell's (h = 1, no reaction); the operator scales them per cell
+   * (gradient term along d by prod_e w_e / w_d^2, mass by prod_e w_e) and adds
+   * the reaction itself, as with a coefficient; the patch data are in sets. */
+  const double *widths[3];
+  const double *vertices[3];
+  const int *vertex_set[3];
+  int n_sets[3];
 } tpmg_level;
+
+/* The width of cell `cell` of the level along d. */
+static inline double tpmg_level_width(const tpmg_level *lvl, int d, tpmg_index cell) {
+  return lvl->widths[0] ? lvl->widths[d][cell] : lvl->h[d];
+}
+
+/* The coordinate along d of the point at reference position t (0..1) of cell
+ * `cell`; lower: the level's lower face along d (the box's a_d). */
+static inline double tpmg_level_coordinate(const tpmg_level *lvl, int d, double lower,
+                                           tpmg_index cell, double t) {
+  return lvl->widths[0] ? lvl->vertices[d][cell] + lvl->widths[d][cell] * t
+                        : lower + lvl->h[d] * ((double)cell + t);
+}
 
 /* Patches of one colour per direction: vertices v_d = 1 + c_d + 2 t, t >= 0,
  * v_d <= cells_d - 1, where c_d = (colour >> d) & 1. */

@@ -314,7 +314,8 @@ done:
           long i = (long)(cell * k_ + a) - 1, j = (long)(cell * k_ + b) - 1;                       \
           if (i < 0 || j < 0 || i >= (n) || j >= (n))                                              \
             continue;                                                                              \
-          add(i, j, (lvl)->h[d] * cm_[a * (k_ + 1) + b], ck_[a * (k_ + 1) + b] / (lvl)->h[d]);     \
+          const double h_ = tpmg_level_width((lvl), d, cell);                                      \
+          add(i, j, h_ * cm_[a * (k_ + 1) + b], ck_[a * (k_ + 1) + b] / h_);                       \
         }                                                                                          \
   } while (0)
 
@@ -499,10 +500,10 @@ static void assemble(const tpmg_coarse *c, const double *coefficient, double *A)
             const int lj[3] = {j % nc, j / nc % nc, j / (nc * nc)};
             double mass = 1.0, stiffness = 0.0;
             for (int d = 0; d < dim; ++d) {
-              const double m = lvl->h[d] * mref[li[d] * nc + lj[d]];
-              double term = kref[li[d] * nc + lj[d]] / lvl->h[d];
+              const double m = tpmg_level_width(lvl, d, e[d]) * mref[li[d] * nc + lj[d]];
+              double term = kref[li[d] * nc + lj[d]] / tpmg_level_width(lvl, d, e[d]);
               for (int f = 0; f < dim; ++f)
-                if (f != d) term *= lvl->h[f] * mref[li[f] * nc + lj[f]];
+                if (f != d) term *= tpmg_level_width(lvl, f, e[f]) * mref[li[f] * nc + lj[f]];
               stiffness += term;
               mass *= m;
             }

@@ -356,7 +356,7 @@ tpmg_status tpmg_grid_quadrature_points(const tpmg_grid *grid, const tpmg_index 
     const int index[3] = {q % n_q, q / n_q % n_q, q / (n_q * n_q)};
     for (int d = 0; d < 3; ++d)
       points[q * 3 + d] =
-          d < o->dim ? o->box[2 * d] + fine->h[d] * ((double)cell[d] + x[index[d]]) : 0.0;
+          d < o->dim ? tpmg_level_coordinate(fine, d, o->box[2 * d], cell[d], x[index[d]]) : 0.0;
   }
   return TPMG_SUCCESS;
 }

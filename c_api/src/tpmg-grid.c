@@ -8,7 +8,15 @@
  * hidden level is refined into the next by the same bisection as the user's
  * levels: 24 x 24 x 24 -> 12 -> 6 -> 3, 300 x 100 -> 150 x 50 -> 75 x 25,
  * 7 x 5 x 3 none. grid->levels[] holds the hidden levels first: the user's
- * level l is levels[hidden + l] (tpmg_grid_check_level maps them). */
+ * level l is levels[hidden + l] (tpmg_grid_check_level maps them).
+ *
+ * Graded cells (tpmg_grid_options.cell_widths): level l's cell i along d is
+ * coarse cell i >> l bisected l times, of width w_d(i >> l) 2^-l, so the
+ * reference prolongation is the same for every level. A graded grid has no
+ * hidden levels: merging two cells of unequal widths would not be bisection.
+ * Each level keeps its cells' widths and faces per direction and, for the
+ * smoother, one set of 1D patch data per distinct pair of widths around a
+ * vertex (tpmg_level.vertex_set). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,7 +25,8 @@
 #include "tpmg-impl.h"
 
 tpmg_grid_options tpmg_grid_options_default(void) {
-  tpmg_grid_options options = {3, 3, 4, {1, 1, 1}, {0.0, 1.0, 0.0, 1.0, 0.0, 1.0}, 0.0};
+  tpmg_grid_options options = {
+      3, 3, 4, {1, 1, 1}, {0.0, 1.0, 0.0, 1.0, 0.0, 1.0}, 0.0, {NULL, NULL, NULL}};
   return options;
 }
 
@@ -44,6 +53,23 @@ static tpmg_status check_box(tpmg_context *ctx, const tpmg_grid_options *o, int 
    * support points must stay apart in double */
   double h = (b - a) / ldexp((double)o->cells[d], o->fine_level);
   double minimum = fmax(TPMG_MIN_CELL_WIDTH, 1e-12 * largest);
+  if (o->cell_widths[d]) {
+    const double *w = o->cell_widths[d];
+    double sum = 0.0, smallest = INFINITY;
+    for (int i = 0; i < o->cells[d]; ++i) {
+      char tw[32];
+      TPMG_CHECK(ctx, isfinite(w[i]) && w[i] > 0.0, TPMG_ERROR_ARGUMENT,
+                 "cell_widths[%d][%d] = %s: must be positive and finite", d, i, exact(w[i], tw));
+      sum += w[i];
+      smallest = fmin(smallest, w[i]);
+    }
+    char ts[32];
+    TPMG_CHECK(ctx, fabs(sum - (b - a)) <= 1e-12 * (b - a), TPMG_ERROR_ARGUMENT,
+               "cell_widths[%d]: the %d widths sum to %s, not to the box's length %s along %d "
+               "(b - a, to a relative 1e-12)",
+               d, o->cells[d], exact(sum, ts), exact(b - a, ta), d);
+    h = ldexp(smallest, -o->fine_level);
+  }
   TPMG_CHECK(ctx, h >= minimum, TPMG_ERROR_ARGUMENT,
              "box[%d] = [%s, %s]: its cells on level %d are %g wide, below the supported "
              "minimum %g (the larger of %g and 1e-12 times the largest coordinate)",
@@ -87,8 +113,11 @@ static tpmg_status check_options(tpmg_context *ctx, const tpmg_grid_options *o) 
 static tpmg_status check_reaction(tpmg_context *ctx, const tpmg_level *lvl) {
   double volume = 1.0, width = 0.0;
   for (int d = 0; d < lvl->dim; ++d) {
-    volume *= lvl->h[d];
-    width = fmax(width, lvl->h[d]);
+    double largest = 0.0;
+    for (tpmg_index i = 0; i < lvl->cells[d]; ++i)
+      largest = fmax(largest, tpmg_level_width(lvl, d, i));
+    volume *= largest;
+    width = fmax(width, largest);
   }
   const double scale = lvl->reaction * fmax(volume, width);
   TPMG_CHECK(ctx, scale <= TPMG_MAX_REACTION, TPMG_ERROR_ARGUMENT,
@@ -107,6 +136,20 @@ static size_t level_data_count(int dim, int k) {
   return dim * (2 * c + 2 * p + i * i + i) + (size_t)(2 * k + 1) * (k + 1);
 }
 
+/* One set of a graded level's patch data (tpmg_level_data.sets). */
+static size_t set_count(int k) {
+  size_t p = (size_t)(2 * k + 1) * (2 * k + 1), i = (size_t)(2 * k - 1);
+  return 2 * p + i * i + i;
+}
+
+/* level_data_count and the sets of a graded level. */
+static size_t level_count(const tpmg_level *lvl) {
+  size_t count = level_data_count(lvl->dim, lvl->degree);
+  if (lvl->widths[0])
+    for (int d = 0; d < lvl->dim; ++d) count += (size_t)lvl->n_sets[d] * set_count(lvl->degree);
+  return count;
+}
+
 /* The 1D data of one direction with cell size h: cell mass and stiffness
  * (k+1)^2, patch mass and stiffness P^2, the patch interior's eigenvectors I^2
  * and eigenvalues I. level and d name the data in a message.
@@ -119,25 +162,24 @@ static size_t level_data_count(int dim, int k) {
  * eigenvalue plus c (same S, S^T M S = I), so the fast diagonalization stays
  * exact: c adds to each patch eigenvalue sum. The eigenproblem is solved
  * without c, and c added after, exactly. */
-static tpmg_status build_direction(tpmg_context *ctx, int k, double h, double reaction, int level,
-                                   int d, double *cm, double *ck, double *pm, double *pk, double *S,
-                                   double *lambda) {
+/* The vertex patch of two cells of widths h[0] (below the vertex) and h[1]
+ * along one direction: patch mass and stiffness P^2, the interior's
+ * eigenvectors I^2 and eigenvalues I, the reaction folded in as below. */
+static tpmg_status build_patch(tpmg_context *ctx, int k, const double h[2], double reaction,
+                               int level, int d, double *pm, double *pk, double *S,
+                               double *lambda) {
   int nc = k + 1, np = 2 * k + 1, ni = 2 * k - 1;
   double mref[(TPMG_MAX_DEGREE_2D + 1) * (TPMG_MAX_DEGREE_2D + 1)];
   double kref[(TPMG_MAX_DEGREE_2D + 1) * (TPMG_MAX_DEGREE_2D + 1)];
   tpmg_basis_cell_matrices(k, mref, kref);
-  for (int i = 0; i < nc * nc; ++i) {
-    cm[i] = h * mref[i];
-    ck[i] = kref[i] / h;
-  }
   /* vertex patch: two cells, the middle point shared */
   memset(pm, 0, sizeof(double) * np * np);
   memset(pk, 0, sizeof(double) * np * np);
   for (int cell = 0; cell < 2; ++cell)
     for (int i = 0; i < nc; ++i)
       for (int j = 0; j < nc; ++j) {
-        pm[(cell * k + i) * np + cell * k + j] += cm[i * nc + j];
-        pk[(cell * k + i) * np + cell * k + j] += ck[i * nc + j];
+        pm[(cell * k + i) * np + cell * k + j] += h[cell] * mref[i * nc + j];
+        pk[(cell * k + i) * np + cell * k + j] += kref[i * nc + j] / h[cell];
       }
   /* generalized eigenproblem on the 2k-1 interior points (paper eq. 2.9) */
   double mi[(2 * TPMG_MAX_DEGREE_2D - 1) * (2 * TPMG_MAX_DEGREE_2D - 1)];
@@ -149,16 +191,34 @@ static tpmg_status build_direction(tpmg_context *ctx, int k, double h, double re
     }
   double residual = tpmg_basis_generalized_eigen(ni, ki, mi, S, lambda);
   TPMG_CHECK(ctx, residual >= 0.0 && residual < 1e-11, TPMG_ERROR_NUMERICAL,
-             "patch eigenproblem on level %d, direction %d, degree %d: residual %g", level, d, k,
-             residual);
+             "patch eigenproblem on level %d, direction %d, degree %d (cells %g and %g wide): "
+             "residual %g",
+             level, d, k, h[0], h[1], residual);
   if (reaction != 0.0) {
-    for (int i = 0; i < nc * nc; ++i)
-      ck[i] += reaction * cm[i];
     for (int i = 0; i < np * np; ++i)
       pk[i] += reaction * pm[i];
     for (int i = 0; i < ni; ++i)
       lambda[i] += reaction;
   }
+  return TPMG_SUCCESS;
+}
+
+static tpmg_status build_direction(tpmg_context *ctx, int k, double h, double reaction, int level,
+                                   int d, double *cm, double *ck, double *pm, double *pk, double *S,
+                                   double *lambda) {
+  int nc = k + 1;
+  double mref[(TPMG_MAX_DEGREE_2D + 1) * (TPMG_MAX_DEGREE_2D + 1)];
+  double kref[(TPMG_MAX_DEGREE_2D + 1) * (TPMG_MAX_DEGREE_2D + 1)];
+  tpmg_basis_cell_matrices(k, mref, kref);
+  for (int i = 0; i < nc * nc; ++i) {
+    cm[i] = h * mref[i];
+    ck[i] = kref[i] / h;
+  }
+  const double widths[2] = {h, h};
+  TPMG_CALL(build_patch(ctx, k, widths, reaction, level, d, pm, pk, S, lambda));
+  if (reaction != 0.0)
+    for (int i = 0; i < nc * nc; ++i)
+      ck[i] += reaction * cm[i];
   return TPMG_SUCCESS;
 }
 
@@ -174,8 +234,19 @@ static void build_prolongation(int k, double *prolongation) {
   }
 }
 
-static tpmg_status build_level_data(tpmg_context *ctx, const tpmg_level *lvl, double *out) {
+/* The two widths around vertex v along d of a graded level (a boundary
+ * vertex, which has no patch, takes its one cell's twice). */
+static void vertex_widths(const tpmg_level *lvl, int d, tpmg_index v, double h[2]) {
+  h[0] = lvl->widths[d][v > 0 ? v - 1 : v];
+  h[1] = lvl->widths[d][v < lvl->cells[d] ? v : v - 1];
+}
+
+/* lvl: the level (this rank's box once partitioned); whole: the same level
+ * whole, whose vertices define the sets. */
+static tpmg_status build_level_data(tpmg_context *ctx, const tpmg_level *lvl,
+                                    const tpmg_level *whole, double *out) {
   int k = lvl->degree, nc = k + 1, np = 2 * k + 1, ni = 2 * k - 1;
+  const int graded = lvl->widths[0] != NULL;
   double *p = out;
   for (int d = 0; d < lvl->dim; ++d) {
     double *cm = p, *ck = cm + nc * nc, *pm = ck + nc * nc, *pk = pm + np * np;
@@ -183,10 +254,35 @@ static tpmg_status build_level_data(tpmg_context *ctx, const tpmg_level *lvl, do
     p = lambda + ni;
     /* with a coefficient the kernels add the reaction (tpmg_level) */
     const double reaction = d == lvl->dim - 1 && !lvl->coefficient[0] ? lvl->reaction : 0.0;
-    TPMG_CALL(build_direction(ctx, k, lvl->h[d], reaction, lvl->level, d, cm, ck, pm, pk, S,
-                              lambda));
+    if (!graded) {
+      TPMG_CALL(build_direction(ctx, k, lvl->h[d], reaction, lvl->level, d, cm, ck, pm, pk, S,
+                                lambda));
+      continue;
+    }
+    /* graded: the reference cell, and set 0's patch in the level's place */
+    tpmg_basis_cell_matrices(k, cm, ck);
+    double h[2];
+    vertex_widths(whole, d, whole->cells[d] > 1 ? 1 : 0, h);
+    TPMG_CALL(build_patch(ctx, k, h, reaction, lvl->level, d, pm, pk, S, lambda));
   }
   build_prolongation(k, p);
+  p += np * nc;
+  for (int d = 0; d < lvl->dim && graded; ++d) {
+    const double reaction = d == lvl->dim - 1 && !lvl->coefficient[0] ? lvl->reaction : 0.0;
+    /* set s: the first vertex that takes it (sets are numbered in the order
+     * of the inner vertices; one cell: its vertex 0) */
+    int s = 0;
+    const tpmg_index first = whole->cells[d] > 1 ? 1 : 0;
+    for (tpmg_index v = first; v <= whole->cells[d] - first && s < whole->n_sets[d]; ++v) {
+      if (whole->vertex_set[d][v] != s) continue;
+      double h[2];
+      vertex_widths(whole, d, v, h);
+      double *pm = p, *pk = pm + np * np, *S = pk + np * np, *lambda = S + ni * ni;
+      TPMG_CALL(build_patch(ctx, k, h, reaction, lvl->level, d, pm, pk, S, lambda));
+      p = lambda + ni;
+      ++s;
+    }
+  }
   return TPMG_SUCCESS;
 }
 
@@ -227,18 +323,25 @@ static void set_pointers(tpmg_level *lvl, tpmg_precision precision, char *block)
     data->eigenvalues[d] = block + off, off += s * ni;
   }
   data->prolongation = block + off;
+  off += s * np * nc;
+  for (int d = 0; d < lvl->dim && lvl->widths[0]; ++d) {
+    data->sets[d] = block + off;
+    off += s * (size_t)lvl->n_sets[d] * (2 * np * np + ni * ni + ni);
+  }
 }
 
 tpmg_status tpmg_grid_level_data(tpmg_grid *grid, int l) {
   tpmg_context *ctx = grid->ctx;
   tpmg_level *lvl = &grid->levels[l];
-  size_t count = level_data_count(lvl->dim, lvl->degree);
+  size_t count = level_count(lvl);
   double *host = malloc(count * sizeof(double));
   float *host_float = malloc(count * sizeof(float));
   tpmg_status status = host && host_float ? TPMG_SUCCESS : TPMG_ERROR_MEMORY;
   if (status != TPMG_SUCCESS) tpmg_error_set(ctx, status, __FILE__, __LINE__, "host allocation");
+  /* the whole level: global[l] once partitioned, levels[l] before */
+  const tpmg_level *whole = grid->global[l].n_dofs ? &grid->global[l] : lvl;
   if (status == TPMG_SUCCESS)
-    status = build_level_data(ctx, lvl, host);
+    status = build_level_data(ctx, lvl, whole, host);
   for (int p = 0; p < 2 && status == TPMG_SUCCESS; ++p) {
     size_t bytes = count * tpmg_precision_size((tpmg_precision)p);
     const void *src = host;
@@ -259,6 +362,60 @@ tpmg_status tpmg_grid_level_data(tpmg_grid *grid, int l) {
   return status;
 }
 
+/* Whether the widths along some direction differ (options checked). */
+static int options_graded(const tpmg_grid_options *o) {
+  for (int d = 0; d < o->dim; ++d)
+    for (int i = 1; o->cell_widths[d] && i < o->cells[d]; ++i)
+      if (o->cell_widths[d][i] != o->cell_widths[d][0]) return 1;
+  return 0;
+}
+
+/* Level l's widths, faces and vertex sets of a graded grid, per direction, in
+ * one host block (grid->graded_block[l]). */
+static tpmg_status graded_level(tpmg_grid *g, int l, tpmg_level *lvl) {
+  const tpmg_grid_options *o = &g->options;
+  size_t bytes = 0;
+  for (int d = 0; d < 3; ++d)
+    bytes += (size_t)(2 * lvl->cells[d] + 1) * sizeof(double) +
+             (size_t)(lvl->cells[d] + 1) * sizeof(int);
+  char *block = malloc(bytes);
+  TPMG_CHECK(g->ctx, block, TPMG_ERROR_MEMORY,
+             "host memory for the graded cells of level %d (%zu bytes)", lvl->level, bytes);
+  g->graded_block[l] = block;
+  for (int d = 0; d < 3; ++d) {
+    const tpmg_index n = lvl->cells[d];
+    double *w = (double *)block, *x = w + n;
+    int *set = (int *)(x + n + 1);
+    block = (char *)(set + n + 1);
+    const double a = d < o->dim ? o->box[2 * d] : 0.0, b = d < o->dim ? o->box[2 * d + 1] : 1.0;
+    for (tpmg_index i = 0; i < n; ++i) {
+      /* coarse cell i >> l, bisected l times */
+      const double coarse = d < o->dim && g->cell_widths[d] ? g->cell_widths[d][i >> l]
+                                                            : (b - a) / (double)o->cells[d];
+      w[i] = ldexp(coarse, -l);
+    }
+    x[0] = a;
+    for (tpmg_index i = 1; i < n; ++i) x[i] = x[i - 1] + w[i - 1];
+    x[n] = b;
+    /* sets in the order of the inner vertices, one per distinct pair */
+    int n_sets = 0;
+    for (tpmg_index v = 1; v < n; ++v) {
+      int found = -1;
+      for (tpmg_index u = 1; u < v && found < 0; ++u)
+        if (w[u - 1] == w[v - 1] && w[u] == w[v]) found = set[u];
+      set[v] = found >= 0 ? found : n_sets++;
+    }
+    if (n_sets == 0) n_sets = 1; /* one cell: no patch, one set for the layout */
+    set[0] = n > 1 ? set[1] : 0;
+    set[n] = n > 1 ? set[n - 1] : 0;
+    lvl->widths[d] = w;
+    lvl->vertices[d] = x;
+    lvl->vertex_set[d] = set;
+    lvl->n_sets[d] = n_sets;
+  }
+  return TPMG_SUCCESS;
+}
+
 tpmg_status tpmg_grid_create(tpmg_context *ctx, const tpmg_grid_options *options,
                              tpmg_grid **grid) {
   if (!ctx) return TPMG_ERROR_ARGUMENT;
@@ -275,8 +432,24 @@ tpmg_status tpmg_grid_create(tpmg_context *ctx, const tpmg_grid_options *options
     same.box[4] = 0.0;
     same.box[5] = 1.0;
   }
+  /* the widths by value, below, not their addresses */
+  int given[3] = {0, 0, 0};
+  for (int d = 0; d < 3; ++d) {
+    given[d] = d < same.dim && same.cell_widths[d];
+    same.cell_widths[d] = NULL;
+  }
   TPMG_CALL(tpmg_comm_same(ctx, &same, sizeof(same), "the grid options"));
+  TPMG_CALL(tpmg_comm_same(ctx, given, sizeof(given), "the grid options' cell_widths"));
+  for (int d = 0; d < 3; ++d)
+    if (given[d] && same.cells[d] >= 1)
+      TPMG_CALL(tpmg_comm_same(ctx, options->cell_widths[d],
+                               (size_t)same.cells[d] * sizeof(double), "the grid's cell widths"));
   TPMG_CALL(check_options(ctx, options));
+  const int graded = options_graded(options);
+  TPMG_CHECK(ctx, !graded || strncmp(ctx->backend, "cuda", 4) != 0, TPMG_ERROR_UNSUPPORTED,
+             "backend %s: graded cells (tpmg_grid_options.cell_widths unequal) run on the CPU "
+             "backend so far",
+             ctx->backend);
 
   tpmg_grid *g = calloc(1, sizeof(*g));
   TPMG_CHECK(ctx, g, TPMG_ERROR_MEMORY, "allocating the grid failed");
@@ -289,9 +462,24 @@ tpmg_status tpmg_grid_create(tpmg_context *ctx, const tpmg_grid_options *options
     g->options.box[4] = 0.0;
     g->options.box[5] = 1.0;
   }
+  g->graded = graded;
+  tpmg_status status = TPMG_SUCCESS;
+  for (int d = 0; d < 3; ++d) {
+    g->options.cell_widths[d] = NULL;
+    if (d >= options->dim || !options->cell_widths[d] || status != TPMG_SUCCESS) continue;
+    const size_t bytes = (size_t)options->cells[d] * sizeof(double);
+    g->cell_widths[d] = malloc(bytes);
+    if (!g->cell_widths[d]) {
+      status = tpmg_error_set(ctx, TPMG_ERROR_MEMORY, __FILE__, __LINE__,
+                              "copying cell_widths[%d] (%zu bytes)", d, bytes);
+      continue;
+    }
+    memcpy(g->cell_widths[d], options->cell_widths[d], bytes);
+    g->options.cell_widths[d] = g->cell_widths[d];
+  }
   int k = options->degree, dim = options->dim;
   int bottom[3] = {options->cells[0], options->cells[1], options->cells[2]};
-  for (;;) {
+  while (!graded) {
     int even = 1;
     for (int d = 0; d < dim; ++d)
       even = even && bottom[d] % 2 == 0;
@@ -302,7 +490,7 @@ tpmg_status tpmg_grid_create(tpmg_context *ctx, const tpmg_grid_options *options
     g->hidden++;
   }
   g->n_levels = g->hidden + options->fine_level + 1;
-  tpmg_status status = build_unit_data(ctx, k, &g->unit);
+  if (status == TPMG_SUCCESS) status = build_unit_data(ctx, k, &g->unit);
 
   for (int l = 0; l < g->n_levels && status == TPMG_SUCCESS; ++l) {
     tpmg_level *lvl = &g->levels[l];
@@ -320,7 +508,8 @@ tpmg_status tpmg_grid_create(tpmg_context *ctx, const tpmg_grid_options *options
       lvl->n_dofs *= lvl->n[d];
     }
     lvl->reaction = options->reaction;
-    if (l == 0)
+    if (graded) status = graded_level(g, l, lvl);
+    if (l == 0 && status == TPMG_SUCCESS)
       status = check_reaction(ctx, lvl);
     if (status == TPMG_SUCCESS)
       status = tpmg_grid_level_data(g, l);
@@ -345,6 +534,8 @@ void tpmg_grid_release(tpmg_grid *grid) {
   for (int l = 0; l < TPMG_MAX_LEVELS; ++l)
     for (int p = 0; p < 2; ++p) tpmg_free(ctx, grid->data_bytes[l][p], grid->data_block[l][p]);
   tpmg_coefficient_free(grid);
+  for (int l = 0; l < TPMG_MAX_LEVELS; ++l) free(grid->graded_block[l]);
+  for (int d = 0; d < 3; ++d) free(grid->cell_widths[d]);
   free(grid);
   ctx->refs--;
 }

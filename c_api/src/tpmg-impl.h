@@ -117,6 +117,13 @@ struct tpmg_grid {
   size_t quadrature_bytes[2];
   double *whole_coefficient[TPMG_MAX_LEVELS];
   size_t whole_coefficient_bytes[TPMG_MAX_LEVELS];
+  /* graded cells (tpmg_grid_options.cell_widths): the copies of the given
+   * widths (options.cell_widths points here), and per level one host block
+   * (malloc) behind global[l].widths, .vertices and .vertex_set (levels[l]'s
+   * point into it at this rank's box); NULL where the cells are equal */
+  int graded;
+  double *cell_widths[3];
+  void *graded_block[TPMG_MAX_LEVELS];
 };
 
 /* ---- grid data (tpmg-grid.c) ---------------------------------------------- */

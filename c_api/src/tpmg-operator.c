@@ -93,21 +93,24 @@ static tpmg_status coefficient_diagonal(const tpmg_operator *op, double *host) {
       value2[i][q] = v * v;
       derivative2[i][q] = dv * dv;
     }
-  double volume = 1.0;
-  for (int d = 0; d < dim; ++d) volume *= lvl->h[d];
   memset(host, 0, (size_t)lvl->n_dofs * sizeof(double));
   for (tpmg_index e = 0; e < n_cells; ++e) {
     const tpmg_index c[3] = {e % lvl->cells[0], e / lvl->cells[0] % lvl->cells[1],
                              e / (lvl->cells[0] * lvl->cells[1])};
+    double h[3], volume = 1.0;
+    for (int d = 0; d < dim; ++d) {
+      h[d] = tpmg_level_width(lvl, d, c[d]);
+      volume *= h[d];
+    }
     for (int i = 0; i < local; ++i) {
       const int li[3] = {i % nc, i / nc % nc, dim == 3 ? i / (nc * nc) : 0};
       double mass = lvl->reaction, stiffness = 0.0;
-      for (int d = 0; d < dim; ++d) mass *= lvl->h[d] * mref[li[d] * nc + li[d]];
+      for (int d = 0; d < dim; ++d) mass *= h[d] * mref[li[d] * nc + li[d]];
       if (!aq) {
         for (int d = 0; d < dim; ++d) {
-          double term = kref[li[d] * nc + li[d]] / lvl->h[d];
+          double term = kref[li[d] * nc + li[d]] / h[d];
           for (int f = 0; f < dim; ++f)
-            if (f != d) term *= lvl->h[f] * mref[li[f] * nc + li[f]];
+            if (f != d) term *= h[f] * mref[li[f] * nc + li[f]];
           stiffness += term;
         }
         stiffness *= a[e];
@@ -117,7 +120,7 @@ static tpmg_status coefficient_diagonal(const tpmg_operator *op, double *host) {
           double w = volume * aq[e * local + q], sum = 0.0;
           for (int d = 0; d < dim; ++d) {
             w *= gw[lq[d]];
-            double term = derivative2[li[d]][lq[d]] / (lvl->h[d] * lvl->h[d]);
+            double term = derivative2[li[d]][lq[d]] / (h[d] * h[d]);
             for (int f = 0; f < dim; ++f)
               if (f != d) term *= value2[li[f]][lq[f]];
             sum += term;
@@ -160,8 +163,8 @@ tpmg_status tpmg_operator_diagonal(tpmg_operator *op, void *diagonal) {
     ok = m1[d] && k1[d];
     for (tpmg_index cell = 0; cell < lvl->cells[d] && ok; ++cell)
       for (int a = 0; a <= k; ++a) {
-        m1[d][cell * k + a] += lvl->h[d] * mref[a * (k + 1) + a];
-        k1[d][cell * k + a] += kref[a * (k + 1) + a] / lvl->h[d];
+        m1[d][cell * k + a] += tpmg_level_width(lvl, d, cell) * mref[a * (k + 1) + a];
+        k1[d][cell * k + a] += kref[a * (k + 1) + a] / tpmg_level_width(lvl, d, cell);
       }
   }
   double *cells = NULL;

@@ -112,6 +112,11 @@ tpmg_status tpmg_partition_create(tpmg_grid *grid) {
     part->count = (e - s) * k + 1;
     lvl->cells[D] = e - s;
     lvl->n[D] = part->count;
+    if (lvl->widths[0]) { /* graded: the box's cells of the whole level's */
+      lvl->widths[D] += s;
+      lvl->vertices[D] += s;
+      lvl->vertex_set[D] += s;
+    }
     lvl->n_dofs = part->plane * part->count;
   }
   return TPMG_SUCCESS;
@@ -268,6 +273,12 @@ static tpmg_level view(const tpmg_grid *grid, int l, tpmg_index c0, tpmg_index c
   const tpmg_part *part = &grid->part[l];
   int D = last_dim(grid), k = grid->options.degree;
   tpmg_level v = grid->levels[l];
+  const tpmg_index shift = c0 - part->first / k; /* the view's first cell in the box */
+  if (v.widths[0]) {
+    v.widths[D] += shift;
+    v.vertices[D] += shift;
+    v.vertex_set[D] += shift;
+  }
   v.cells[D] = c1 - c0;
   v.n[D] = (c1 - c0) * k + 1;
   v.n_dofs = part->plane * v.n[D];

@@ -38,7 +38,7 @@ static double coordinate(const problem_geometry *g, int d, tpmg_index i) {
     cell -= 1;
     a = g->k;
   }
-  return g->lower[d] + g->lvl->h[d] * ((double)cell + g->nodes[a]);
+  return tpmg_level_coordinate(g->lvl, d, g->lower[d], cell, g->nodes[a]);
 }
 
 /* The entry of DoF i of the whole level in this rank's vector. */
@@ -71,10 +71,11 @@ static tpmg_status load_1d(const problem_geometry *g, int d, tpmg_rhs rhs, doubl
   memset(F, 0, sizeof(double) * (size_t)lvl->n[d]);
   for (tpmg_index cell = 0; cell < lvl->cells[d]; ++cell)
     for (int q = 0; q < nq; ++q) {
-      double x = g->lower[d] + lvl->h[d] * ((double)cell + qp[q]);
+      double x = tpmg_level_coordinate(lvl, d, g->lower[d], cell, qp[q]);
       double f = rhs == TPMG_RHS_ONE ? 1.0 : sin_pi(x);
       for (int a = 0; a <= k; ++a)
-        F[cell * k + a] += lvl->h[d] * qw[q] * f * tpmg_basis_lagrange(k + 1, g->nodes, a, qp[q]);
+        F[cell * k + a] += tpmg_level_width(lvl, d, cell) * qw[q] * f *
+                           tpmg_basis_lagrange(k + 1, g->nodes, a, qp[q]);
     }
   return TPMG_SUCCESS;
 }
@@ -116,6 +117,9 @@ typedef struct {
   double N[121], D[121], NT[121], DT[121], weights[11], volume, inverse_h2[3];
   const double *coefficient; /* per cell of the box, or NULL */
   const double *quadrature;  /* per point of the box's cells, or NULL */
+  const tpmg_level *lvl;     /* the whole level: M, K, volume, inverse_h2 per cell where graded */
+  double mref[121], kref[121];
+  int fold;
 } cell_operator;
 
 static void cell_operator_init(cell_operator *op, const tpmg_level *lvl, const double *coefficient,
@@ -133,6 +137,10 @@ static void cell_operator_init(cell_operator *op, const tpmg_level *lvl, const d
    * level data hold it */
   const int fold = !coefficient && !quadrature;
   if (fold) op->reaction = 0.0;
+  op->lvl = lvl;
+  op->fold = fold;
+  memcpy(op->mref, mref, sizeof(mref));
+  memcpy(op->kref, kref, sizeof(kref));
   for (int d = 0; d < lvl->dim; ++d) {
     for (int i = 0; i < n * n; ++i) {
       op->M[d][i] = lvl->h[d] * mref[i];
@@ -150,9 +158,34 @@ static void cell_operator_init(cell_operator *op, const tpmg_level *lvl, const d
     }
 }
 
-/* out = A^K in for the cell of box index `cell`. */
-static void cell_operator_apply(const cell_operator *op, tpmg_index cell, const double *in,
-                                double *out) {
+/* The cell matrices of cell c (whole level's indices) of a graded level. */
+static void cell_operator_graded(const cell_operator *in, const tpmg_index c[3],
+                                 cell_operator *op) {
+  const tpmg_level *lvl = in->lvl;
+  const int n = in->k + 1;
+  op->volume = 1.0;
+  for (int d = 0; d < in->dim; ++d) {
+    const double h = tpmg_level_width(lvl, d, c[d]);
+    for (int i = 0; i < n * n; ++i) {
+      op->M[d][i] = h * in->mref[i];
+      op->K[d][i] = in->kref[i] / h +
+                    (in->fold && d == in->dim - 1 ? lvl->reaction * op->M[d][i] : 0.0);
+    }
+    op->volume *= h;
+    op->inverse_h2[d] = 1.0 / (h * h);
+  }
+}
+
+/* out = A^K in for the cell of box index `cell`, c its whole level's indices. */
+static void cell_operator_apply(const cell_operator *base, tpmg_index cell, const tpmg_index c[3],
+                                const double *in, double *out) {
+  cell_operator graded;
+  const cell_operator *op = base;
+  if (base->lvl->widths[0]) {
+    graded = *base;
+    cell_operator_graded(base, c, &graded);
+    op = &graded;
+  }
   const int dim = op->dim, n = op->k + 1, total = dim == 3 ? n * n * n : n * n;
   const double *M[3] = {op->M[0], op->M[1], op->M[2]};
   if (!op->quadrature) {
@@ -227,8 +260,10 @@ static void lift(const problem_geometry *g, const cell_operator *op, tpmg_proble
             }
         if (!any) continue;
         /* the cell's index in this rank's box */
+        const tpmg_index whole[3] = {c[0], c[1], c[2]};
         c[dim - 1] -= range[dim - 1][0];
-        cell_operator_apply(op, c[0] + lvl->cells[0] * (c[1] + lvl->cells[1] * c[2]), in, out);
+        cell_operator_apply(op, c[0] + lvl->cells[0] * (c[1] + lvl->cells[1] * c[2]), whole, in,
+                            out);
         for (int a2 = 0; a2 < nz; ++a2)
           for (int a1 = 0; a1 < n; ++a1)
             for (int a0 = 0; a0 < n; ++a0) {
@@ -354,8 +389,6 @@ static void load_function(const problem_geometry *g, tpmg_problem_function f, vo
   tpmg_basis_gauss(nq, qp, qw);
   for (int q = 0; q < nq; ++q)
     for (int a = 0; a < n; ++a) V[q * n + a] = tpmg_basis_lagrange(n, g->nodes, a, qp[q]);
-  double volume = 1.0;
-  for (int d = 0; d < dim; ++d) volume *= lvl->h[d];
   const int nz = dim == 3 ? n : 1, qz = dim == 3 ? nq : 1;
   const tpmg_index first = g->part->first / k, end = (g->part->first + g->part->count - 1) / k;
   const tpmg_index c1_end = dim == 3 ? lvl->cells[1] : 1;
@@ -367,6 +400,8 @@ static void load_function(const problem_geometry *g, tpmg_problem_function f, vo
       for (tpmg_index c1 = 0; c1 < c1_end; ++c1)
         for (tpmg_index c0 = 0; c0 < lvl->cells[0]; ++c0) {
           const tpmg_index c[3] = {c0, dim == 3 ? c1 : cs, dim == 3 ? cs : 0};
+          double volume = 1.0;
+          for (int d = 0; d < dim; ++d) volume *= tpmg_level_width(lvl, d, c[d]);
           double fq[12 * 12 * 12], t[12 * 12 * 12];
           for (int q2 = 0; q2 < qz; ++q2)
             for (int q1 = 0; q1 < nq; ++q1)
@@ -374,7 +409,7 @@ static void load_function(const problem_geometry *g, tpmg_problem_function f, vo
                 const int qi[3] = {q0, q1, q2};
                 double x[3] = {0.0, 0.0, 0.0}, w = volume;
                 for (int d = 0; d < dim; ++d) {
-                  x[d] = g->lower[d] + lvl->h[d] * ((double)c[d] + qp[qi[d]]);
+                  x[d] = tpmg_level_coordinate(lvl, d, g->lower[d], c[d], qp[qi[d]]);
                   w *= qw[qi[d]];
                 }
                 fq[q0 + nq * (q1 + nq * q2)] = w * f(x, data);
@@ -493,7 +528,7 @@ tpmg_status tpmg_problem_l2_error(tpmg_grid *grid, tpmg_rhs rhs, tpmg_precision 
   tpmg_basis_gauss(nq, qp, qw);
   for (int q = 0; q < nq; ++q)
     for (int a = 0; a < n; ++a) V[q * n + a] = tpmg_basis_lagrange(n, g.nodes, a, qp[q]);
-  double volume = lvl->h[0] * lvl->h[1] * (dim == 3 ? lvl->h[2] : 1.0), sum = 0.0;
+  double sum = 0.0;
   int nz = dim == 3 ? n : 1, qz = dim == 3 ? nq : 1;
 
   /* the cells this rank owns */
@@ -541,12 +576,14 @@ tpmg_status tpmg_problem_l2_error(tpmg_grid *grid, tpmg_rhs rhs, tpmg_precision 
         for (int q2 = 0; q2 < qz; ++q2)
           for (int q1 = 0; q1 < nq; ++q1)
             for (int q0 = 0; q0 < nq; ++q0) {
-              double xq[3] = {g.lower[0] + lvl->h[0] * ((double)c0 + qp[q0]),
-                              g.lower[1] + lvl->h[1] * ((double)c1 + qp[q1]),
-                              g.lower[2] + lvl->h[2] * ((double)c2 + qp[q2])};
+              double xq[3] = {tpmg_level_coordinate(lvl, 0, g.lower[0], c0, qp[q0]),
+                              tpmg_level_coordinate(lvl, 1, g.lower[1], c1, qp[q1]),
+                              tpmg_level_coordinate(lvl, 2, g.lower[2], c2, qp[q2])};
               double e = uq[q0 + nq * (q1 + nq * q2)] - exact(dim, xq);
               cell_sum += qw[q0] * qw[q1] * (dim == 3 ? qw[q2] : 1.0) * e * e;
             }
+        const double volume = tpmg_level_width(lvl, 0, c0) * tpmg_level_width(lvl, 1, c1) *
+                              (dim == 3 ? tpmg_level_width(lvl, 2, c2) : 1.0);
         sum += cell_sum * volume;
       }
   tpmg_host_free(ctx, bytes, copy);

@@ -22,9 +22,11 @@
 #define SETUP_MAGIC "tpmg-setup"
 /* Version 2 adds the key 'reaction' (tpmg_grid_options.reaction), version 3
  * the key 'coefficient' (tpmg_grid_set_coefficient's values after the
- * vector); a file is written in the lowest version that holds its problem,
- * which older readers take. */
-#define SETUP_VERSION 3
+ * vector), version 4 the key 'widths N' (tpmg_grid_options.cell_widths: the
+ * N = sum_d cells[d] coarse cells' widths, direction by direction, as
+ * doubles right after the 'end' line, before the vector); a file is written
+ * in the lowest version that holds its problem, which older readers take. */
+#define SETUP_VERSION 4
 #define SETUP_LINE_MAX 256 /* characters of a header line, without its newline */
 #define SETUP_TOKENS_MAX 8 /* a key and up to 6 values, one more to detect excess */
 #define SETUP_CHUNK 1024   /* doubles per read or write through a buffer */
@@ -40,10 +42,12 @@ enum {
   KEY_VECTOR,
   KEY_REACTION,    /* optional, version 2 on */
   KEY_COEFFICIENT, /* optional, version 3 on */
+  KEY_WIDTHS,      /* optional, version 4 on */
   N_KEYS
 };
-static const char *const key_names[N_KEYS] = {"dim", "degree", "level",    "cells",      "box",
-                                              "rhs", "vector", "reaction", "coefficient"};
+static const char *const key_names[N_KEYS] = {"dim",    "degree",   "level",       "cells",
+                                              "box",    "rhs",      "vector",      "reaction",
+                                              "coefficient", "widths"};
 /* The layouts' names on the 'coefficient' line, by tpmg_coefficient_layout. */
 static const char *const layout_names[2] = {"cells", "quadrature"};
 
@@ -200,6 +204,11 @@ static tpmg_status write_header(const tpmg_grid *grid, tpmg_rhs rhs, int with_ve
     version = 2;
   if (coefficient)
     version = 3;
+  /* graded: every direction's widths, the equal ones too */
+  tpmg_index n_widths = 0;
+  for (int d = 0; d < o->dim && grid->graded; ++d) n_widths += o->cells[d];
+  if (n_widths)
+    version = 4;
   fprintf(w->f, "%s %d\ndim %d\ndegree %d\nlevel %d\ncells", SETUP_MAGIC, version, o->dim,
           o->degree, o->fine_level);
   for (int d = 0; d < o->dim; ++d)
@@ -217,7 +226,22 @@ static tpmg_status write_header(const tpmg_grid *grid, tpmg_rhs rhs, int with_ve
   if (coefficient)
     fprintf(w->f, "coefficient %s %lld\n", layout_names[grid->coefficient_layout],
             (long long)coefficient_count(grid, grid->coefficient_layout));
+  if (n_widths)
+    fprintf(w->f, "widths %lld\n", (long long)n_widths);
   fprintf(w->f, "end\n");
+  for (int d = 0; d < o->dim && n_widths; ++d) {
+    /* a direction of equal cells: its widths written out (as the grid took them) */
+    double *equal = o->cell_widths[d] ? NULL : malloc(sizeof(double) * (size_t)o->cells[d]);
+    TPMG_CHECK(grid->ctx, o->cell_widths[d] || equal, TPMG_ERROR_MEMORY,
+               "setup file '%s': %d widths", path, o->cells[d]);
+    for (int i = 0; equal && i < o->cells[d]; ++i)
+      equal[i] = (o->box[2 * d + 1] - o->box[2 * d]) / (double)o->cells[d];
+    if (w->ok && !write_vector(w->f, o->cells[d], equal ? equal : o->cell_widths[d])) {
+      w->ok = 0;
+      w->error = errno;
+    }
+    free(equal);
+  }
   if (ferror(w->f)) {
     w->ok = 0;
     w->error = errno;
@@ -548,9 +572,13 @@ static tpmg_status read_header(setup_reader *r) {
     if (key == N_KEYS)
       return SETUP_FAIL(r, TPMG_ERROR_ARGUMENT,
                         "line %d: unknown key '%.40s' (the keys are dim, degree, level, cells, "
-                        "box, rhs, vector, reaction, coefficient, and 'end' closes the header)",
+                        "box, rhs, vector, reaction, coefficient, widths, and 'end' closes the "
+                        "header)",
                         r->line, r->tokens[0]);
-    const int needs = key == KEY_COEFFICIENT ? 3 : key == KEY_REACTION ? 2 : 1;
+    const int needs = key == KEY_WIDTHS        ? 4
+                      : key == KEY_COEFFICIENT ? 3
+                      : key == KEY_REACTION    ? 2
+                                               : 1;
     if (version < needs)
       return SETUP_FAIL(r, TPMG_ERROR_ARGUMENT,
                         "line %d: the key '%s' needs format version %d, the file says %lld",
@@ -562,7 +590,7 @@ static tpmg_status read_header(setup_reader *r) {
     memcpy(r->values[key], line, sizeof line);
   }
   for (int key = 0; key < N_KEYS; ++key)
-    if (!r->key_line[key] && key != KEY_REACTION && key != KEY_COEFFICIENT)
+    if (!r->key_line[key] && key != KEY_REACTION && key != KEY_COEFFICIENT && key != KEY_WIDTHS)
       return SETUP_FAIL(r, TPMG_ERROR_ARGUMENT, "missing key '%s' (the header ends at line %d)",
                         key_names[key], r->line);
   return TPMG_SUCCESS;
@@ -794,6 +822,28 @@ static tpmg_status read_data(setup_reader *r, const tpmg_grid *g, long long n_ve
   return last ? check_end(r, n_vector, layout, n_coefficient) : TPMG_SUCCESS;
 }
 
+/* The 'widths N' line's N doubles right after the 'end' line, into *widths
+ * (allocated here), and o->cell_widths pointing into them. */
+static tpmg_status read_widths(setup_reader *r, tpmg_grid_options *o, double **widths) {
+  TPMG_CALL(key_values(r, KEY_WIDTHS, 1, "the number of widths"));
+  long long n = 0, expected = 0;
+  for (int d = 0; d < o->dim; ++d) expected += o->cells[d];
+  if (!parse_integer(r->tokens[1], 0, INT32_MAX, &n) || n != expected)
+    return SETUP_FAIL(r, TPMG_ERROR_ARGUMENT,
+                      "line %d: widths '%s': expected %lld, the cells' count over the directions",
+                      r->key_line[KEY_WIDTHS], r->tokens[1], expected);
+  *widths = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
+  if (!*widths)
+    return SETUP_FAIL(r, TPMG_ERROR_MEMORY, "allocating %lld widths failed", n);
+  if (fread(*widths, sizeof(double), (size_t)n, r->f) != (size_t)n)
+    return SETUP_FAIL(r, TPMG_ERROR_ARGUMENT,
+                      "the widths are truncated: line %d announces %lld doubles",
+                      r->key_line[KEY_WIDTHS], n);
+  if (!host_is_little_endian()) swap_bytes((size_t)n, *widths);
+  for (int d = 0, at = 0; d < o->dim; at += o->cells[d], ++d) o->cell_widths[d] = *widths + at;
+  return TPMG_SUCCESS;
+}
+
 /* Open r->path for reading: a regular file only. Opened without blocking
  * (a pipe without a writer would block forever), then checked. */
 static tpmg_status open_reader(setup_reader *r) {
@@ -849,6 +899,9 @@ tpmg_status tpmg_setup_read(tpmg_context *ctx, const char *path, tpmg_grid **gri
     if (status == TPMG_SUCCESS)
       status = parse_header(r, &options, &problem, &n_vector, &layout, &n_coefficient);
   }
+  double *widths = NULL;
+  if (status == TPMG_SUCCESS && r->key_line[KEY_WIDTHS])
+    status = read_widths(r, &options, &widths);
   status = tpmg_comm_agree(ctx, status);
   if (status != TPMG_SUCCESS) goto done;
   /* the grid options are compared by tpmg_grid_create, the rest here */
@@ -887,6 +940,7 @@ done:
     fclose(r->f);
   free(r);
   free(values);
+  free(widths);
   if (status != TPMG_SUCCESS) {
     free(vector);
     tpmg_grid_destroy(&g);

@@ -28,7 +28,8 @@ static void TPMG_CPU_NAME(laplace_quadrature_data)(const tpmg_level *lvl,
       data->interpolation[0][j * n + q] = (T)value;
       data->interpolation[1][q * n + j] = (T)value;
       for (int d = 0; d < dim; ++d) {
-        const double slope = unit->gauss_gradients[q * n + j] / lvl->h[d];
+        /* graded: the reference cell's (the kernel scales per cell) */
+        const double slope = unit->gauss_gradients[q * n + j] / (lvl->widths[0] ? 1.0 : lvl->h[d]);
         data->derivative[0][d][j * n + q] = (T)slope;
         data->derivative[1][d][q * n + j] = (T)slope;
       }
@@ -37,7 +38,7 @@ static void TPMG_CPU_NAME(laplace_quadrature_data)(const tpmg_level *lvl,
   for (int q = 0; q < size; ++q) {
     double w = 1; /* w_q |J| */
     for (int d = 0, stride = 1; d < dim; ++d, stride *= n)
-      w *= unit->gauss_weights[q / stride % n] * lvl->h[d];
+      w *= unit->gauss_weights[q / stride % n] * (lvl->widths[0] ? 1.0 : lvl->h[d]);
     data->weights[q] = (T)w;
     data->mass_weights[q] = (T)(lvl->reaction * w);
   }

@@ -144,7 +144,8 @@ TPMG_CPU_DECLARE_SIMD_TABLES(TPMG_CPU_NAME(laplace_cells_kernel),
  * comment); u is overwritten. */
 TPMG_CPU_INLINE void TPMG_CPU_NAME(laplace_cell_coefficient)(int dim, int n, const T *const mass[3],
                                                              const T *const stiffness[3], T a, T c,
-                                                             T *restrict u, T *restrict out) {
+                                                             const T *scale, T *restrict u,
+                                                             T *restrict out) {
   T t0[TPMG_CPU_LAPLACE_MAX_CELL], t1[TPMG_CPU_LAPLACE_MAX_CELL];
   const int slower = dim == 3 ? n * n : n, size = slower * n;
   TPMG_CPU_NAME(tpmg_cpu_contract)(n, n, 1, slower, mass[0], u, t0, 0);
@@ -154,11 +155,26 @@ TPMG_CPU_INLINE void TPMG_CPU_NAME(laplace_cell_coefficient)(int dim, int n, con
   if (dim == 3) {
     TPMG_CPU_NAME(tpmg_cpu_contract)(n, n, n, n, mass[1], t0, t2, 0);
     TPMG_CPU_NAME(tpmg_cpu_contract)(n, n, n, n, stiffness[1], t0, u, 0);
+    if (scale)
+      for (int i = 0; i < size; ++i) {
+        u[i] *= scale[1];
+        t1[i] *= scale[0];
+      }
     TPMG_CPU_NAME(tpmg_cpu_contract)(n, n, n, n, mass[1], t1, u, 1);
     t = t2;
     d = u;
   }
-  if (c != 0)
+  if (scale && dim == 3) /* graded: d holds the y and x terms scaled already */
+    for (int i = 0; i < size; ++i) {
+      d[i] += scale[3] * t[i];
+      t[i] *= scale[2];
+    }
+  else if (scale)
+    for (int i = 0; i < size; ++i) {
+      d[i] = scale[0] * d[i] + scale[3] * t[i];
+      t[i] *= scale[1];
+    }
+  else if (c != 0)
     for (int i = 0; i < size; ++i) {
       d[i] = a * d[i] + c * t[i];
       t[i] *= a;
@@ -166,7 +182,7 @@ TPMG_CPU_INLINE void TPMG_CPU_NAME(laplace_cell_coefficient)(int dim, int n, con
   const int pre = dim == 3 ? n * n : n;
   TPMG_CPU_NAME(tpmg_cpu_contract)(n, n, pre, 1, stiffness[dim - 1], t, out, 0);
   TPMG_CPU_NAME(tpmg_cpu_contract)(n, n, pre, 1, mass[dim - 1], d, out, 1);
-  if (c == 0)
+  if (!scale && c == 0)
     for (int i = 0; i < size; ++i)
       out[i] *= a;
 }
@@ -175,7 +191,8 @@ TPMG_CPU_INLINE void TPMG_CPU_NAME(laplace_cell_coefficient)(int dim, int n, con
  * file's comment); u is overwritten. */
 TPMG_CPU_INLINE void
 TPMG_CPU_NAME(laplace_cell_quadrature)(const TPMG_CPU_NAME(laplace_cells_data) * data, int dim,
-                                       int n, const T *restrict a, T *restrict u, T *restrict out) {
+                                       int n, const T *restrict a, const T *scale, T *restrict u,
+                                       T *restrict out) {
   T t0[TPMG_CPU_LAPLACE_MAX_CELL], t1[TPMG_CPU_LAPLACE_MAX_CELL], t2[TPMG_CPU_LAPLACE_MAX_CELL];
   const int slower = dim == 3 ? n * n : n, size = slower * n;
   const T *interpolation = data->interpolation[0], *interpolation_t = data->interpolation[1];
@@ -193,7 +210,14 @@ TPMG_CPU_NAME(laplace_cell_quadrature)(const TPMG_CPU_NAME(laplace_cells_data) *
   for (int d = 0, pre = 1; d < dim; ++d, pre *= n)
     TPMG_CPU_NAME(tpmg_cpu_contract)
   (n, n, pre, size / (pre * n), data->derivative[0][d], values, gradient[d], 0);
-  for (int q = 0; q < size; ++q) {
+  for (int q = 0; q < size && scale; ++q) { /* graded: per direction, mass last */
+    const T g = data->weights[q] * a[q];
+    for (int d = 0; d < dim; ++d)
+      gradient[d][q] *= g * scale[d];
+    if (c)
+      out[q] = data->mass_weights[q] * scale[3] * values[q];
+  }
+  for (int q = 0; q < size && !scale; ++q) {
     const T g = data->weights[q] * a[q];
     for (int d = 0; d < dim; ++d)
       gradient[d][q] *= g;
@@ -237,15 +261,26 @@ TPMG_CPU_INLINE void TPMG_CPU_NAME(laplace_cells_layer)(const TPMG_CPU_NAME(lapl
       T u[TPMG_CPU_MAX_TENSOR], v[TPMG_CPU_MAX_TENSOR];
       TPMG_CPU_NAME(tpmg_cpu_gather)(dim, n_pts, data->src, lvl->n, origin, lo, hi, 0, u);
       const tpmg_index cell = c0 + lvl->cells[0] * (c1 + cells_1 * c_s);
+      /* a graded level: without a coefficient a = 1 */
+      const T a = mode == TPMG_CPU_LAPLACE_CELLS && data->coefficient ? data->coefficient[cell] : 1;
+      double factors[4] = {0, 0, 0, 0};
+      T scale[4];
+      if (lvl->widths[0]) {
+        tpmg_cpu_laplace_graded(lvl, c, mode == TPMG_CPU_LAPLACE_CELLS ? a : 1,
+                                mode == TPMG_CPU_LAPLACE_CELLS ? lvl->reaction : 1, factors);
+        for (int e = 0; e < 4; ++e)
+          scale[e] = (T)factors[e];
+      }
+      const T *graded = lvl->widths[0] ? scale : NULL;
       if (mode == TPMG_CPU_LAPLACE_UNIT)
         TPMG_CPU_NAME(tpmg_cpu_kron_laplace)(dim, n_pts, n_pts, mass, stiffness, u, v);
       else if (mode == TPMG_CPU_LAPLACE_CELLS)
         TPMG_CPU_NAME(laplace_cell_coefficient)
-      (dim, n_pts, mass, stiffness, data->coefficient[cell], data->reaction, u, v);
+      (dim, n_pts, mass, stiffness, a, data->reaction, graded, u, v);
       else {
         const int size = dim == 3 ? n_pts * n_pts * n_pts : n_pts * n_pts;
         TPMG_CPU_NAME(laplace_cell_quadrature)
-        (data, dim, n_pts, data->coefficient + cell * size, u, v);
+        (data, dim, n_pts, data->coefficient + cell * size, graded, u, v);
       }
       TPMG_CPU_NAME(tpmg_cpu_scatter)(dim, n_pts, v, lvl->n, origin, none, all, data->dst, 1);
     }
@@ -292,8 +327,8 @@ static TPMG_CPU_NAME(laplace_cells_kernel) *const
 
 /* laplace_cell_coefficient on W cells, a per lane; t0, t1, t2 scratch. */
 TPMG_CPU_INLINE void TPMG_CPU_VNAME(laplace_cell_coefficient)(
-    int dim, int n, const T *const mass[3], const T *const stiffness[3], V a, T c, V *restrict u,
-    V *restrict t0, V *restrict t1, V *restrict t2, V *restrict out) {
+    int dim, int n, const T *const mass[3], const T *const stiffness[3], V a, T c, const V *scale,
+    V *restrict u, V *restrict t0, V *restrict t1, V *restrict t2, V *restrict out) {
   const int slower = dim == 3 ? n * n : n, size = slower * n;
   TPMG_CPU_VNAME(simd_contract)(n, n, 1, slower, mass[0], u, t0, 0);
   TPMG_CPU_VNAME(simd_contract)(n, n, 1, slower, stiffness[0], u, t1, 0);
@@ -301,11 +336,26 @@ TPMG_CPU_INLINE void TPMG_CPU_VNAME(laplace_cell_coefficient)(
   if (dim == 3) {
     TPMG_CPU_VNAME(simd_contract)(n, n, n, n, mass[1], t0, t2, 0);
     TPMG_CPU_VNAME(simd_contract)(n, n, n, n, stiffness[1], t0, u, 0);
+    if (scale)
+      for (int i = 0; i < size; ++i) {
+        u[i] *= scale[1];
+        t1[i] *= scale[0];
+      }
     TPMG_CPU_VNAME(simd_contract)(n, n, n, n, mass[1], t1, u, 1);
     t = t2;
     d = u;
   }
-  if (c != 0)
+  if (scale && dim == 3) /* graded: d holds the y and x terms scaled already */
+    for (int i = 0; i < size; ++i) {
+      d[i] += scale[3] * t[i];
+      t[i] *= scale[2];
+    }
+  else if (scale)
+    for (int i = 0; i < size; ++i) {
+      d[i] = scale[0] * d[i] + scale[3] * t[i];
+      t[i] *= scale[1];
+    }
+  else if (c != 0)
     for (int i = 0; i < size; ++i) {
       d[i] = a * d[i] + c * t[i];
       t[i] *= a;
@@ -313,7 +363,7 @@ TPMG_CPU_INLINE void TPMG_CPU_VNAME(laplace_cell_coefficient)(
   const int pre = dim == 3 ? n * n : n;
   TPMG_CPU_VNAME(simd_contract)(n, n, pre, 1, stiffness[dim - 1], t, out, 0);
   TPMG_CPU_VNAME(simd_contract)(n, n, pre, 1, mass[dim - 1], d, out, 1);
-  if (c == 0)
+  if (!scale && c == 0)
     for (int i = 0; i < size; ++i)
       out[i] *= a;
 }
@@ -326,9 +376,9 @@ TPMG_CPU_INLINE void TPMG_CPU_VNAME(laplace_cell_coefficient)(
  * loaded right after its lanes were stored, stalling on the store buffer. */
 TPMG_CPU_INLINE void
 TPMG_CPU_VNAME(laplace_cell_quadrature)(const TPMG_CPU_NAME(laplace_cells_data) * data, int dim,
-                                        int n, const T *restrict a, int used, V *restrict u,
-                                        V *restrict t0, V *restrict t1, V *restrict t2,
-                                        V *restrict lanes, V *restrict out) {
+                                        int n, const T *restrict a, const V *scale, int used,
+                                        V *restrict u, V *restrict t0, V *restrict t1,
+                                        V *restrict t2, V *restrict lanes, V *restrict out) {
   const int slower = dim == 3 ? n * n : n, size = slower * n;
   const T *interpolation = data->interpolation[0], *interpolation_t = data->interpolation[1];
   const int c = data->reaction != 0;
@@ -348,7 +398,14 @@ TPMG_CPU_VNAME(laplace_cell_quadrature)(const TPMG_CPU_NAME(laplace_cells_data) 
     for (int q = 0; q < size; ++q)
       lanes[q][l] = cell[q];
   }
-  for (int q = 0; q < size; ++q) {
+  for (int q = 0; q < size && scale; ++q) { /* graded: per direction, mass last */
+    const V g = lanes[q] * data->weights[q];
+    for (int d = 0; d < dim; ++d)
+      gradient[d][q] *= g * scale[d];
+    if (c)
+      out[q] = data->mass_weights[q] * scale[3] * values[q];
+  }
+  for (int q = 0; q < size && !scale; ++q) {
     const V g = lanes[q] * data->weights[q];
     for (int d = 0; d < dim; ++d)
       gradient[d][q] *= g;
@@ -405,15 +462,30 @@ TPMG_CPU_VNAME(laplace_cells_layer)(const TPMG_CPU_NAME(laplace_cells_data) * da
     } else {
       /* the layer's cells are the box's cells c_s count .. c_s count + count - 1 */
       const tpmg_index cell = c_s * count + first;
+      /* a graded level: without a coefficient a = 1 */
+      V a, scale[4];
+      for (int l = 0; l < W; ++l)
+        a[l] = mode == TPMG_CPU_LAPLACE_CELLS && data->coefficient
+                   ? data->coefficient[cell + (l < used ? l : used - 1)]
+                   : 1;
+      if (lvl->widths[0])
+        for (int l = 0; l < W; ++l) {
+          const tpmg_index e = first + (l < used ? l : used - 1);
+          const tpmg_index c[3] = {e % cells_0, dim == 3 ? e / cells_0 : c_s, dim == 3 ? c_s : 0};
+          double factors[4] = {0, 0, 0, 0};
+          tpmg_cpu_laplace_graded(lvl, c, mode == TPMG_CPU_LAPLACE_CELLS ? a[l] : 1,
+                                  mode == TPMG_CPU_LAPLACE_CELLS ? lvl->reaction : 1, factors);
+          for (int f = 0; f < 4; ++f)
+            scale[f][l] = (T)factors[f];
+        }
+      const V *graded = lvl->widths[0] ? scale : NULL;
       if (mode == TPMG_CPU_LAPLACE_CELLS) {
-        V a;
-        for (int l = 0; l < W; ++l)
-          a[l] = data->coefficient[cell + (l < used ? l : used - 1)];
         TPMG_CPU_VNAME(laplace_cell_coefficient)
-        (dim, n_pts, mass, stiffness, a, data->reaction, u, t0, t1, t2, v);
+        (dim, n_pts, mass, stiffness, a, data->reaction, graded, u, t0, t1, t2, v);
       } else {
         TPMG_CPU_VNAME(laplace_cell_quadrature)
-        (data, dim, n_pts, data->coefficient + cell * size, used, u, t0, t1, t2, t2 + size, v);
+        (data, dim, n_pts, data->coefficient + cell * size, graded, used, u, t0, t1, t2, t2 + size,
+         v);
       }
     }
     for (int l = 0; l < used; ++l)

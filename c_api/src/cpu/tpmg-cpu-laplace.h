@@ -61,9 +61,28 @@ static inline int tpmg_cpu_laplace_by_cells(int dim, int k, size_t size) {
 enum { TPMG_CPU_LAPLACE_UNIT = 0, TPMG_CPU_LAPLACE_CELLS = 1, TPMG_CPU_LAPLACE_QUADRATURE = 2 };
 
 static inline int tpmg_cpu_laplace_mode(const tpmg_level *lvl, tpmg_precision prec) {
-  return lvl->quadrature[prec]    ? TPMG_CPU_LAPLACE_QUADRATURE
-         : lvl->coefficient[prec] ? TPMG_CPU_LAPLACE_CELLS
-                                  : TPMG_CPU_LAPLACE_UNIT;
+  return lvl->quadrature[prec]                      ? TPMG_CPU_LAPLACE_QUADRATURE
+         : lvl->coefficient[prec] || lvl->widths[0] ? TPMG_CPU_LAPLACE_CELLS
+                                                    : TPMG_CPU_LAPLACE_UNIT;
+}
+
+/* A graded level (tpmg_level.widths), always cell by cell: the 1D matrices
+ * are the reference cell's, and the cell c of widths w_d takes per direction
+ * the factor a prod_e w_e / w_d^2 of its gradient term (factors[d]) and
+ * `mass` prod_e w_e of its mass term (factors[3]): with M_d = w_d Mref and
+ * K_d = Kref / w_d, the term K_d (x) prod_{e != d} M_e is Kref (x) Mref ..
+ * times prod_e w_e / w_d^2. Computed in double. CELLS: a = a_K (1 without a
+ * coefficient), mass = c; QUADRATURE: a = mass = 1 (the weights hold a_q,
+ * and c; the points' derivatives are the reference cell's). */
+static inline void tpmg_cpu_laplace_graded(const tpmg_level *lvl, const tpmg_index c[3], double a,
+                                           double mass, double factors[4]) {
+  double volume = 1.0;
+  for (int d = 0; d < lvl->dim; ++d)
+    volume *= lvl->widths[d][c[d]];
+  factors[2] = 0.0;
+  for (int d = 0; d < lvl->dim; ++d)
+    factors[d] = a * volume / (lvl->widths[d][c[d]] * lvl->widths[d][c[d]]);
+  factors[3] = mass * volume;
 }
 
 /* Points of the largest cell tensor: (k+1)^3 of Q_8 in 3D > (k+1)^2 of Q_10 in 2D. */

@@ -194,6 +194,39 @@ tpmg_status TPMG_CPU_NAME(tpmg_cpu_patch_pass)(tpmg_context *ctx, const tpmg_lev
   data.coefficient = lvl->coefficient[TPMG_CPU_PRECISION];
   if (data.coefficient)
     TPMG_CPU_NAME(patch_inverse_eigenvalues)(lvl, NULL, 0, data.eigenvalue_sums);
+  /* a graded level: its sets, column-major as above */
+  T *sets = NULL;
+  for (int d = 0; d < 3; ++d)
+    data.sets[d] = NULL;
+  if (lvl->widths[0]) {
+    size_t n_sets = 0;
+    for (int d = 0; d < dim; ++d)
+      n_sets += (size_t)lvl->n_sets[d];
+    sets = malloc(n_sets * TPMG_CPU_PATCH_SET * sizeof(T));
+    TPMG_CHECK(ctx, sets, TPMG_ERROR_MEMORY, "allocating the smoother's %zu patch sets failed",
+               n_sets);
+    T *at = sets;
+    for (int d = 0; d < dim; ++d) {
+      data.sets[d] = at;
+      const T *source = level_data->sets[d];
+      for (int set = 0; set < lvl->n_sets[d]; ++set, at += TPMG_CPU_PATCH_SET) {
+        const T *mass = source, *stiffness = mass + n_pts * n_pts;
+        const T *vectors = stiffness + n_pts * n_pts, *lambda = vectors + n_in * n_in;
+        source = lambda + n_in;
+        for (int i = 0; i < n_in; ++i) {
+          for (int j = 0; j < n_pts; ++j) {
+            at[j * n_in + i] = mass[(i + 1) * n_pts + j];
+            at[TPMG_CPU_MAX_MATRIX + j * n_in + i] = stiffness[(i + 1) * n_pts + j];
+          }
+          for (int j = 0; j < n_in; ++j) {
+            at[2 * TPMG_CPU_MAX_MATRIX + j * n_in + i] = vectors[j * n_in + i];
+            at[3 * TPMG_CPU_MAX_MATRIX + j * n_in + i] = vectors[i * n_in + j];
+          }
+          at[4 * TPMG_CPU_MAX_MATRIX + i] = lambda[i];
+        }
+      }
+    }
+  }
 
   const tpmg_index all[2] = {1, lvl->cells[dim - 1]};
   for (int d = 0; d < 3; ++d)
@@ -201,8 +234,9 @@ tpmg_status TPMG_CPU_NAME(tpmg_cpu_patch_pass)(tpmg_context *ctx, const tpmg_lev
   tpmg_level_patch_layers(lvl, colour, vertices ? vertices : all, &data.t_first, &data.m[dim - 1]);
   const tpmg_index m0 = data.m[0], m1 = data.m[1], m2 = data.m[2];
 #if TPMG_CPU_HAVE_SIMD
-  /* a variable coefficient's surrogate: the scalar kernels only, so far */
-  if (tpmg_cpu_simd(ctx) != TPMG_CPU_SIMD_SCALAR && !data.coefficient) {
+  /* a variable coefficient's surrogate and graded patches (not mirror
+   * symmetric): the scalar kernels only, so far */
+  if (tpmg_cpu_simd(ctx) != TPMG_CPU_SIMD_SCALAR && !data.coefficient && !sets) {
     const int avx512 = tpmg_cpu_simd(ctx) == TPMG_CPU_SIMD_AVX512;
     const size_t vector_bytes = avx512 ? 64 : 32, lanes = vector_bytes / sizeof(T);
     TPMG_CALL(TPMG_CPU_NAME(patch_mirror_data)(ctx, lvl, &data));
@@ -253,6 +287,7 @@ tpmg_status TPMG_CPU_NAME(tpmg_cpu_patch_pass)(tpmg_context *ctx, const tpmg_lev
         else
           solve(&data, interior, r);
       }
+  free(sets);
   return TPMG_SUCCESS;
 }
 

@@ -53,6 +53,12 @@ typedef struct {
    * reaction in the eigenvalues of such a level) */
   const T *coefficient;
   T eigenvalue_sums[TPMG_CPU_MAX_TENSOR];
+  /* a graded level (tpmg_level.widths; NULL otherwise): per direction its
+   * sets (tpmg_level_data.sets) as mass, stiffness, vectors_t and vectors
+   * above, then the eigenvalues, TPMG_CPU_PATCH_SET values each; the patch
+   * around vertex v takes set tpmg_level.vertex_set[d][v_d] along d. The
+   * scalar kernels only. */
+  T *sets[3];
 #if TPMG_CPU_HAVE_SIMD
   /* The batched kernels' matrices in mirror coordinates (patch_mirror_data):
    * per direction the even block, then the odd block, each column-major. */
@@ -71,6 +77,8 @@ typedef struct {
    * (tpmg_level_patch_layers) */
   tpmg_index m[3], t_first;
 } TPMG_CPU_NAME(patch_data);
+
+#define TPMG_CPU_PATCH_SET (4 * TPMG_CPU_MAX_MATRIX + TPMG_CPU_MAX_POINTS)
 
 /* Batched passes: W patches at a time, scratch the calling thread's block. */
 typedef void TPMG_CPU_NAME(patch_batch_kernel)(const TPMG_CPU_NAME(patch_data) *, int mode,
@@ -92,6 +100,10 @@ TPMG_CPU_INLINE void TPMG_CPU_NAME(patch_residual)(const TPMG_CPU_NAME(patch_dat
   const int n_local = dim == 3 ? n_in * n_in * n_in : n_in * n_in;
   const T *mass[3] = {data->mass[0], data->mass[1], data->mass[2]};
   const T *stiffness[3] = {data->stiffness[0], data->stiffness[1], data->stiffness[2]};
+  for (int d = 0; d < dim && data->sets[0]; ++d) { /* graded: the patch's own sets */
+    mass[d] = data->sets[d] + TPMG_CPU_PATCH_SET * lvl->vertex_set[d][origin[d] / k + 1];
+    stiffness[d] = mass[d] + TPMG_CPU_MAX_MATRIX;
+  }
   const tpmg_index interior[3] = {origin[0] + 1, origin[1] + 1, dim == 3 ? origin[2] + 1 : 0};
   const int none[3] = {0, 0, 0};
   T xbar[TPMG_CPU_MAX_TENSOR], b[TPMG_CPU_MAX_TENSOR];
@@ -111,9 +123,18 @@ TPMG_CPU_INLINE void TPMG_CPU_NAME(patch_solve)(const TPMG_CPU_NAME(patch_data) 
   const int n_local = dim == 3 ? n_in * n_in * n_in : n_in * n_in;
   const T *vectors_t[3] = {data->vectors_t[0], data->vectors_t[1], data->vectors_t[2]};
   const T *vectors[3] = {data->vectors[0], data->vectors[1], data->vectors[2]};
+  const T *lambda[3] = {NULL, NULL, NULL};
+  for (int d = 0; d < dim && data->sets[0]; ++d) { /* graded: the patch's own sets */
+    const T *set =
+        data->sets[d] + TPMG_CPU_PATCH_SET * data->lvl->vertex_set[d][(interior[d] - 1) / k + 1];
+    vectors_t[d] = set + 2 * TPMG_CPU_MAX_MATRIX;
+    vectors[d] = set + 3 * TPMG_CPU_MAX_MATRIX;
+    lambda[d] = set + 4 * TPMG_CPU_MAX_MATRIX;
+  }
   const int begin[3] = {0, 0, 0}, end[3] = {n_in, n_in, dim == 3 ? n_in : 1};
   T y[TPMG_CPU_MAX_TENSOR], z[TPMG_CPU_MAX_TENSOR], work[TPMG_CPU_MAX_TENSOR];
   TPMG_CPU_NAME(tpmg_cpu_kron_apply)(dim, n_in, vectors_t, r, work, y);
+  T abar = 1;
   if (data->coefficient) {
     /* the patch's cells: vertex v_d = (interior_d - 1) / k + 1, cells v_d - 1 and v_d */
     const tpmg_level *lvl = data->lvl;
@@ -129,7 +150,20 @@ TPMG_CPU_INLINE void TPMG_CPU_NAME(patch_solve)(const TPMG_CPU_NAME(patch_data) 
     }
     /* abar (tpmg-backend.h): the mean, at least the floor times the largest */
     const T mean = sum * (T)(dim == 3 ? 0.125 : 0.25), least = (T)TPMG_SURROGATE_FLOOR * top;
-    const T abar = mean > least ? mean : least, reaction = (T)lvl->reaction;
+    abar = mean > least ? mean : least;
+  }
+  if (data->sets[0]) {
+    /* graded: the patch's eigenvalue sums (the reaction in them without a
+     * coefficient, else added here) */
+    const T reaction = data->coefficient ? (T)data->lvl->reaction : 0;
+    for (int i2 = 0, i = 0; i2 < (dim == 3 ? n_in : 1); ++i2)
+      for (int i1 = 0; i1 < n_in; ++i1)
+        for (int i0 = 0; i0 < n_in; ++i0, ++i) {
+          const T sum = (dim == 3 ? lambda[2][i2] : 0) + lambda[1][i1] + lambda[0][i0];
+          y[i] /= abar * sum + reaction;
+        }
+  } else if (data->coefficient) {
+    const T reaction = (T)data->lvl->reaction;
     for (int i = 0; i < n_local; ++i)
       y[i] /= abar * data->eigenvalue_sums[i] + reaction;
   } else {
