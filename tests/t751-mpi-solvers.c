@@ -232,8 +232,14 @@ int main(int argc, char **argv) {
         o.tolerance = arithmetics[q] != TPMG_ARITHMETIC_FLOAT ? 1e-9
                       : cases[c].grading != 0.0               ? 1e-3
                                                               : 1e-4;
-        if (cases[c].coefficient) /* the only smoother there */
+        if (cases[c].coefficient) { /* the only smoother there */
           o.smoother = TPMG_SMOOTHER_GLOBAL;
+          /* plain FMG and V-cycles contract by about 0.8 per cycle on the
+           * quadrature case whose point values vary 400-fold inside a cell
+           * (3D Q2, 0.1 q in the exponent): 1e-9 takes them 114 and 115 (with
+           * the surrogate floor of 1/2, fewer than 100) */
+          o.max_iterations = 300;
+        }
         compare(one, all, &cases[c], &o, TPMG_RHS_SINE, tolerances[q]);
         if (t == 0 && q == 0 && !cases[c].coefficient) {
           /* left preconditioning and the other smoother variants */
