@@ -31,10 +31,15 @@
  *     --backend, the CPU by default), with the same coefficient.
  *
  * (B) and (C) need tpmg's DoF numbering (renumber_lexicographic(), done
- * before anything is built, so (A) runs on it too) and, on P > 1 ranks,
- * tpmg's partition (slabs along the last direction, --cells with 2 m P cells
- * along it): where p4est's partition is not that, the program says so, runs
- * (A) only and reports (B) and (C) as not run.
+ * before anything is built, so (A) runs on it too). On P > 1 ranks they
+ * take p4est's partition as it is (step-37's one coarse cell too): the
+ * hierarchy moves the coefficient once and each vector's values per call
+ * between deal.II's owned cells and DoFs and tpmg's slabs along the last
+ * direction, which need at least two finest cells per rank along it
+ * (hyper_cube: 2^level >= 2 P; with fewer, tpmg refuses the mesh on every
+ * rank and the program ends with its message). Where check_supported()
+ * refuses the mesh, the program says why, runs (A) only and reports (B) and
+ * (C) as not run.
  *
  * The program prints per method the iterations, the set-up and solve times,
  * the memory and whether CG converged, and the relative differences of the
@@ -130,8 +135,10 @@ namespace Step37
       "  --json                      end the output with one line of JSON\n"
       "  --help                      print this help and exit\n"
       "\n"
-      "On P > 1 MPI ranks (B) and (C) need tpmg's slab partition: --cells with 2 m P\n"
-      "cells along the last direction (e.g. 2,4 or 2,2,4 for P = 2); else only (A) runs.\n"
+      "On P > 1 MPI ranks (B) and (C) take p4est's partition; tpmg's slabs need at least\n"
+      "two finest cells per rank along the last direction (hyper_cube: 2^L >= 2 P; else\n"
+      "tpmg's error, exit status 1). --cells with 2 m P cells along it (e.g. 2,4 or 2,2,4\n"
+      "for P = 2) makes p4est's partition tpmg's slabs: no values move between the two.\n"
       "\n"
       "Exit status: 0 solved (see 'converged'), 1 deal.II or tpmg error, 2 bad option.\n");
   }
@@ -295,9 +302,9 @@ namespace Step37
     std::unique_ptr<MGTransferMatrixFree<dim, float>> mg_transfer;
     double                                            levels_seconds = 0;
 
-    // whether the partition is tpmg's (always on one rank), and why not
-    bool        tpmg_partition = true;
-    std::string partition_message;
+    // whether tpmg takes the mesh (check_supported()), and why not
+    bool        tpmg_supported = true;
+    std::string unsupported_message;
 
     tpmg::dealii::Context                         context;
     std::unique_ptr<tpmg::dealii::Hierarchy<dim>> hierarchy;
@@ -329,7 +336,7 @@ namespace Step37
   // @sect4{LaplaceProblem::setup_system}
   //
   // step-37's setup_system(), after one step of tpmg's: the DoFs in tpmg's
-  // lexicographic order, where tpmg supports the mesh and partition.
+  // lexicographic order, where tpmg supports the mesh (any partition).
   // check_supported() is collective and throws on every rank, so every rank
   // agrees on whether (B) and (C) run.
   template <int dim, int fe_degree>
@@ -357,10 +364,10 @@ namespace Step37
       }
     catch (const tpmg::dealii::ExcUnsupported &e)
       {
-        tpmg_partition    = false;
-        partition_message = DealiiApp::one_line(e);
+        tpmg_supported      = false;
+        unsupported_message = DealiiApp::one_line(e);
       }
-    if (tpmg_partition)
+    if (tpmg_supported)
       tpmg::dealii::renumber_lexicographic(dof_handler);
 
     const IndexSet relevant =
@@ -429,7 +436,7 @@ namespace Step37
 
     // tpmg's hierarchy, with step-37's coefficient table (the one line a
     // step-37 user adds)
-    if (tpmg_partition)
+    if (tpmg_supported)
       {
         const double start = app_now();
         hierarchy =
@@ -574,9 +581,9 @@ namespace Step37
   LaplaceProblem<dim, fe_degree>::solve_tpmg_smoother()
   {
     Result &result = results[1];
-    if (!tpmg_partition)
+    if (!tpmg_supported)
       {
-        result.note = "not run: the partition is not tpmg's (see above)";
+        result.note = "not run: tpmg does not take this mesh (see above)";
         return;
       }
     const std::size_t memory_before = context.memory_consumption();
@@ -624,9 +631,9 @@ namespace Step37
   LaplaceProblem<dim, fe_degree>::solve_tpmg()
   {
     Result &result = results[2];
-    if (!tpmg_partition)
+    if (!tpmg_supported)
       {
-        result.note = "not run: the partition is not tpmg's (see above)";
+        result.note = "not run: tpmg does not take this mesh (see above)";
         return;
       }
     tpmg_solver_options options =
@@ -697,9 +704,9 @@ namespace Step37
                     prm.tolerance);
         std::printf("common setup (mesh, DoFs, system operator, rhs) %.3f s\n",
                     common_seconds);
-        if (!tpmg_partition)
-          std::printf("(B), (C) need tpmg's partition: %s\n",
-                      partition_message.c_str());
+        if (!tpmg_supported)
+          std::printf("(B), (C) not run: %s\n",
+                      unsupported_message.c_str());
         std::fflush(stdout);
       }
 

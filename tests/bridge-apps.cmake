@@ -734,18 +734,46 @@ else()
                                       "dealii-block-sor.iterations == null"
                                SAME ${same} CLOSE ${close})
     endforeach()
-    # dealii-step37 on 2 ranks: on tpmg's slabs every method converges; on
-    # one coarse cell p4est's partition is not tpmg's: (A) runs, (B) and (C)
-    # say why not
+    # dealii-step37 on P ranks: on tpmg's slabs and on p4est's partition of
+    # step-37's one coarse cell (on 2 ranks its active cells are slabs, on 3
+    # and 4 not: the coefficient and the vectors move), every method
+    # converges, (B) and (C) to (A)'s solution and in the iterations of one
+    # rank, (A) too (its Chebyshev's eigenvalue estimates do not depend on
+    # the partition); 2^level >= 2 P cells along the last direction
     tpmg_bridge_mpi_app_test(dealii-step37-np2 2 MODE json PROGRAM dealii-step37
                              ARGS --dim 2 --level 4 --cells 2,4 --threads 1 --json
                              CHECKS "dealii.converged == true" "multigrid.converged == true"
                                     "solve.converged == true" "multigrid.difference < 1e-10"
                                     "solve.difference < 1e-10")
-    tpmg_bridge_mpi_app_test(dealii-step37-np2-not-slabs 2 MODE json PROGRAM dealii-step37
-                             ARGS --dim 2 --level 4 --threads 1 --json
-                             CHECKS "dealii.converged == true" "multigrid.run == false"
-                                    "solve.run == false")
+    set(step37_cases
+        # name       ranks dim degree level
+        "np2-2d      2     2   2      5"
+        "np3-2d      3     2   2      5"
+        "np4-2d-q3   4     2   3      4"
+        "np3-3d      3     3   2      3"
+        "np4-3d      4     3   2      3")
+    foreach(case IN LISTS step37_cases)
+      string(REGEX REPLACE " +" ";" case "${case}")
+      list(GET case 0 name)
+      list(GET case 1 ranks)
+      list(GET case 2 dim)
+      list(GET case 3 degree)
+      list(GET case 4 level)
+      set(args --dim ${dim} --degree ${degree} --level ${level} --threads 1 --json)
+      tpmg_bridge_mpi_app_test(dealii-step37-hyper-cube-${name} ${ranks} MODE pair
+                               PROGRAM dealii-step37 ARGS ${args}
+                               CHECKS "ranks == ${ranks}"
+                                      "dealii.converged == true" "multigrid.converged == true"
+                                      "solve.converged == true" "multigrid.difference < 1e-9"
+                                      "solve.difference < 1e-9"
+                               SAME dofs dealii.iterations multigrid.iterations
+                                    solve.iterations)
+    endforeach()
+    # too few finest cells along the last direction for tpmg's slabs (4 on 3
+    # ranks): refused by every rank, saying what to change
+    tpmg_bridge_mpi_app_test(dealii-step37-np3-refused 3 MODE ranks PROGRAM dealii-step37
+                             ARGS --dim 2 --level 2 --threads 1
+                             EXPECT "^dealii-step37: .*rank [0-9] of 3: .*3 ranks need at least 6 .two each.")
     # a mesh p4est does not cut into slabs: refused by every rank; a failure
     # of one rank (rank 0 cannot write the CSV file) ends every rank with it
     tpmg_bridge_mpi_app_test(dealii-compare-np2-refused 2 MODE ranks PROGRAM dealii-compare

@@ -53,7 +53,7 @@ if(TPMG_HAVE_MPI AND MPIEXEC_EXECUTABLE)
   add_executable(t906-bridge-coefficient
                  ${CMAKE_CURRENT_SOURCE_DIR}/bridge/t906-bridge-coefficient.cc)
   target_link_libraries(t906-bridge-coefficient PRIVATE tpmg::dealii)
-  foreach(ranks 1 2)
+  foreach(ranks 1 2 3)
     add_test(NAME t906-bridge-coefficient-np${ranks}
              COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${ranks}
                      ${tpmg_bridge_mpiexec_flags}

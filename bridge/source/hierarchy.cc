@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -479,13 +480,12 @@ namespace tpmg::dealii
 
 
   template <int dim>
-  std::size_t
-  Hierarchy<dim>::coefficient_index(
+  std::uint64_t
+  Hierarchy<dim>::finest_cell_index(
     const typename Triangulation<dim>::cell_iterator &cell) const
   {
-    const tpmg_level_layout layout = get_layout();
-    const Point<dim>        center = cell->center();
-    std::size_t             index = 0, stride = 1;
+    const Point<dim> center = cell->center();
+    std::uint64_t    index = 0, stride = 1;
     for (unsigned int d = 0; d < dim; ++d)
       {
         const tpmg_index n = static_cast<tpmg_index>(grid_options.cells[d])
@@ -494,16 +494,42 @@ namespace tpmg::dealii
         tpmg_index   i =
           static_cast<tpmg_index>(std::floor((center[d] - mesh.lower[d]) / h));
         i = std::min<tpmg_index>(std::max<tpmg_index>(i, 0), n - 1);
-        if (d + 1 == dim)
-          {
-            if (i < layout.cell_first || i >= layout.cell_end)
-              return numbers::invalid_unsigned_int;
-            i -= layout.cell_first;
-          }
         index += stride * i;
         stride *= n;
       }
     return index;
+  }
+
+
+
+  template <int dim>
+  void
+  Hierarchy<dim>::set_cell_coefficient(const tpmg_coefficient_layout layout,
+                                       const unsigned int            n_per_cell,
+                                       const std::vector<std::uint64_t> &cells,
+                                       const std::vector<double>        &values,
+                                       const std::string                &given)
+  {
+    // tpmg's owned planes of the finest level, and the cells per plane
+    const tpmg_level_layout finest = get_layout();
+    std::uint64_t           plane  = 1;
+    for (unsigned int d = 0; d + 1 < dim; ++d)
+      plane *= static_cast<std::uint64_t>(grid_options.cells[d])
+               << grid_options.fine_level;
+    std::string         difference;
+    std::vector<double> owned =
+      internal::cell_values_to_tpmg(get_communicator(),
+                                    cells,
+                                    values,
+                                    n_per_cell,
+                                    plane,
+                                    finest.cell_first,
+                                    finest.cell_end,
+                                    difference);
+    if (!difference.empty())
+      difference += ": " + given;
+    internal::agree_on_mismatch(get_communicator(), difference);
+    set_coefficient_values(layout, std::move(owned));
   }
 
 
@@ -618,30 +644,24 @@ namespace tpmg::dealii
 
     // deal.II's points of a cell of the standard orientation
     // (check_supported()) are QGauss<dim>'s tensor product, x fastest: tpmg's
-    std::vector<double> values(n_owned_cells() * n_q, 0.0);
-    std::vector<bool>   seen(n_owned_cells(), false);
-    std::string         difference;
+    std::vector<std::uint64_t> cells;
+    std::vector<double>        values;
     for (unsigned int batch = 0; batch < matrix_free.n_cell_batches(); ++batch)
       for (unsigned int lane = 0;
            lane < matrix_free.n_active_entries_per_cell_batch(batch);
            ++lane)
         {
-          const std::size_t index =
-            coefficient_index(matrix_free.get_cell_iterator(batch, lane));
-          if (index == numbers::invalid_unsigned_int)
-            continue;
-          seen[index] = true;
+          cells.push_back(
+            finest_cell_index(matrix_free.get_cell_iterator(batch, lane)));
           for (unsigned int q = 0; q < n_q; ++q)
-            values[index * n_q + q] = coefficient(batch, q)[lane];
+            values.push_back(coefficient(batch, q)[lane]);
         }
-    const std::size_t n_missing = std::count(seen.begin(), seen.end(), false);
-    if (n_missing > 0)
-      difference = std::to_string(n_missing) + " of the " +
-                   std::to_string(seen.size()) +
-                   " finest cells tpmg owns on this rank are not among the "
-                   "MatrixFree object's cells: the partition is not tpmg's";
-    internal::agree_on_mismatch(get_communicator(), difference);
-    set_coefficient_values(TPMG_COEFFICIENT_QUADRATURE, std::move(values));
+    set_cell_coefficient(TPMG_COEFFICIENT_QUADRATURE,
+                         n_q,
+                         cells,
+                         values,
+                         "the MatrixFree object's cells are not the "
+                         "triangulation's locally owned active cells");
   }
 
 
@@ -658,26 +678,20 @@ namespace tpmg::dealii
                   std::to_string(coefficient.size()) + " entries for " +
                   std::to_string(tria.n_active_cells()) +
                   " active cells: index it by active_cell_index()"));
-    std::vector<double> values(n_owned_cells(), 0.0);
-    std::vector<bool>   seen(values.size(), false);
+    std::vector<std::uint64_t> cells;
+    std::vector<double>        values;
     for (const auto &cell : tria.active_cell_iterators())
       if (cell->is_locally_owned())
         {
-          const std::size_t index = coefficient_index(cell);
-          if (index == numbers::invalid_unsigned_int)
-            continue;
-          seen[index]   = true;
-          values[index] = coefficient[cell->active_cell_index()];
+          cells.push_back(finest_cell_index(cell));
+          values.push_back(coefficient[cell->active_cell_index()]);
         }
-    std::string       difference;
-    const std::size_t n_missing = std::count(seen.begin(), seen.end(), false);
-    if (n_missing > 0)
-      difference = std::to_string(n_missing) + " of the " +
-                   std::to_string(seen.size()) +
-                   " finest cells tpmg owns on this rank are not locally "
-                   "owned in deal.II: the partition is not tpmg's";
-    internal::agree_on_mismatch(get_communicator(), difference);
-    set_coefficient_values(TPMG_COEFFICIENT_CELLS, std::move(values));
+    set_cell_coefficient(TPMG_COEFFICIENT_CELLS,
+                         1,
+                         cells,
+                         values,
+                         "the locally owned active cells do not cover the "
+                         "mesh once");
   }
 
 

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <numeric>
 #include <string>
 #include <type_traits>
 
@@ -454,6 +455,143 @@ namespace tpmg::dealii::internal
       dealii[own_begin + j] = tpmg[own_positions[j]];
     check_mpi(
       MPI_Waitall(requests.size(), requests.data(), MPI_STATUSES_IGNORE));
+  }
+
+
+
+  std::vector<double>
+  cell_values_to_tpmg(const MPI_Comm                    comm,
+                      const std::vector<std::uint64_t> &cells,
+                      const std::vector<double>        &values,
+                      const unsigned int                n_per_cell,
+                      const std::uint64_t               plane,
+                      const std::uint64_t               tpmg_first,
+                      const std::uint64_t               tpmg_end,
+                      std::string                      &difference)
+  {
+    AssertDimension(values.size(), cells.size() * n_per_cell);
+    const unsigned int         n_ranks = Utilities::MPI::job_supports_mpi() ?
+                                           Utilities::MPI::n_mpi_processes(comm) :
+                                           1;
+    std::vector<std::uint64_t> firsts(1, tpmg_first), ends(1, tpmg_end);
+    if (n_ranks > 1)
+      {
+        firsts = Utilities::MPI::all_gather(comm, tpmg_first);
+        ends   = Utilities::MPI::all_gather(comm, tpmg_end);
+      }
+
+    // this rank's cells sorted by c: each rank's planes are a contiguous
+    // piece of them, packed in rank order
+    std::vector<std::size_t> order(cells.size());
+    std::iota(order.begin(), order.end(), std::size_t(0));
+    std::sort(order.begin(),
+              order.end(),
+              [&](const std::size_t a, const std::size_t b) {
+                return cells[a] < cells[b];
+              });
+    const auto position = [&](const std::uint64_t c) {
+      return std::lower_bound(order.begin(),
+                              order.end(),
+                              c,
+                              [&](const std::size_t i, const std::uint64_t c) {
+                                return cells[i] < c;
+                              }) -
+             order.begin();
+    };
+    std::vector<int>           n_send(n_ranks, 0), n_receive(n_ranks, 0);
+    std::vector<std::uint64_t> send_cells;
+    std::vector<double>        send_values;
+    for (unsigned int s = 0; s < n_ranks; ++s)
+      {
+        const std::size_t begin = position(firsts[s] * plane),
+                          end   = position(ends[s] * plane);
+        n_send[s]               = as_int(end - begin);
+        for (std::size_t i = begin; i < end; ++i)
+          {
+            send_cells.push_back(cells[order[i]]);
+            send_values.insert(send_values.end(),
+                               values.begin() + order[i] * n_per_cell,
+                               values.begin() + (order[i] + 1) * n_per_cell);
+          }
+      }
+
+    std::vector<std::uint64_t> received_cells;
+    std::vector<double>        received_values;
+    if (n_ranks > 1)
+      {
+        check_mpi(MPI_Alltoall(
+          n_send.data(), 1, MPI_INT, n_receive.data(), 1, MPI_INT, comm));
+        // counts and offsets of cells (n = 1) and of values (n = n_per_cell)
+        const auto displacements = [&](const std::vector<int> &count,
+                                       const unsigned int      n,
+                                       std::vector<int>       &counts,
+                                       std::vector<int>       &offsets) {
+          counts.resize(n_ranks);
+          offsets.resize(n_ranks);
+          std::size_t total = 0;
+          for (unsigned int r = 0; r < n_ranks; ++r)
+            {
+              counts[r]  = as_int(std::size_t(count[r]) * n);
+              offsets[r] = as_int(total);
+              total += counts[r];
+            }
+          return total;
+        };
+        std::vector<int> send_counts, send_offsets, receive_counts,
+          receive_offsets;
+        displacements(n_send, 1, send_counts, send_offsets);
+        received_cells.resize(
+          displacements(n_receive, 1, receive_counts, receive_offsets));
+        check_mpi(MPI_Alltoallv(send_cells.data(),
+                                send_counts.data(),
+                                send_offsets.data(),
+                                MPI_UINT64_T,
+                                received_cells.data(),
+                                receive_counts.data(),
+                                receive_offsets.data(),
+                                MPI_UINT64_T,
+                                comm));
+        displacements(n_send, n_per_cell, send_counts, send_offsets);
+        received_values.resize(displacements(
+          n_receive, n_per_cell, receive_counts, receive_offsets));
+        check_mpi(MPI_Alltoallv(send_values.data(),
+                                send_counts.data(),
+                                send_offsets.data(),
+                                MPI_DOUBLE,
+                                received_values.data(),
+                                receive_counts.data(),
+                                receive_offsets.data(),
+                                MPI_DOUBLE,
+                                comm));
+      }
+    else
+      {
+        received_cells.swap(send_cells);
+        received_values.swap(send_values);
+      }
+
+    // each received cell lies in this rank's planes (sent only there)
+    const std::uint64_t first = tpmg_first * plane,
+                        n_own = (tpmg_end - tpmg_first) * plane;
+    std::vector<double>        result(n_own * n_per_cell, 0.);
+    std::vector<unsigned char> given(n_own, 0);
+    std::size_t                n_twice = 0;
+    for (std::size_t j = 0; j < received_cells.size(); ++j)
+      {
+        const std::uint64_t i = received_cells[j] - first;
+        n_twice += given[i];
+        given[i] = 1;
+        std::copy(received_values.begin() + j * n_per_cell,
+                  received_values.begin() + (j + 1) * n_per_cell,
+                  result.begin() + i * n_per_cell);
+      }
+    const std::size_t n_missing = std::count(given.begin(), given.end(), 0);
+    if (n_missing > 0 || n_twice > 0)
+      difference = std::to_string(n_missing) + " of the " +
+                   std::to_string(n_own) +
+                   " finest cells tpmg owns on this rank have no value and " +
+                   std::to_string(n_twice) + " have two";
+    return result;
   }
 
 

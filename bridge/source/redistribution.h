@@ -7,6 +7,8 @@
 #include <deal.II/base/types.h>
 
 #include <cstddef>
+#include <cstdint>
+#include <string>
 #include <vector>
 
 namespace tpmg::dealii::internal
@@ -149,6 +151,41 @@ namespace tpmg::dealii::internal
     /** Message buffers, kept between calls (not for concurrent calls). */
     mutable std::vector<double> send_buffer, receive_buffer;
   };
+
+
+
+  /**
+   * The values of the finest cells tpmg owns on this rank, from the values
+   * each rank has of its own cells (deal.II's locally owned cells, on any
+   * partition): the bridge's one move of per-cell data (the coefficient),
+   * set up and done once. Cells are named by their lexicographic index c on
+   * the finest level (x fastest: tpmg's cell order); tpmg owns on this rank
+   * the cells of the planes [@p tpmg_first, @p tpmg_end) along the last
+   * direction, @p plane cells each (all planes where tpmg keeps the level
+   * whole: a cell then goes to every rank).
+   *
+   * Each rank sends every rank the pairs (c, values) of its cells in that
+   * rank's planes (a contiguous piece of its cells sorted by c):
+   * MPI_Alltoall of the counts, then MPI_Alltoallv of the indices and of
+   * the values. On tpmg's slabs every rank sends only to itself. Collective
+   * on @p comm.
+   *
+   * @param[in] cells the index c of each cell this rank gives
+   * @param[in] values @p n_per_cell values per cell of @p cells, in its order
+   * @param[out] difference empty, or how many of the cells tpmg owns on
+   *   this rank no rank gave or two gave (for agree_on_mismatch())
+   * @return @p n_per_cell values per cell of this rank's planes, in the
+   *   order of c (unset values 0)
+   */
+  std::vector<double>
+  cell_values_to_tpmg(const MPI_Comm                    comm,
+                      const std::vector<std::uint64_t> &cells,
+                      const std::vector<double>        &values,
+                      const unsigned int                n_per_cell,
+                      const std::uint64_t               plane,
+                      const std::uint64_t               tpmg_first,
+                      const std::uint64_t               tpmg_end,
+                      std::string                      &difference);
 } // namespace tpmg::dealii::internal
 
 #endif

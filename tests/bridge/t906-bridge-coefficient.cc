@@ -7,6 +7,9 @@
  *   MatrixFree object, and per cell (a at the cell's center; deal.II's table
  *   then constant on each cell), 2D and 3D, k = 1..3; tpmg's quadrature
  *   points against deal.II's FEValues with QGauss(k+1);
+ * - the same for the table and the per-cell forms on p4est's own partition
+ *   of a refined hyper_cube (2D Q2, Q3, 3D Q1, Q2; not tpmg's slabs on 3
+ *   ranks), where the coefficient's cells move to tpmg's owning ranks;
  * - check_level_operator(): passes with the coefficient, throws naming the
  *   difference without it;
  * - deal.II's Multigrid with tpmg's LaplaceOperator, PatchSmoother and
@@ -32,6 +35,8 @@
 #include <deal.II/fe/fe_q.h>
 #include <deal.II/fe/fe_values.h>
 #include <deal.II/fe/mapping_q1.h>
+
+#include <deal.II/grid/grid_generator.h>
 
 #include <deal.II/lac/affine_constraints.h>
 #include <deal.II/lac/la_parallel_vector.h>
@@ -59,6 +64,7 @@
 #include <tpmg/dealii/patch_smoother.h>
 #include <tpmg/dealii/renumbering.h>
 
+#include "../../bridge/source/redistribution.h"
 #include "bridge-test.h"
 
 #include <iomanip>
@@ -152,7 +158,8 @@ namespace
   {
     Problem(const MPI_Comm     comm,
             const unsigned int refinements,
-            const bool         cells)
+            const bool         cells,
+            const bool         slabs = true)
       : tria(comm,
              Triangulation<dim>::limit_level_difference_at_vertices,
              parallel::distributed::Triangulation<
@@ -179,8 +186,15 @@ namespace
           lower[dim - 1]       = -1;
           upper[dim - 1]       = 1;
         }
-      tpmg::dealii::make_slab_triangulation(
-        tria, lower, upper, repetitions, refinements);
+      if (slabs)
+        tpmg::dealii::make_slab_triangulation(
+          tria, lower, upper, repetitions, refinements);
+      else
+        {
+          // p4est's own partition of one coarse cell (z-order)
+          GridGenerator::hyper_cube(tria, -1, 1);
+          tria.refine_global(refinements);
+        }
       dof_handler.distribute_dofs(fe);
       dof_handler.distribute_mg_dofs();
       tpmg::dealii::renumber_lexicographic(dof_handler);
@@ -314,11 +328,25 @@ namespace
   /** tpmg's operator with the coefficient in @p form against deal.II's. */
   template <int dim, int k>
   void
-  check_operator(const MPI_Comm comm, const Form form)
+  check_operator(const MPI_Comm comm, const Form form, const bool slabs = true)
   {
-    const std::string what =
-      std::to_string(dim) + "D Q" + std::to_string(k) + " " + form_name(form);
-    Problem<dim, k> problem(comm, 2, form == Form::cells);
+    // on hyper_cube tpmg's slabs need two finest cells per rank along the
+    // last direction
+    const unsigned int P           = Utilities::MPI::n_mpi_processes(comm);
+    unsigned int       refinements = 2;
+    while (!slabs && (1u << refinements) < 2 * P)
+      ++refinements;
+    const std::string what = std::to_string(dim) + "D Q" + std::to_string(k) +
+                             " " + form_name(form) +
+                             (slabs ? "" : " (hyper_cube, p4est's partition)");
+    Problem<dim, k> problem(comm, refinements, form == Form::cells, slabs);
+    // from 3 ranks on, p4est's partition of the active cells is not tpmg's
+    // slabs: the cells' values move
+    if (!slabs)
+      BRIDGE_CHECK(P < 3 ||
+                     !problem.hierarchy->get_redistribution()->is_identity(),
+                   what << ": p4est's partition is tpmg's slabs on " << P
+                        << " ranks");
     if (form == Form::function)
       check_points(problem);
 
@@ -554,6 +582,16 @@ main(int argc, char **argv)
           check_operator<3, 1>(MPI_COMM_WORLD, form);
           check_operator<3, 2>(MPI_COMM_WORLD, form);
           check_operator<3, 3>(MPI_COMM_WORLD, form);
+        }
+      // p4est's partition of hyper_cube (not tpmg's slabs on 3 ranks; on 2
+      // its active cells are, z-order halving the last direction first):
+      // the coefficient's cells move to tpmg's owners
+      for (const Form form : {Form::table, Form::cells})
+        {
+          check_operator<2, 2>(MPI_COMM_WORLD, form, false);
+          check_operator<2, 3>(MPI_COMM_WORLD, form, false);
+          check_operator<3, 1>(MPI_COMM_WORLD, form, false);
+          check_operator<3, 2>(MPI_COMM_WORLD, form, false);
         }
       check_solve<2, 2>(12);
       check_solve<3, 2>(12);

@@ -21,6 +21,7 @@
 #include <tpmg/dealii/context.h>
 #include <tpmg/dealii/renumbering.h>
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
@@ -170,10 +171,13 @@ namespace tpmg::dealii
      * DoFHandler's, level numbers::invalid_unsigned_int, and whose
      * quadrature must be QGauss<dim>(k+1)); lane l of batch b is the cell
      * matrix_free.get_cell_iterator(b, l). The values are copied into tpmg's
-     * cell order and (lexicographic) point order. Every cell tpmg owns on
-     * this rank must be one of @p matrix_free's locally owned cells, i.e. the
-     * partition must be tpmg's (ExcHierarchyMismatch on every rank
-     * otherwise). Otherwise as set_coefficient(const Function<dim> &).
+     * cell order and (lexicographic) point order. Each rank gives the values
+     * of its own cells (@p matrix_free's, deal.II's locally owned ones, on
+     * any partition p4est makes); on P > 1 ranks they move once, during this
+     * call, to the rank that owns each cell in tpmg's slabs (one
+     * MPI_Alltoall of counts and MPI_Alltoallv of cell indices and values;
+     * on tpmg's slabs each rank keeps its own). Otherwise as
+     * set_coefficient(const Function<dim> &).
      */
     template <typename Number>
     void
@@ -185,9 +189,9 @@ namespace tpmg::dealii
     /**
      * Set a coefficient constant on each finest cell (TPMG_COEFFICIENT_CELLS):
      * @p coefficient indexed by the active cells' active_cell_index(), of
-     * size triangulation.n_active_cells(); the entries of the cells tpmg owns
-     * on this rank are read, which must be locally owned in deal.II
-     * (ExcHierarchyMismatch on every rank otherwise). Otherwise as
+     * size triangulation.n_active_cells(); each rank reads the entries of
+     * its locally owned cells (others may be unset), on any partition, and
+     * they move to tpmg's owners as in the MatrixFree form. Otherwise as
      * set_coefficient(const Function<dim> &).
      */
     template <typename Number>
@@ -303,13 +307,27 @@ namespace tpmg::dealii
                            std::vector<double>         &&values);
 
     /**
-     * tpmg's global lattice index of the finest cell @p cell in the
-     * coefficient array of this rank (numbers::invalid_unsigned_int where
-     * tpmg does not own the cell on this rank).
+     * The lexicographic index (x fastest: tpmg's cell order) of the finest
+     * cell @p cell among all finest cells.
      */
-    std::size_t
-    coefficient_index(
+    std::uint64_t
+    finest_cell_index(
       const typename ::dealii::Triangulation<dim>::cell_iterator &cell) const;
+
+    /**
+     * set_coefficient_values() from the values of this rank's deal.II owned
+     * cells, on any partition: @p n_per_cell values per cell of @p cells
+     * (finest_cell_index()) in @p values, moved to the ranks that own the
+     * cells in tpmg (internal::cell_values_to_tpmg(), once). Collective;
+     * ExcHierarchyMismatch on every rank, naming @p given as the cause,
+     * where a cell tpmg owns is given by no rank or by two.
+     */
+    void
+    set_cell_coefficient(const tpmg_coefficient_layout     layout,
+                         const unsigned int                n_per_cell,
+                         const std::vector<std::uint64_t> &cells,
+                         const std::vector<double>        &values,
+                         const std::string                &given);
 
     /** The number of finest cells tpmg owns on this rank. */
     std::size_t
