@@ -122,7 +122,8 @@ const char *app_parse_backend(const char *name, const char *text);
  *                 parts whose index sum is odd, 1 on the others, given per
  *                 cell (TPMG_COEFFICIENT_CELLS) by its value at the cell's
  *                 centre: exact where the parts' faces are cell faces (at least
- *                 4 cells per direction on the finest level, a multiple of 4);
+ *                 4 cells per direction on the finest level, a multiple of 4;
+ *                 with --grading a quarter of the cells per direction each);
  *   random:C      a rough coefficient, per cell: a = C^u with u uniform in
  *                 [0, 1) from a hash of the cell's global index (the same on
  *                 every partition), so the values spread log-uniformly
