@@ -375,9 +375,11 @@ static int options_graded(const tpmg_grid_options *o) {
 static tpmg_status graded_level(tpmg_grid *g, int l, tpmg_level *lvl) {
   const tpmg_grid_options *o = &g->options;
   size_t bytes = 0;
+  /* per direction n + 1 ints after 2n + 1 doubles, padded to an even count
+   * so that the next direction's doubles stay aligned */
   for (int d = 0; d < 3; ++d)
     bytes += (size_t)(2 * lvl->cells[d] + 1) * sizeof(double) +
-             (size_t)(lvl->cells[d] + 1) * sizeof(int);
+             (size_t)((lvl->cells[d] + 2) / 2 * 2) * sizeof(int);
   char *block = malloc(bytes);
   TPMG_CHECK(g->ctx, block, TPMG_ERROR_MEMORY,
              "host memory for the graded cells of level %d (%zu bytes)", lvl->level, bytes);
@@ -386,7 +388,7 @@ static tpmg_status graded_level(tpmg_grid *g, int l, tpmg_level *lvl) {
     const tpmg_index n = lvl->cells[d];
     double *w = (double *)block, *x = w + n;
     int *set = (int *)(x + n + 1);
-    block = (char *)(set + n + 1);
+    block = (char *)(set + (n + 2) / 2 * 2);
     const double a = d < o->dim ? o->box[2 * d] : 0.0, b = d < o->dim ? o->box[2 * d + 1] : 1.0;
     for (tpmg_index i = 0; i < n; ++i) {
       /* coarse cell i >> l, bisected l times */
